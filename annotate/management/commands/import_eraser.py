@@ -1,0 +1,46 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.models import ImportFormat, Project
+from annotate.services import dataset_import
+from rationale_metrics.problems import DataValidationError
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a dataset into a project: an ERASER directory or .zip, or a .jsonl/.csv of raw "
+        "texts. Everything is validated first; on any problem nothing is written."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", help="project name or numeric id")
+        parser.add_argument("path", help="ERASER directory or .zip, or a .jsonl / .csv file")
+        parser.add_argument("--format", choices=ImportFormat.values, dest="source_format")
+
+    def handle(self, *args, project: str, path: str, source_format: str | None, **options):
+        found = Project.objects.filter(name=project).first()
+        if found is None and project.isdigit():
+            found = Project.objects.filter(pk=int(project)).first()
+        if found is None:
+            raise CommandError(f"no project named {project!r}")
+
+        def show(phase: str, done: int, total: int) -> None:
+            if options["verbosity"] >= 2:
+                self.stderr.write(f"{phase}: {done}/{total or '?'}")
+
+        try:
+            summary = dataset_import(
+                project=found, path=path, source_format=source_format, progress=show
+            )
+        except DataValidationError as exc:
+            raise CommandError(f"nothing was imported. {exc}") from exc
+        for warning in summary.warnings:
+            self.stderr.write(self.style.WARNING(f"warning: {warning}"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"imported into {found.name!r}: {summary.documents_created} documents "
+                f"({summary.documents_unchanged} already present), {summary.items_created} items "
+                f"({summary.items_unchanged} already present), "
+                f"{summary.reference_sets_created} reference rationale sets, "
+                f"{summary.spans_created} spans"
+            )
+        )

@@ -1,0 +1,408 @@
+"""Projects, documents, items, instruction variants, assignments, annotations (DESIGN.md §4).
+
+Invariants that concurrent requests could break are database constraints here; the
+services hold the rules that need several rows at once, under row locks.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    RESEARCHER = "researcher", "Researcher"
+    REVIEWER = "reviewer", "Reviewer"
+    ANNOTATOR = "annotator", "Annotator"
+
+
+class TaskType(models.TextChoices):
+    CLASSIFICATION = "classification", "Classification"
+    SENTENCE_PAIR = "sentence_pair", "Sentence pair"
+    READING_COMPREHENSION = "reading_comprehension", "Reading comprehension"
+
+
+class Language(models.TextChoices):
+    ENGLISH = "en", "English"
+    CHINESE = "zh", "Chinese"
+
+
+class Split(models.TextChoices):
+    TRAIN = "train", "train"
+    VAL = "val", "val"
+    TEST = "test", "test"
+    UNASSIGNED = "", "unassigned"
+
+
+class Project(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    task_type = models.CharField(
+        max_length=32, choices=TaskType.choices, default=TaskType.CLASSIFICATION
+    )
+    labels = models.JSONField(default=list, blank=True)
+    language = models.CharField(max_length=8, choices=Language.choices, default=Language.ENGLISH)
+    annotators_per_item = models.PositiveSmallIntegerField(default=3)
+    min_highlight = models.PositiveSmallIntegerField(
+        default=1, help_text="Tokens a submission must highlight; 0 allows empty submissions."
+    )
+    max_rounds = models.PositiveSmallIntegerField(default=3)
+    reviewers_per_annotation = models.PositiveSmallIntegerField(default=2)
+    sufficiency_threshold = models.FloatField(default=8 / 3)
+    compactness_threshold = models.FloatField(default=11 / 3)
+    comprehensiveness_threshold = models.FloatField(default=8 / 3)
+    lease_seconds = models.PositiveIntegerField(default=30 * 60)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(annotators_per_item__gte=1), name="project_annotators_per_item_gte_1"
+            ),
+            models.CheckConstraint(condition=Q(max_rounds__gte=1), name="project_max_rounds_gte_1"),
+            models.CheckConstraint(
+                condition=Q(sufficiency_threshold__gte=1, sufficiency_threshold__lte=3)
+                & Q(compactness_threshold__gte=1, compactness_threshold__lte=4)
+                & Q(comprehensiveness_threshold__gte=1, comprehensiveness_threshold__lte=3),
+                name="project_review_thresholds_in_scale",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ProjectMembership(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "user", "role"], name="membership_unique_project_user_role"
+            )
+        ]
+        indexes = [models.Index(fields=["user", "project"])]
+
+    def __str__(self) -> str:
+        return f"{self.user} is {self.role} of {self.project}"
+
+
+class Document(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
+    docid = models.CharField(max_length=255)
+    text = models.TextField()
+    # [[char_start, char_end], ...] per token, in order; sentences as [start_token, end_token).
+    tokens = models.JSONField()
+    sentences = models.JSONField()
+    token_count = models.PositiveIntegerField()
+    text_sha256 = models.CharField(max_length=64)
+    tokenizer = models.CharField(
+        max_length=64, help_text="'given' for imported ERASER tokens, else the spaCy pipeline used."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "docid"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "docid"], name="document_unique_docid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.docid
+
+    def token_texts(self) -> list[str]:
+        return [self.text[s:e] for s, e in self.tokens]
+
+    def sentence_char_offsets(self) -> list[tuple[int, int]]:
+        return [
+            (self.tokens[s][0], self.tokens[e - 1][1]) if e > s else (0, 0)
+            for s, e in self.sentences
+        ]
+
+
+class Item(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
+    # ERASER's annotation_id, kept with its JSON type (an integer in real BoolQ data).
+    annotation_id = models.CharField(max_length=255)
+    annotation_id_is_int = models.BooleanField(default=False)
+    documents = models.ManyToManyField(Document, through="ItemDocument", related_name="items")
+    query = models.TextField(null=True, blank=True)
+    query_type = models.CharField(max_length=64, null=True, blank=True)
+    label = models.CharField(max_length=255, null=True, blank=True)
+    split = models.CharField(
+        max_length=8, choices=Split.choices, default=Split.UNASSIGNED, blank=True
+    )
+    # The instance as imported: `docids` as given (null, absent or a list), the keys present,
+    # and values of keys ERASER does not define, so an export can reproduce the line.
+    declared_docids = models.JSONField(null=True, blank=True)
+    source_keys = models.JSONField(default=list, blank=True)
+    source_extra = models.JSONField(default=dict, blank=True)
+    source_sha256 = models.CharField(max_length=64, blank=True)
+    perturbation_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="perturbations"
+    )
+    perturbation_type = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "annotation_id"], name="item_unique_annotation_id"
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "split"])]
+
+    def __str__(self) -> str:
+        return self.annotation_id
+
+    @property
+    def annotation_id_value(self) -> str | int:
+        return int(self.annotation_id) if self.annotation_id_is_int else self.annotation_id
+
+
+class ItemDocument(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="item_documents")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["item", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "document"], name="itemdocument_unique"),
+            models.UniqueConstraint(
+                fields=["item", "position"], name="itemdocument_unique_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}#{self.position}: document {self.document_id}"
+
+
+class Granularity(models.TextChoices):
+    WORD = "word", "Word"
+    SPAN = "span", "Span"
+
+
+class InstructionVariant(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="variants")
+    name = models.CharField(max_length=120)
+    version = models.PositiveIntegerField(default=1)
+    granularity = models.CharField(
+        max_length=8, choices=Granularity.choices, default=Granularity.WORD
+    )
+    text = models.TextField()
+    # [{"tokens": [...], "highlighted": [int, ...], "note": str}, ...]
+    examples = models.JSONField(default=list, blank=True)
+    active = models.BooleanField(default=True)
+    frozen_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when an assignment first uses it; then immutable."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "name", "version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "name", "version"], name="variant_unique_name_version"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class AssignmentStatus(models.TextChoices):
+    LEASED = "leased", "Leased"
+    SUBMITTED = "submitted", "Submitted"
+    EXPIRED = "expired", "Expired"
+    SKIPPED = "skipped", "Skipped"
+
+
+LIVE_ASSIGNMENT = Q(status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED])
+
+
+class Assignment(models.Model):
+    """(item, worker, variant, round) with a lease: the unit of work handed out.
+
+    `slot` numbers the live assignments of an (item, variant, round) from 0; a partial
+    unique constraint on it means concurrent hand-outs can never exceed the quota.
+    """
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    variant = models.ForeignKey(
+        InstructionVariant, on_delete=models.PROTECT, related_name="assignments"
+    )
+    round = models.PositiveSmallIntegerField(default=1)
+    slot = models.PositiveSmallIntegerField()
+    status = models.CharField(
+        max_length=16, choices=AssignmentStatus.choices, default=AssignmentStatus.LEASED
+    )
+    lease_expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "worker", "round"], name="assignment_unique_item_worker_round"
+            ),
+            models.UniqueConstraint(
+                fields=["item", "variant", "round", "slot"],
+                condition=LIVE_ASSIGNMENT,
+                name="assignment_unique_live_slot",
+            ),
+            models.CheckConstraint(condition=Q(round__gte=1), name="assignment_round_gte_1"),
+        ]
+        indexes = [
+            models.Index(fields=["worker", "status"]),
+            models.Index(fields=["status", "lease_expires_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item} -> {self.worker} ({self.variant}, round {self.round})"
+
+
+class Annotation(models.Model):
+    assignment = models.OneToOneField(
+        Assignment, on_delete=models.CASCADE, related_name="annotation"
+    )
+    # Generated by the browser; a retried submit carries the same one and gets the same row.
+    client_uuid = models.UUIDField(unique=True, default=uuid.uuid4)
+    label = models.CharField(max_length=255, null=True, blank=True)
+    time_spent_ms = models.PositiveIntegerField(default=0)
+    revision_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="revisions"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"annotation {self.pk} of {self.assignment}"
+
+
+class RationaleSet(models.Model):
+    """A group of spans that together support the label: ERASER's evidence group.
+
+    It belongs either to a worker's annotation or, as a reference rationale that came
+    with an imported dataset, directly to the item: exactly one of the two.
+    """
+
+    annotation = models.ForeignKey(
+        Annotation, null=True, blank=True, on_delete=models.CASCADE, related_name="rationale_sets"
+    )
+    reference_item = models.ForeignKey(
+        Item, null=True, blank=True, on_delete=models.CASCADE, related_name="reference_sets"
+    )
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(annotation__isnull=False) & Q(reference_item__isnull=True))
+                | (Q(annotation__isnull=True) & Q(reference_item__isnull=False)),
+                name="rationaleset_has_one_owner",
+            ),
+            models.UniqueConstraint(
+                fields=["annotation", "position"],
+                condition=Q(annotation__isnull=False),
+                name="rationaleset_unique_annotation_position",
+            ),
+            models.UniqueConstraint(
+                fields=["reference_item", "position"],
+                condition=Q(reference_item__isnull=False),
+                name="rationaleset_unique_reference_position",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        owner = f"annotation {self.annotation_id}" if self.annotation_id else "reference"
+        return f"set {self.position} of {owner}"
+
+
+class RationaleSpan(models.Model):
+    """Half-open token range [start_token, end_token) of one document."""
+
+    rationale_set = models.ForeignKey(RationaleSet, on_delete=models.CASCADE, related_name="spans")
+    document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
+    start_token = models.PositiveIntegerField()
+    end_token = models.PositiveIntegerField()
+    position = models.PositiveSmallIntegerField()
+    # For imported evidences: the record's other fields as given (sentence indices, text,
+    # unknown keys and the key order), so the reference rationales export unchanged.
+    source_fields = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(end_token__gte=F("start_token")), name="span_end_not_before_start"
+            ),
+            models.UniqueConstraint(
+                fields=["rationale_set", "position"], name="span_unique_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.start_token}, {self.end_token}) of document {self.document_id}"
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class ImportFormat(models.TextChoices):
+    ERASER = "eraser", "ERASER directory or zip"
+    JSONL = "jsonl", "JSONL of raw texts"
+    CSV = "csv", "CSV of raw texts"
+
+
+def import_upload_path(job: ImportJob, filename: str) -> str:
+    return f"imports/project-{job.project_id}/{uuid.uuid4().hex}-{filename}"
+
+
+class ImportJob(models.Model):
+    """A dataset import run in the background; the page polls status and progress."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source_format = models.CharField(max_length=8, choices=ImportFormat.choices)
+    source_name = models.CharField(max_length=255)
+    upload = models.FileField(upload_to=import_upload_path, max_length=500)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
+    phase = models.CharField(max_length=32, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    problems = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} of {self.source_name} ({self.status})"

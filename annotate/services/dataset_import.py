@@ -1,0 +1,566 @@
+"""Import datasets into a project: validate everything first, then write in one transaction.
+
+Two sources: an ERASER directory or zip (tokens and sentences kept exactly as given,
+evidence groups become reference rationale sets), and JSONL/CSV of raw texts (tokenized
+with spaCy). Any problem aborts the import with a report naming file, line and field,
+and nothing is written. Re-importing the same data creates nothing new.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotate.models import (
+    Document,
+    ImportFormat,
+    ImportJob,
+    Item,
+    ItemDocument,
+    JobStatus,
+    Project,
+    RationaleSet,
+    RationaleSpan,
+)
+from annotate.raw_text import RawTextRow, read_raw_rows
+from annotate.tokenization import tokenize_texts, tokenizer_name
+from config.exceptions import ApplicationError
+from rationale_metrics.eraser import EraserDocument, Instance, read_eraser_dataset
+from rationale_metrics.problems import DataValidationError, ProblemList
+from rationale_metrics.sources import open_dataset_source
+
+logger = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[str, int, int], None]
+WRITE_BATCH = 500
+
+
+@dataclass
+class ImportSummary:
+    source_format: str
+    documents_created: int = 0
+    documents_unchanged: int = 0
+    items_created: int = 0
+    items_unchanged: int = 0
+    reference_sets_created: int = 0
+    spans_created: int = 0
+    labels_added: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class _PreparedDocument:
+    docid: str
+    text: str
+    token_offsets: list
+    sentence_ranges: list
+    tokenizer: str
+    text_sha256: str
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _instance_fingerprint(inst: Instance) -> str:
+    payload = {
+        "annotation_id": inst.annotation_id,
+        "classification": inst.classification,
+        "docids": inst.docids,
+        "query": inst.query,
+        "query_type": inst.query_type,
+        "split": inst.split,
+        "keys": sorted(inst.present_keys),
+        "extra": inst.extra,
+        "evidences": [[dataclasses.asdict(ev) for ev in group] for group in inst.evidences],
+    }
+    return _sha256(json.dumps(payload, sort_keys=True, default=list))
+
+
+def _evidence_source_fields(ev) -> dict:
+    """What an export needs, beyond the token range, to write the evidence back unchanged."""
+    fields = {"keys": list(ev.present_keys)}
+    for key in ("start_sentence", "end_sentence", "text"):
+        if key in ev.present_keys:
+            fields[key] = getattr(ev, key)
+    if ev.extra:
+        fields["extra"] = ev.extra
+    return fields
+
+
+class _Throttled:
+    """Calls the progress callback at most every `interval` seconds (and always at the end)."""
+
+    def __init__(self, callback: ProgressCallback | None, interval: float = 0.5):
+        self.callback = callback
+        self.interval = interval
+        self.last = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self.callback is None:
+            return
+        now = time.monotonic()
+        if done >= total or now - self.last >= self.interval:
+            self.last = now
+            self.callback(phase, done, total)
+
+
+def _check_labels(
+    project: Project, labelled: Iterable[tuple[str | None, str, int, str]], problems: ProblemList
+) -> list[str]:
+    """Labels must be in the project's label set; a project without one adopts the data's."""
+    seen: list[str] = []
+    for value, file, line, field_name in labelled:
+        if value is None:
+            continue
+        if project.labels and value not in project.labels:
+            problems.add(
+                file,
+                line,
+                field_name,
+                f"label {value!r} is not one of the project's labels {project.labels}",
+            )
+        elif value not in seen:
+            seen.append(value)
+    return [] if project.labels else sorted(seen)
+
+
+class _ProjectWriter:
+    """Writes prepared documents and instances into a locked project, skipping unchanged rows."""
+
+    def __init__(self, project: Project, summary: ImportSummary):
+        self.project = project
+        self.summary = summary
+        self.existing_docs = {
+            docid: (pk, sha, tok)
+            for pk, docid, sha, tok in Document.objects.filter(project=project).values_list(
+                "pk", "docid", "text_sha256", "tokenizer"
+            )
+        }
+        self.existing_items = dict(
+            Item.objects.filter(project=project).values_list("annotation_id", "source_sha256")
+        )
+        self.doc_pks = {docid: row[0] for docid, row in self.existing_docs.items()}
+
+    def document_conflict(self, docid: str, sha: str, tokenizer: str) -> str | None:
+        if docid not in self.existing_docs:
+            return None
+        _, old_sha, old_tokenizer = self.existing_docs[docid]
+        if old_sha != sha:
+            return f"document {docid!r} already exists in this project with a different text"
+        if old_tokenizer != tokenizer:
+            return (
+                f"document {docid!r} already exists in this project, tokenized by "
+                f"{old_tokenizer!r} rather than {tokenizer!r}"
+            )
+        return None
+
+    def item_conflict(self, annotation_id: str, fingerprint: str) -> str | None:
+        old = self.existing_items.get(annotation_id)
+        if old is not None and old != fingerprint:
+            return (
+                f"annotation_id {annotation_id!r} already exists in this project with other content"
+            )
+        return None
+
+    def write_documents(self, documents: list[_PreparedDocument]) -> None:
+        fresh = []
+        for doc in documents:
+            if doc.docid in self.existing_docs:
+                self.summary.documents_unchanged += 1
+                continue
+            fresh.append(
+                Document(
+                    project=self.project,
+                    docid=doc.docid,
+                    text=doc.text,
+                    tokens=doc.token_offsets,
+                    sentences=doc.sentence_ranges,
+                    token_count=len(doc.token_offsets),
+                    text_sha256=doc.text_sha256,
+                    tokenizer=doc.tokenizer,
+                )
+            )
+        for row in Document.objects.bulk_create(fresh, batch_size=WRITE_BATCH):
+            self.doc_pks[row.docid] = row.pk
+            self.existing_docs[row.docid] = (row.pk, row.text_sha256, row.tokenizer)
+        self.summary.documents_created += len(fresh)
+
+    def write_instances(self, instances: list[tuple[Instance, str]]) -> None:
+        fresh = [(inst, fp) for inst, fp in instances if inst.key not in self.existing_items]
+        self.summary.items_unchanged += len(instances) - len(fresh)
+        items = Item.objects.bulk_create(
+            [
+                Item(
+                    project=self.project,
+                    annotation_id=inst.key,
+                    annotation_id_is_int=isinstance(inst.annotation_id, int),
+                    query=inst.query,
+                    query_type=inst.query_type,
+                    label=inst.classification,
+                    split=inst.split,
+                    declared_docids=inst.docids,
+                    source_keys=list(inst.present_keys),
+                    source_extra=inst.extra,
+                    source_sha256=fp,
+                )
+                for inst, fp in fresh
+            ],
+            batch_size=WRITE_BATCH,
+        )
+        links, sets, set_spans = [], [], []
+        for item, (inst, fp) in zip(items, fresh, strict=True):
+            self.existing_items[item.annotation_id] = fp
+            for position, docid in enumerate(inst.resolved_docids()):
+                links.append(
+                    ItemDocument(item=item, document_id=self.doc_pks[docid], position=position)
+                )
+            for g, group in enumerate(inst.evidences):
+                sets.append(RationaleSet(reference_item=item, position=g))
+                set_spans.append(group)
+        ItemDocument.objects.bulk_create(links, batch_size=WRITE_BATCH)
+        RationaleSet.objects.bulk_create(sets, batch_size=WRITE_BATCH)
+        spans = [
+            RationaleSpan(
+                rationale_set=rset,
+                document_id=self.doc_pks[ev.docid],
+                start_token=ev.start_token,
+                end_token=ev.end_token,
+                position=e,
+                source_fields=_evidence_source_fields(ev),
+            )
+            for rset, group in zip(sets, set_spans, strict=True)
+            for e, ev in enumerate(group)
+        ]
+        RationaleSpan.objects.bulk_create(spans, batch_size=WRITE_BATCH)
+        self.summary.items_created += len(items)
+        self.summary.reference_sets_created += len(sets)
+        self.summary.spans_created += len(spans)
+
+
+def _lock_project(project: Project) -> Project:
+    return Project.objects.select_for_update().get(pk=project.pk)
+
+
+def _adopt_labels(project: Project, labels: list[str], summary: ImportSummary) -> None:
+    if labels:
+        project.labels = labels
+        project.save(update_fields=["labels"])
+        summary.labels_added = labels
+
+
+def _prepare_eraser_document(doc: EraserDocument) -> _PreparedDocument:
+    return _PreparedDocument(
+        docid=doc.docid,
+        text=doc.text,
+        token_offsets=[list(pair) for pair in doc.token_offsets],
+        sentence_ranges=[list(pair) for pair in doc.sentence_ranges],
+        tokenizer="given",
+        text_sha256=_sha256(doc.text),
+    )
+
+
+def _import_eraser(project: Project, path: Path, label: str, progress: _Throttled) -> ImportSummary:
+    summary = ImportSummary(source_format=ImportFormat.ERASER)
+    try:
+        source = open_dataset_source(path)
+    except (OSError, ValueError) as exc:
+        problems = ProblemList()
+        problems.add(label, None, None, str(exc))
+        raise DataValidationError(problems) from exc
+    with source:
+        dataset = read_eraser_dataset(
+            source,
+            max_line_bytes=settings.IMPORT_MAX_LINE_BYTES,
+            progress=lambda phase, n: progress(f"reading {phase}", n, n),
+        )
+    summary.warnings = [
+        f"{split}.jsonl is absent: imported as an empty split" for split in dataset.missing_splits
+    ]
+    instances = dataset.instances()
+    documents = [_prepare_eraser_document(d) for d in dataset.documents.values()]
+    fingerprints = [(inst, _instance_fingerprint(inst)) for inst in instances]
+    problems = ProblemList()
+    labels = _check_labels(
+        project,
+        ((i.classification, i.file, i.line, "classification") for i in instances),
+        problems,
+    )
+    problems.raise_if_any()
+
+    with transaction.atomic():
+        project = _lock_project(project)
+        writer = _ProjectWriter(project, summary)
+        for doc in documents:
+            conflict = writer.document_conflict(doc.docid, doc.text_sha256, doc.tokenizer)
+            if conflict:
+                problems.add(label, None, f"docs/{doc.docid}", conflict)
+        for inst, fp in fingerprints:
+            conflict = writer.item_conflict(inst.key, fp)
+            if conflict:
+                problems.add(inst.file, inst.line, "annotation_id", conflict)
+        problems.raise_if_any()
+        _adopt_labels(project, labels, summary)
+        total = len(documents) + len(instances)
+        for start in range(0, len(documents), WRITE_BATCH):
+            writer.write_documents(documents[start : start + WRITE_BATCH])
+            progress("writing", start + WRITE_BATCH, total)
+        for start in range(0, len(fingerprints), WRITE_BATCH):
+            writer.write_instances(fingerprints[start : start + WRITE_BATCH])
+            progress("writing", len(documents) + start + WRITE_BATCH, total)
+    return summary
+
+
+def _raw_instance(row: RawTextRow) -> Instance:
+    return Instance(
+        annotation_id=row.item_id,
+        classification=row.label,
+        docids=[str(row.item_id)],
+        evidences=[],
+        query=row.query,
+        query_type=row.query_type,
+        split=row.split,
+        file="",
+        line=row.line,
+        present_keys=(
+            "annotation_id",
+            "classification",
+            "docids",
+            "evidences",
+            "query",
+            "query_type",
+        ),
+    )
+
+
+def _raw_fingerprint(row: RawTextRow) -> str:
+    payload = [str(row.item_id), row.label, row.split, row.query, row.query_type, row.text_sha256]
+    return _sha256(json.dumps(payload))
+
+
+def _import_raw_text(
+    project: Project, path: Path, source_format: str, label: str, progress: _Throttled
+) -> ImportSummary:
+    summary = ImportSummary(source_format=source_format)
+    problems = ProblemList()
+    read = dict(
+        source_format=source_format,
+        label=label,
+        problems=problems,
+        max_line_bytes=settings.IMPORT_MAX_LINE_BYTES,
+    )
+    # First pass: validate every row, keeping only ids, labels and text hashes.
+    rows: dict[str, RawTextRow] = {}
+    for count, row in enumerate(read_raw_rows(path, **read), start=1):
+        key = str(row.item_id)
+        if key in rows:
+            problems.add(
+                label,
+                row.line,
+                "id",
+                f"duplicate id {row.item_id!r} (first on line {rows[key].line}); "
+                "rows without an id get one from their text, so this text may be repeated",
+            )
+        else:
+            rows[key] = row
+        progress("validating", count, 0)
+    if not rows and not problems:
+        problems.add(label, None, None, "file is empty: it has no rows")
+    labels = _check_labels(
+        project, ((r.label, label, r.line, "label") for r in rows.values()), problems
+    )
+    problems.raise_if_any()
+
+    tokenizer = tokenizer_name(project.language)
+    with transaction.atomic():
+        project = _lock_project(project)
+        writer = _ProjectWriter(project, summary)
+        for key, row in rows.items():
+            conflict = writer.document_conflict(key, row.text_sha256, tokenizer)
+            conflict = conflict or writer.item_conflict(key, _raw_fingerprint(row))
+            if conflict:
+                problems.add(label, row.line, "id", conflict)
+        problems.raise_if_any()
+        _adopt_labels(project, labels, summary)
+
+        # Second pass: stream the texts again, tokenize and write a batch at a time.
+        done = 0
+        batch: list[RawTextRow] = []
+        second_pass = ProblemList()
+        for row in read_raw_rows(path, keep_text=True, **{**read, "problems": second_pass}):
+            batch.append(row)
+            if len(batch) >= WRITE_BATCH:
+                _write_raw_batch(writer, batch, project.language, tokenizer)
+                done += len(batch)
+                batch = []
+                progress("writing", done, len(rows))
+        if batch:
+            _write_raw_batch(writer, batch, project.language, tokenizer)
+            progress("writing", len(rows), len(rows))
+        if second_pass:
+            # The file changed between the two passes: abort rather than write half of it.
+            raise DataValidationError(second_pass)
+    return summary
+
+
+def _write_raw_batch(
+    writer: _ProjectWriter, batch: list[RawTextRow], language: str, tokenizer: str
+) -> None:
+    todo = [r for r in batch if str(r.item_id) not in writer.existing_items]
+    writer.summary.items_unchanged += len(batch) - len(todo)
+    writer.summary.documents_unchanged += len(batch) - len(todo)
+    documents = []
+    for row, tokens in zip(
+        todo, tokenize_texts((r.text for r in todo), language=language), strict=True
+    ):
+        documents.append(
+            _PreparedDocument(
+                docid=str(row.item_id),
+                text=row.text,
+                token_offsets=tokens.token_offsets,
+                sentence_ranges=tokens.sentence_ranges,
+                tokenizer=tokenizer,
+                text_sha256=row.text_sha256,
+            )
+        )
+    writer.write_documents(documents)
+    writer.write_instances([(_raw_instance(r), _raw_fingerprint(r)) for r in todo])
+
+
+def detect_import_format(filename: str) -> str:
+    lowered = filename.lower()
+    if lowered.endswith(".zip"):
+        return ImportFormat.ERASER
+    if lowered.endswith(".jsonl"):
+        return ImportFormat.JSONL
+    if lowered.endswith(".csv"):
+        return ImportFormat.CSV
+    raise ApplicationError(
+        f"cannot tell the format of {filename!r}: expected a .zip (ERASER), .jsonl or .csv file"
+    )
+
+
+def dataset_import(
+    *,
+    project: Project,
+    path: str | Path,
+    source_format: str | None = None,
+    label: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> ImportSummary:
+    """Import a dataset file or directory into `project`.
+
+    Raises DataValidationError with every problem found; in that case nothing is written.
+    """
+    path = Path(path)
+    label = label or path.name
+    if source_format is None:
+        source_format = ImportFormat.ERASER if path.is_dir() else detect_import_format(path.name)
+    throttled = _Throttled(progress)
+    try:
+        if source_format == ImportFormat.ERASER:
+            return _import_eraser(project, path, label, throttled)
+        if not path.is_file():
+            problems = ProblemList()
+            problems.add(label, None, None, "no such file")
+            raise DataValidationError(problems)
+        return _import_raw_text(project, path, source_format, label, throttled)
+    except IntegrityError as exc:
+        # Only reachable when another import into the same project raced this one.
+        problems = ProblemList()
+        problems.add(label, None, None, f"conflicting concurrent import, nothing written: {exc}")
+        raise DataValidationError(problems) from exc
+
+
+# ---------------------------------------------------------------- background jobs
+
+
+def _progress_cache_key(job_id: int) -> str:
+    return f"import-job-progress:{job_id}"
+
+
+def import_job_progress(job: ImportJob) -> dict:
+    """Live progress of a running job (from the cache), else what the row recorded."""
+    live = cache.get(_progress_cache_key(job.pk)) if job.status == JobStatus.RUNNING else None
+    if live:
+        return live
+    return {"phase": job.phase, "done": job.progress_done, "total": job.progress_total}
+
+
+@transaction.atomic
+def import_job_create(
+    *, project: Project, acting_user, upload, source_format: str | None = None
+) -> ImportJob:
+    source_format = source_format or detect_import_format(upload.name)
+    if source_format not in ImportFormat.values:
+        raise ApplicationError(f"unknown import format {source_format!r}")
+    if upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
+        raise ApplicationError(
+            f"{upload.name}: {upload.size} bytes is over the upload limit of "
+            f"{settings.IMPORT_MAX_UPLOAD_BYTES} bytes"
+        )
+    job = ImportJob.objects.create(
+        project=project,
+        created_by=acting_user,
+        source_format=source_format,
+        source_name=Path(upload.name).name,
+        upload=upload,
+    )
+    from annotate.tasks import import_job_execute
+
+    transaction.on_commit(lambda: import_job_execute.delay(job.pk))
+    return job
+
+
+def import_job_run(*, job_id: int) -> ImportJob:
+    """Run a queued import. Safe to call twice: finished jobs are left as they are."""
+    with transaction.atomic():
+        job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
+        if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+            return job
+        job.status = JobStatus.RUNNING
+        job.started_at = job.started_at or timezone.now()
+        job.save(update_fields=["status", "started_at"])
+
+    def report(phase: str, done: int, total: int) -> None:
+        cache.set(_progress_cache_key(job.pk), {"phase": phase, "done": done, "total": total}, 3600)
+
+    try:
+        summary = dataset_import(
+            project=job.project,
+            path=job.upload.path,
+            source_format=job.source_format,
+            label=job.source_name,
+            progress=report,
+        )
+    except DataValidationError as exc:
+        job.status = JobStatus.FAILED
+        job.problems = [p.as_dict() for p in exc.problems]
+        job.error = f"{len(exc.problems)} problem(s) found; nothing was imported"
+    except Exception as exc:
+        logger.exception("import job %s crashed", job.pk)
+        job.status = JobStatus.FAILED
+        job.error = f"internal error, nothing was imported: {type(exc).__name__}: {exc}"
+    else:
+        job.status = JobStatus.SUCCEEDED
+        job.summary = summary.as_dict()
+        job.progress_done = job.progress_total = summary.items_created + summary.items_unchanged
+    job.phase = "done"
+    job.finished_at = timezone.now()
+    job.save()
+    cache.delete(_progress_cache_key(job.pk))
+    return job

@@ -1,0 +1,53 @@
+"""One project error type, mapped to HTTP errors in one place."""
+
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+
+class ApplicationError(Exception):
+    """A business rule said no. `extra` carries structured detail (e.g. a problem report)."""
+
+    http_status = status.HTTP_400_BAD_REQUEST
+
+    def __init__(self, message: str, *, extra: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.extra = extra or {}
+
+
+class PermissionDeniedError(ApplicationError):
+    http_status = status.HTTP_403_FORBIDDEN
+
+
+class NotFoundError(ApplicationError):
+    http_status = status.HTTP_404_NOT_FOUND
+
+
+class ConflictError(ApplicationError):
+    http_status = status.HTTP_409_CONFLICT
+
+
+def api_exception_handler(exc, context):
+    if isinstance(exc, ApplicationError):
+        return Response({"detail": exc.message, **exc.extra}, status=exc.http_status)
+    return exception_handler(exc, context)
+
+
+class ApplicationErrorMiddleware:
+    """Maps ApplicationError raised by page views (not API views) to 4xx pages."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from django.http import HttpResponse
+
+        if isinstance(exception, ApplicationError):
+            return HttpResponse(
+                exception.message, status=exception.http_status, content_type="text/plain"
+            )
+        return None

@@ -1,0 +1,11 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from frontend import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("projects/<int:project_id>/", views.project_page, name="project-page"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+]

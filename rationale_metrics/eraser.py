@@ -1,0 +1,470 @@
+"""Read ERASER datasets (METRICS.md section 1), validating everything before returning.
+
+A reader returns plain dataclasses. Problems are collected, never raised one at a time:
+`read_eraser_dataset` raises `DataValidationError` carrying all of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rationale_metrics.problems import ProblemList
+from rationale_metrics.sources import DatasetSource, iter_lines
+
+SPLITS = ("train", "val", "test")
+INSTANCE_KEYS = ("annotation_id", "classification", "docids", "evidences", "query", "query_type")
+EVIDENCE_KEYS = ("docid", "start_token", "end_token", "start_sentence", "end_sentence", "text")
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass
+class EraserDocument:
+    docid: str
+    text: str
+    # Flattened token char offsets into `text`, and sentences as [start_token, end_token).
+    token_offsets: list[tuple[int, int]]
+    sentence_ranges: list[tuple[int, int]]
+
+    @property
+    def tokens(self) -> list[str]:
+        return [self.text[s:e] for s, e in self.token_offsets]
+
+    @property
+    def sentences(self) -> list[list[str]]:
+        toks = self.tokens
+        return [toks[s:e] for s, e in self.sentence_ranges]
+
+
+@dataclass
+class Evidence:
+    docid: str
+    start_token: int
+    end_token: int
+    start_sentence: int | None = None
+    end_sentence: int | None = None
+    text: str | None = None
+    # Keys this record had, in the order read, and values of keys ERASER does not define.
+    present_keys: tuple[str, ...] = EVIDENCE_KEYS
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Instance:
+    annotation_id: str | int
+    classification: str | None
+    docids: list[str] | None
+    evidences: list[list[Evidence]]
+    query: str | None
+    query_type: str | None
+    split: str
+    file: str
+    line: int
+    present_keys: tuple[str, ...] = INSTANCE_KEYS
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return str(self.annotation_id)
+
+    def resolved_docids(self) -> list[str]:
+        """The instance's documents: declared, else those its evidences name, else its id."""
+        if self.docids:
+            return list(self.docids)
+        named: list[str] = []
+        for group in self.evidences:
+            for ev in group:
+                if ev.docid not in named:
+                    named.append(ev.docid)
+        return named or [str(self.annotation_id)]
+
+
+@dataclass
+class EraserDataset:
+    documents: dict[str, EraserDocument]
+    splits: dict[str, list[Instance]]
+    docs_layout: str  # "docs" (a folder) or "docs.jsonl"
+    missing_splits: list[str] = field(default_factory=list)
+
+    def instances(self) -> list[Instance]:
+        return [inst for split in SPLITS for inst in self.splits.get(split, [])]
+
+
+# ---------------------------------------------------------------- documents
+
+
+def document_from_lines_file(docid: str, raw: str) -> EraserDocument:
+    """The `docs/` reading: strip lines, drop empty lines and empty tokens."""
+    text = raw.replace("\r\n", "\n").replace("\r", "\n")
+    offsets: list[tuple[int, int]] = []
+    sentences: list[tuple[int, int]] = []
+    base = 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped:
+            pos = base + (len(line) - len(line.lstrip()))
+            first = len(offsets)
+            for part in stripped.split(" "):
+                if part:
+                    offsets.append((pos, pos + len(part)))
+                pos += len(part) + 1
+            if len(offsets) > first:
+                sentences.append((first, len(offsets)))
+        base += len(line) + 1
+    return EraserDocument(docid, text, offsets, sentences)
+
+
+def document_from_jsonl_text(docid: str, text: str) -> EraserDocument:
+    """The `docs.jsonl` reading: split on newline, then on single spaces, no filtering."""
+    offsets: list[tuple[int, int]] = []
+    sentences: list[tuple[int, int]] = []
+    pos = 0
+    for line in text.split("\n"):
+        first = len(offsets)
+        for part in line.split(" "):
+            offsets.append((pos, pos + len(part)))
+            pos += len(part) + 1
+        sentences.append((first, len(offsets)))
+    return EraserDocument(docid, text, offsets, sentences)
+
+
+def _read_docs_folder(
+    source: DatasetSource, problems: ProblemList, max_bytes: int
+) -> dict[str, EraserDocument]:
+    documents: dict[str, EraserDocument] = {}
+    for name in source.list_files("docs"):
+        label = source.display(f"docs/{name}")
+        if source.size(f"docs/{name}") > max_bytes:
+            problems.add(label, None, None, f"document larger than the limit of {max_bytes} bytes")
+            continue
+        with source.open(f"docs/{name}") as stream:
+            raw = stream.read()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.add(label, None, None, f"not valid UTF-8 (byte {exc.start})")
+            continue
+        doc = document_from_lines_file(name, text)
+        if not doc.token_offsets:
+            problems.add(label, None, None, "document is empty: it has no tokens")
+            continue
+        documents[name] = doc
+    return documents
+
+
+def _read_docs_jsonl(
+    source: DatasetSource, problems: ProblemList, max_bytes: int
+) -> dict[str, EraserDocument]:
+    documents: dict[str, EraserDocument] = {}
+    first_line: dict[str, int] = {}
+    label = source.display("docs.jsonl")
+    for number, record in _json_records(source, "docs.jsonl", problems, max_bytes):
+        docid, text = record.get("docid"), record.get("document")
+        ok = True
+        if not isinstance(docid, str) or not docid:
+            problems.add(label, number, "docid", f"must be a non-empty string, got {_kind(docid)}")
+            ok = False
+        if not isinstance(text, str):
+            problems.add(label, number, "document", f"must be a string, got {_kind(text)}")
+            ok = False
+        if not ok:
+            continue
+        if docid in first_line:
+            problems.add(
+                label,
+                number,
+                "docid",
+                f"duplicate docid {docid!r} (first on line {first_line[docid]})",
+            )
+            continue
+        first_line[docid] = number
+        if not text.strip():
+            problems.add(label, number, "document", "document is empty: it has no tokens")
+            continue
+        documents[docid] = document_from_jsonl_text(docid, text)
+    if not first_line and not any(p.file == label for p in problems):
+        problems.add(label, None, None, "file is empty: it lists no documents")
+    return documents
+
+
+# ---------------------------------------------------------------- instances
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not valid JSON")
+
+
+def _json_records(source: DatasetSource, name: str, problems: ProblemList, max_line_bytes: int):
+    """Yield (line_number, object) for each non-blank line that parses to a JSON object."""
+    label = source.display(name)
+    with source.open(name) as stream:
+        for number, raw, length in iter_lines(stream, max_line_bytes=max_line_bytes):
+            if raw is None:
+                problems.add(
+                    label,
+                    number,
+                    None,
+                    f"line is {length} bytes, over the limit of {max_line_bytes} bytes",
+                )
+                continue
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw, parse_constant=_reject_constant)
+            except UnicodeDecodeError as exc:
+                problems.add(label, number, None, f"not valid UTF-8: {exc.reason}")
+                continue
+            except (ValueError, RecursionError) as exc:
+                problems.add(label, number, None, f"malformed JSON: {exc}")
+                continue
+            if not isinstance(record, dict):
+                problems.add(label, number, None, f"expected a JSON object, got {_kind(record)}")
+                continue
+            yield number, record
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _optional_str(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _parse_evidence(
+    raw: Any, where: str, label: str, number: int, problems: ProblemList
+) -> Evidence | None:
+    if not isinstance(raw, dict):
+        problems.add(label, number, where, f"evidence must be an object, got {_kind(raw)}")
+        return None
+    ok = True
+    docid = raw.get("docid")
+    if not isinstance(docid, str) or not docid:
+        problems.add(
+            label, number, f"{where}.docid", f"must be a non-empty string, got {_kind(docid)}"
+        )
+        ok = False
+    for key in ("start_token", "end_token"):
+        value = raw.get(key)
+        if not _is_int(value):
+            problems.add(label, number, f"{where}.{key}", f"must be an integer, got {_kind(value)}")
+            ok = False
+    for key in ("start_sentence", "end_sentence"):
+        if key in raw and not (raw[key] is None or _is_int(raw[key])):
+            problems.add(
+                label, number, f"{where}.{key}", f"must be an integer, got {_kind(raw[key])}"
+            )
+            ok = False
+    if "text" in raw and not _optional_str(raw["text"]):
+        problems.add(label, number, f"{where}.text", f"must be a string, got {_kind(raw['text'])}")
+        ok = False
+    if not ok:
+        return None
+    if raw["start_token"] < 0:
+        problems.add(label, number, f"{where}.start_token", "must not be negative")
+        return None
+    if raw["end_token"] < raw["start_token"]:
+        problems.add(
+            label,
+            number,
+            f"{where}.end_token",
+            f"end_token {raw['end_token']} is before start_token {raw['start_token']}",
+        )
+        return None
+    return Evidence(
+        docid=docid,
+        start_token=raw["start_token"],
+        end_token=raw["end_token"],
+        start_sentence=raw.get("start_sentence"),
+        end_sentence=raw.get("end_sentence"),
+        text=raw.get("text"),
+        present_keys=tuple(raw.keys()),
+        extra={k: v for k, v in raw.items() if k not in EVIDENCE_KEYS},
+    )
+
+
+def parse_instance(
+    record: dict, *, split: str, label: str, number: int, problems: ProblemList
+) -> Instance | None:
+    """Check one split line's fields; return None (with problems added) when unusable."""
+    before = len(problems)
+    aid = record.get("annotation_id")
+    if "annotation_id" not in record:
+        problems.add(label, number, "annotation_id", "missing")
+    elif not (isinstance(aid, str) and aid) and not _is_int(aid):
+        problems.add(
+            label,
+            number,
+            "annotation_id",
+            f"must be a non-empty string or an integer, got {_kind(aid)}",
+        )
+    if "evidences" not in record:
+        problems.add(label, number, "evidences", "missing")
+    for key in ("classification", "query", "query_type"):
+        if key in record and not _optional_str(record[key]):
+            problems.add(label, number, key, f"must be a string or null, got {_kind(record[key])}")
+    docids = record.get("docids")
+    if docids is not None and not (
+        isinstance(docids, list) and all(isinstance(d, str) and d for d in docids)
+    ):
+        problems.add(label, number, "docids", "must be null or a list of non-empty strings")
+    groups: list[list[Evidence]] = []
+    evidences = record.get("evidences", [])
+    if not isinstance(evidences, list):
+        problems.add(label, number, "evidences", f"must be a list of lists, got {_kind(evidences)}")
+    else:
+        for g, group in enumerate(evidences):
+            if not isinstance(group, list):
+                problems.add(
+                    label,
+                    number,
+                    f"evidences[{g}]",
+                    f"must be a list of evidences, got {_kind(group)}",
+                )
+                continue
+            parsed = []
+            for e, raw in enumerate(group):
+                ev = _parse_evidence(raw, f"evidences[{g}][{e}]", label, number, problems)
+                if ev is not None:
+                    parsed.append(ev)
+            groups.append(parsed)
+    if len(problems) > before:
+        return None
+    return Instance(
+        annotation_id=aid,
+        classification=record.get("classification"),
+        docids=docids,
+        evidences=groups,
+        query=record.get("query"),
+        query_type=record.get("query_type"),
+        split=split,
+        file=label,
+        line=number,
+        present_keys=tuple(record.keys()),
+        extra={k: v for k, v in record.items() if k not in INSTANCE_KEYS},
+    )
+
+
+def _check_references(
+    instances: list[Instance], documents: dict[str, EraserDocument], problems: ProblemList
+) -> None:
+    seen: dict[str, tuple[str, int]] = {}
+    for inst in instances:
+        if inst.key in seen:
+            file, line = seen[inst.key]
+            problems.add(
+                inst.file,
+                inst.line,
+                "annotation_id",
+                f"duplicate annotation_id {inst.annotation_id!r} (first at {file}:{line})",
+            )
+        else:
+            seen[inst.key] = (inst.file, inst.line)
+        for d, docid in enumerate(inst.docids or []):
+            if docid not in documents:
+                problems.add(inst.file, inst.line, f"docids[{d}]", f"unknown docid {docid!r}")
+        if not inst.docids and not any(inst.evidences):
+            own = str(inst.annotation_id)
+            if own not in documents:
+                problems.add(
+                    inst.file,
+                    inst.line,
+                    "docids",
+                    f"null and no evidences, and no document is named {own!r}",
+                )
+        for g, group in enumerate(inst.evidences):
+            for e, ev in enumerate(group):
+                where = f"evidences[{g}][{e}]"
+                doc = documents.get(ev.docid)
+                if doc is None:
+                    problems.add(
+                        inst.file, inst.line, f"{where}.docid", f"unknown docid {ev.docid!r}"
+                    )
+                    continue
+                n = len(doc.token_offsets)
+                if ev.end_token > n:
+                    problems.add(
+                        inst.file,
+                        inst.line,
+                        f"{where}.end_token",
+                        f"span [{ev.start_token}, {ev.end_token}) is past the end of document "
+                        f"{ev.docid!r}, which has {n} tokens",
+                    )
+
+
+def read_eraser_dataset(
+    source: DatasetSource,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    progress: Callable[[str, int], None] | None = None,
+) -> EraserDataset:
+    """Read and validate a whole dataset. Raises DataValidationError listing every problem."""
+    problems = ProblemList()
+    has_folder, has_jsonl = source.is_dir("docs"), source.exists("docs.jsonl")
+    root = source.display(".")
+    if has_folder and has_jsonl:
+        problems.add(
+            root, None, "docs", "both docs/ and docs.jsonl are present; keep exactly one of them"
+        )
+        problems.raise_if_any()
+    if not has_folder and not has_jsonl:
+        problems.add(root, None, "docs", "no documents: expected a docs/ folder or docs.jsonl")
+    present = [s for s in SPLITS if source.exists(f"{s}.jsonl")]
+    if not present:
+        problems.add(root, None, None, "no split file: expected train.jsonl, val.jsonl, test.jsonl")
+    problems.raise_if_any()
+
+    if has_folder:
+        documents = _read_docs_folder(source, problems, max_line_bytes)
+        if not documents and not problems:
+            problems.add(
+                source.display("docs"), None, None, "folder is empty: it holds no documents"
+            )
+    else:
+        documents = _read_docs_jsonl(source, problems, max_line_bytes)
+    if progress:
+        progress("documents", len(documents))
+
+    splits: dict[str, list[Instance]] = {s: [] for s in SPLITS}
+    for split in present:
+        name = f"{split}.jsonl"
+        label = source.display(name)
+        for number, record in _json_records(source, name, problems, max_line_bytes):
+            inst = parse_instance(
+                record, split=split, label=label, number=number, problems=problems
+            )
+            if inst is not None:
+                splits[split].append(inst)
+            if progress and number % 1000 == 0:
+                progress(split, number)
+    all_instances = [i for s in SPLITS for i in splits[s]]
+    if not all_instances and not problems:
+        problems.add(root, None, None, "the dataset is empty: no split file has an instance")
+    _check_references(all_instances, documents, problems)
+    problems.raise_if_any()
+    return EraserDataset(
+        documents=documents,
+        splits=splits,
+        docs_layout="docs" if has_folder else "docs.jsonl",
+        missing_splits=[s for s in SPLITS if s not in present],
+    )

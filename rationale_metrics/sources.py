@@ -1,0 +1,158 @@
+"""Uniform read access to a dataset given as a directory or a .zip archive."""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+
+class DatasetSource:
+    """Files of one dataset, addressed by POSIX-style names relative to the dataset root."""
+
+    def __init__(self, label: str):
+        self.label = label
+
+    def exists(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def is_dir(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def list_files(self, folder: str) -> list[str]:
+        """Names of the regular files directly inside `folder`, sorted."""
+        raise NotImplementedError
+
+    def size(self, name: str) -> int:
+        raise NotImplementedError
+
+    def open(self, name: str) -> BinaryIO:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def display(self, name: str) -> str:
+        return name
+
+    def __enter__(self) -> DatasetSource:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class DirectorySource(DatasetSource):
+    def __init__(self, root: Path):
+        super().__init__(str(root))
+        self.root = Path(root)
+
+    def exists(self, name: str) -> bool:
+        return (self.root / name).exists()
+
+    def is_dir(self, name: str) -> bool:
+        return (self.root / name).is_dir()
+
+    def list_files(self, folder: str) -> list[str]:
+        return sorted(p.name for p in (self.root / folder).iterdir() if p.is_file())
+
+    def size(self, name: str) -> int:
+        return (self.root / name).stat().st_size
+
+    def open(self, name: str) -> BinaryIO:
+        return open(self.root / name, "rb")
+
+
+class ZipSource(DatasetSource):
+    """A zip whose dataset root is either the archive root or its single top-level folder."""
+
+    def __init__(self, archive: Path | BinaryIO, label: str):
+        super().__init__(label)
+        self.zip = zipfile.ZipFile(archive)
+        infos = [i for i in self.zip.infolist() if not i.is_dir() and not _is_junk(i.filename)]
+        self.files = {i.filename: i for i in infos}
+        self.prefix = _common_root(list(self.files))
+
+    def _full(self, name: str) -> str:
+        return self.prefix + name
+
+    def exists(self, name: str) -> bool:
+        full = self._full(name)
+        return full in self.files or self.is_dir(name)
+
+    def is_dir(self, name: str) -> bool:
+        full = self._full(name).rstrip("/") + "/"
+        return any(f.startswith(full) for f in self.files)
+
+    def list_files(self, folder: str) -> list[str]:
+        full = self._full(folder).rstrip("/") + "/"
+        names = []
+        for f in self.files:
+            if f.startswith(full):
+                rest = f[len(full) :]
+                if rest and "/" not in rest:
+                    names.append(rest)
+        return sorted(names)
+
+    def size(self, name: str) -> int:
+        return self.files[self._full(name)].file_size
+
+    def open(self, name: str) -> BinaryIO:
+        return self.zip.open(self.files[self._full(name)])
+
+    def close(self) -> None:
+        self.zip.close()
+
+    def display(self, name: str) -> str:
+        return f"{self.label}!{self._full(name)}"
+
+
+def _is_junk(name: str) -> bool:
+    base = posixpath.basename(name)
+    return name.startswith("__MACOSX/") or base.startswith("._") or base == ".DS_Store"
+
+
+def _common_root(names: list[str]) -> str:
+    """'movies/' when every file lives under one top-level folder, else ''."""
+    tops = {n.split("/", 1)[0] for n in names}
+    if len(tops) == 1 and all("/" in n for n in names):
+        return next(iter(tops)) + "/"
+    return ""
+
+
+def open_dataset_source(path: str | Path) -> DatasetSource:
+    path = Path(path)
+    if path.is_dir():
+        return DirectorySource(path)
+    if path.is_file() and zipfile.is_zipfile(path):
+        return ZipSource(path, label=path.name)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file or directory")
+    raise ValueError(f"{path}: not a dataset directory or a .zip archive")
+
+
+def iter_lines(stream: BinaryIO, *, max_line_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
+    """Yield (line_number, raw_line, length); raw_line is None when longer than the limit.
+
+    An over-long line is consumed in chunks and never held in memory whole.
+    """
+    reader = stream if isinstance(stream, io.BufferedIOBase) else io.BufferedReader(stream)
+    number = 0
+    while True:
+        chunk = reader.readline(max_line_bytes + 1)
+        if not chunk:
+            return
+        number += 1
+        if len(chunk) > max_line_bytes and not chunk.endswith(b"\n"):
+            length = len(chunk)
+            while True:
+                more = reader.readline(1024 * 1024)
+                length += len(more)
+                if not more or more.endswith(b"\n"):
+                    break
+            yield number, None, length
+            continue
+        yield number, chunk, len(chunk)

@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from annotate.fields import Int32PairsField
+
 
 class Role(models.TextChoices):
     ADMIN = "admin", "Admin"
@@ -104,9 +106,10 @@ class Document(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
     docid = models.CharField(max_length=255)
     text = models.TextField()
-    # [[char_start, char_end], ...] per token, in order; sentences as [start_token, end_token).
-    tokens = models.JSONField()
-    sentences = models.JSONField()
+    # Per token, in order: (char_start, char_end) into `text`. Sentences: (start_token,
+    # end_token), half-open. Both read back as numpy (n, 2) arrays.
+    tokens = Int32PairsField()
+    sentences = Int32PairsField()
     token_count = models.PositiveIntegerField()
     text_sha256 = models.CharField(max_length=64)
     tokenizer = models.CharField(
@@ -124,12 +127,14 @@ class Document(models.Model):
         return self.docid
 
     def token_texts(self) -> list[str]:
-        return [self.text[s:e] for s, e in self.tokens]
+        text = self.text
+        return [text[s:e] for s, e in self.tokens.tolist()]
 
     def sentence_char_offsets(self) -> list[tuple[int, int]]:
+        tokens = self.tokens
         return [
-            (self.tokens[s][0], self.tokens[e - 1][1]) if e > s else (0, 0)
-            for s, e in self.sentences
+            (int(tokens[s][0]), int(tokens[e - 1][1])) if e > s else (0, 0)
+            for s, e in self.sentences.tolist()
         ]
 
 

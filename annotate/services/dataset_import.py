@@ -13,6 +13,8 @@ import hashlib
 import json
 import logging
 import time
+import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,8 +269,8 @@ def _prepare_eraser_document(doc: EraserDocument) -> _PreparedDocument:
     return _PreparedDocument(
         docid=doc.docid,
         text=doc.text,
-        token_offsets=[list(pair) for pair in doc.token_offsets],
-        sentence_ranges=[list(pair) for pair in doc.sentence_ranges],
+        token_offsets=doc.token_offsets,
+        sentence_ranges=doc.sentence_ranges,
         tokenizer="given",
         text_sha256=_sha256(doc.text),
     )
@@ -283,11 +285,16 @@ def _import_eraser(project: Project, path: Path, label: str, progress: _Throttle
         problems.add(label, None, None, str(exc))
         raise DataValidationError(problems) from exc
     with source:
-        dataset = read_eraser_dataset(
-            source,
-            max_line_bytes=settings.IMPORT_MAX_LINE_BYTES,
-            progress=lambda phase, n: progress(f"reading {phase}", n, n),
-        )
+        try:
+            dataset = read_eraser_dataset(
+                source,
+                max_line_bytes=settings.IMPORT_MAX_LINE_BYTES,
+                progress=lambda phase, n: progress(f"reading {phase}", n, n),
+            )
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            problems = ProblemList()
+            problems.add(label, None, None, f"the archive is corrupt: {exc}")
+            raise DataValidationError(problems) from exc
     summary.warnings = [
         f"{split}.jsonl is absent: imported as an empty split" for split in dataset.missing_splits
     ]

@@ -1,8 +1,8 @@
 """Settings shared by every environment. Each value comes from config.env."""
 
 from config.env import BASE_DIR, env
+from config.settings.safety import DEFAULT_SECRET_KEY
 
-DEFAULT_SECRET_KEY = "insecure-development-key-change-me"  # noqa: S105 - refused in production
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=DEFAULT_SECRET_KEY)
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])

@@ -1,0 +1,44 @@
+# Two entry points: `make run` (demo server) and `make test` (the whole suite).
+# With CI=true, `make test` uses the real services: PostgreSQL, Redis and a Celery worker.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+CI_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
+CI_BROKER_URL ?= redis://127.0.0.1:6379/13
+CI_CACHE_URL ?= redis://127.0.0.1:6379/12
+
+.PHONY: install run test lint check-migrations
+
+$(STAMP): pyproject.toml requirements/constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade "pip>=24"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check \
+		-c requirements/constraints.txt -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py demo_setup
+	@echo "Serving on http://127.0.0.1:8000 (Celery runs in eager mode)"
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+check-migrations: install
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+ifeq ($(CI),true)
+test: install lint check-migrations
+	DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) CACHE_URL=$(CI_CACHE_URL) \
+	RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider
+else
+test: install
+	$(BIN)/python -m pytest
+endif

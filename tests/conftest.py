@@ -1,0 +1,160 @@
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from annotate.models import Role
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+
+SHARED_REFERENCE = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eraser-reference"
+)
+
+
+def services_required() -> bool:
+    """In CI (RW_REQUIRE_SERVICES=1) a missing service fails the test instead of skipping it."""
+    return os.environ.get("RW_REQUIRE_SERVICES") == "1"
+
+
+def skip_or_fail(reason: str):
+    if services_required():
+        pytest.fail(f"CI needs this service: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def eraser_reference() -> Path:
+    if not SHARED_REFERENCE.is_dir():
+        pytest.skip(f"shared ERASER reference data not found at {SHARED_REFERENCE}")
+    return SHARED_REFERENCE
+
+
+@pytest.fixture
+def postgres_only(db):
+    if connection.vendor != "postgresql":
+        skip_or_fail("needs PostgreSQL: set DATABASE_URL=postgres://...")
+
+
+@pytest.fixture(autouse=True)
+def _media_root(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    yield
+    shutil.rmtree(tmp_path / "media", ignore_errors=True)
+
+
+@pytest.fixture
+def project(db):
+    return ProjectFactory(labels=[])
+
+
+@pytest.fixture
+def role_users(project):
+    """One member per role, plus a user who is not a member of the project."""
+    users = {}
+    for role in Role.values:
+        user = UserFactory(username=f"{role}-user")
+        MembershipFactory(project=project, user=user, role=role)
+        users[role] = user
+    users["outsider"] = UserFactory(username="outsider")
+    return users
+
+
+@pytest.fixture
+def api_client():
+    return APIClient()
+
+
+def client_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def _database_url_for_worker() -> str:
+    settings_dict = connection.settings_dict
+    user = settings_dict.get("USER") or ""
+    password = settings_dict.get("PASSWORD") or ""
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = settings_dict.get("PORT") or 5432
+    return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real Celery worker process on the configured broker, consuming a private queue,
+    connected to the test database. Yields (queue name, media root)."""
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    from django.conf import settings
+
+    from config.celery import app
+
+    if not settings.CELERY_BROKER_URL:
+        skip_or_fail("needs a Celery broker: set CELERY_BROKER_URL=redis://...")
+    if connection.vendor != "postgresql":
+        skip_or_fail("the worker shares the test database, which needs PostgreSQL")
+    queue = f"rw-test-{uuid.uuid4().hex[:8]}"
+    media = tmp_path_factory.mktemp("worker-media")
+    log = tmp_path_factory.mktemp("worker-log") / "worker.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": _database_url_for_worker(),
+        "DJANGO_MEDIA_ROOT": str(media),
+    }
+    with open(log, "w") as log_handle:
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                queue,
+                "--pool=solo",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-n",
+                f"{queue}@%h",
+                "--loglevel=INFO",
+            ],
+            env=env,
+            stdout=log_handle,
+            stderr=subprocess.STDOUT,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if worker.poll() is not None:
+            pytest.fail(f"Celery worker exited early:\n{log.read_text()}")
+        if app.control.ping(destination=[f"{queue}@{os.uname().nodename}"], timeout=1.0):
+            break
+    else:
+        worker.terminate()
+        pytest.fail(f"Celery worker did not answer a ping within 60 s:\n{log.read_text()}")
+    yield {"queue": queue, "media_root": str(media), "log": log}
+    worker.terminate()
+    worker.wait(timeout=30)
+
+
+@pytest.fixture
+def live_celery(celery_worker_process, settings):
+    """Send tasks to the real worker instead of running them in-process."""
+    from config.celery import app
+
+    settings.MEDIA_ROOT = celery_worker_process["media_root"]
+    previous = app.conf.task_always_eager, app.conf.task_default_queue
+    app.conf.task_always_eager = False
+    app.conf.task_default_queue = celery_worker_process["queue"]
+    yield celery_worker_process
+    app.conf.task_always_eager, app.conf.task_default_queue = previous

@@ -1,0 +1,65 @@
+"""Server-rendered pages: login required, membership checked, imported text escaped."""
+
+from django.core.management import call_command
+
+from annotate.models import Project, ProjectMembership
+from tests.factories import ProjectFactory
+
+
+def test_pages_need_a_login(db, client):
+    response = client.get("/")
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/")
+
+
+def test_project_page_is_hidden_from_non_members(db, client, role_users, project):
+    client.force_login(role_users["outsider"])
+
+    assert client.get(f"/projects/{project.id}/").status_code == 404
+
+
+def test_only_admins_get_the_import_panel(db, client, role_users, project):
+    client.force_login(role_users["annotator"])
+    annotator_page = client.get(f"/projects/{project.id}/").content.decode()
+    client.force_login(role_users["admin"])
+    admin_page = client.get(f"/projects/{project.id}/").content.decode()
+
+    assert 'id="import-panel"' not in annotator_page
+    assert 'id="import-panel"' in admin_page
+
+
+def test_imported_text_is_escaped(db, client, role_users):
+    project = ProjectFactory(name="<script>alert(1)</script>", description="<b>bold</b>")
+    ProjectMembership.objects.create(project=project, user=role_users["admin"], role="admin")
+    client.force_login(role_users["admin"])
+
+    home = client.get("/").content.decode()
+    page = client.get(f"/projects/{project.id}/").content.decode()
+
+    assert "<script>alert(1)</script>" not in home + page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in home
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page
+
+
+def test_demo_setup_creates_a_user_per_role_and_the_demo_project(db, settings, capsys):
+    settings.DEBUG = True
+
+    call_command("demo_setup")
+    call_command("demo_setup")
+
+    project = Project.objects.get(name__startswith="Demo")
+    roles = set(project.memberships.values_list("role", flat=True))
+    assert roles == {"admin", "researcher", "reviewer", "annotator"}
+    assert project.items.count() == 12
+    assert "demo-annotator / demo-annotator-pass / annotator" in capsys.readouterr().out
+
+
+def test_demo_setup_refuses_without_debug(db, settings):
+    import pytest
+    from django.core.management.base import CommandError
+
+    settings.DEBUG = False
+
+    with pytest.raises(CommandError, match="refusing with DEBUG off"):
+        call_command("demo_setup")

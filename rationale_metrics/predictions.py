@@ -1,0 +1,395 @@
+"""Read and validate an ERASER predictions file (METRICS.md section 2).
+
+Every problem is collected with its line number and field; nothing ends in a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rationale_metrics.eraser import EraserDataset
+from rationale_metrics.problems import ProblemList
+from rationale_metrics.sources import iter_lines
+
+OPTIONAL_TOP = (
+    "classification",
+    "classification_scores",
+    "comprehensiveness_classification_scores",
+    "sufficiency_classification_scores",
+    "thresholded_scores",
+    "tokens_to_flip",
+)
+OPTIONAL_RATIONALE = (
+    "hard_rationale_predictions",
+    "soft_rationale_predictions",
+    "soft_sentence_predictions",
+)
+KNOWN_TOP = ("annotation_id", "rationales", *OPTIONAL_TOP)
+MAX_LINE_BYTES = 512 * 1024 * 1024
+
+
+@dataclass
+class RationalePrediction:
+    docid: str
+    hard: list[tuple[int, int]] | None = None
+    soft_tokens: np.ndarray | None = None
+    soft_sentences: np.ndarray | None = None
+
+
+@dataclass
+class Threshold:
+    threshold: float
+    comprehensiveness: dict[str, float] | None
+    sufficiency: dict[str, float] | None
+
+
+@dataclass
+class Prediction:
+    annotation_id: str | int
+    line: int
+    rationales: list[RationalePrediction] = field(default_factory=list)
+    classification: str | None = None
+    classification_scores: dict[str, float] | None = None
+    comprehensiveness_scores: dict[str, float] | None = None
+    sufficiency_scores: dict[str, float] | None = None
+    thresholded: list[Threshold] | None = None
+    present: frozenset[str] = frozenset()
+
+    @property
+    def key(self) -> str:
+        return str(self.annotation_id)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return {int: "integer", float: "number", str: "string", list: "list", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class _LineChecker:
+    def __init__(self, label: str, number: int, problems: ProblemList):
+        self.label, self.number, self.problems = label, number, problems
+        self.ok = True
+
+    def fail(self, field_name: str | None, message: str) -> None:
+        self.ok = False
+        self.problems.add(self.label, self.number, field_name, message)
+
+    def score_dict(self, value: Any, field_name: str, labels: set[str] | None) -> dict | None:
+        if not isinstance(value, dict) or not value:
+            self.fail(field_name, f"must be an object of label -> probability, got {_kind(value)}")
+            return None
+        scores = {}
+        for label, prob in value.items():
+            if not _is_number(prob):
+                self.fail(f"{field_name}.{label}", f"must be a finite number, got {_kind(prob)}")
+                continue
+            if labels is not None and label not in labels:
+                self.fail(f"{field_name}.{label}", f"label {label!r} is not in the dataset")
+                continue
+            scores[label] = float(prob)
+        return scores if len(scores) == len(value) else None
+
+    def vector(self, value: Any, field_name: str, length: int | None) -> np.ndarray | None:
+        if not isinstance(value, list):
+            self.fail(field_name, f"must be a list of numbers, got {_kind(value)}")
+            return None
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            bad = next((i for i, v in enumerate(value) if not _is_number(v)), 0)
+            self.fail(f"{field_name}[{bad}]", "must be a number")
+            return None
+        if array.ndim != 1 or not np.all(np.isfinite(array)):
+            bad = next((i for i, v in enumerate(value) if not _is_number(v)), 0)
+            self.fail(f"{field_name}[{bad}]", "must be a finite number")
+            return None
+        if length is not None and len(array) != length:
+            self.fail(field_name, f"has {len(array)} scores, but the document has {length}")
+            return None
+        return array
+
+
+def _parse_rationale(
+    raw: Any, where: str, check: _LineChecker, dataset: EraserDataset | None
+) -> RationalePrediction | None:
+    if not isinstance(raw, dict):
+        check.fail(where, f"must be an object, got {_kind(raw)}")
+        return None
+    docid = raw.get("docid")
+    if not isinstance(docid, str) or not docid:
+        check.fail(f"{where}.docid", f"must be a non-empty string, got {_kind(docid)}")
+        return None
+    doc = dataset.documents.get(docid) if dataset else None
+    if dataset is not None and doc is None:
+        check.fail(f"{where}.docid", f"unknown docid {docid!r}")
+        return None
+    n_tokens = len(doc.token_offsets) if doc else None
+    n_sentences = len(doc.sentence_ranges) if doc else None
+    prediction = RationalePrediction(docid=docid)
+    if "hard_rationale_predictions" in raw:
+        spans = raw["hard_rationale_predictions"]
+        if not isinstance(spans, list):
+            check.fail(f"{where}.hard_rationale_predictions", f"must be a list, got {_kind(spans)}")
+        else:
+            parsed = []
+            for i, span in enumerate(spans):
+                at = f"{where}.hard_rationale_predictions[{i}]"
+                if not isinstance(span, dict):
+                    check.fail(at, f"must be an object, got {_kind(span)}")
+                    continue
+                start, end = span.get("start_token"), span.get("end_token")
+                if not _is_int(start) or not _is_int(end):
+                    bad = "start_token" if not _is_int(start) else "end_token"
+                    check.fail(f"{at}.{bad}", f"must be an integer, got {_kind(span.get(bad))}")
+                    continue
+                if start < 0 or end <= start or (n_tokens is not None and end > n_tokens):
+                    limit = f" of a document with {n_tokens} tokens" if n_tokens is not None else ""
+                    check.fail(at, f"span [{start}, {end}) is outside{limit} or empty")
+                    continue
+                parsed.append((start, end))
+            ordered = sorted(parsed)
+            for (s1, e1), (s2, e2) in zip(ordered, ordered[1:], strict=False):
+                if s2 < e1:
+                    check.fail(
+                        f"{where}.hard_rationale_predictions",
+                        f"spans [{s1}, {e1}) and [{s2}, {e2}) overlap",
+                    )
+                    break
+            prediction.hard = parsed
+    if "soft_rationale_predictions" in raw:
+        prediction.soft_tokens = check.vector(
+            raw["soft_rationale_predictions"], f"{where}.soft_rationale_predictions", n_tokens
+        )
+    if "soft_sentence_predictions" in raw:
+        prediction.soft_sentences = check.vector(
+            raw["soft_sentence_predictions"], f"{where}.soft_sentence_predictions", n_sentences
+        )
+    return prediction
+
+
+def parse_prediction(
+    record: dict,
+    number: int,
+    label: str,
+    problems: ProblemList,
+    dataset: EraserDataset | None,
+    labels: set[str] | None,
+) -> Prediction | None:
+    check = _LineChecker(label, number, problems)
+    aid = record.get("annotation_id")
+    if not (isinstance(aid, str) and aid) and not _is_int(aid):
+        check.fail("annotation_id", f"must be a non-empty string or an integer, got {_kind(aid)}")
+    unknown = sorted(set(record) - set(KNOWN_TOP))
+    if unknown:
+        check.fail(unknown[0], f"unknown field(s): {', '.join(unknown)}")
+    prediction = Prediction(annotation_id=aid, line=number, present=frozenset(record))
+    rationales = record.get("rationales")
+    if not isinstance(rationales, list):
+        check.fail("rationales", f"must be a list, got {_kind(rationales)}")
+    else:
+        for i, raw in enumerate(rationales):
+            parsed = _parse_rationale(raw, f"rationales[{i}]", check, dataset)
+            if parsed is not None:
+                prediction.rationales.append(parsed)
+        docids = [r.docid for r in prediction.rationales]
+        if len(set(docids)) != len(docids):
+            check.fail("rationales", "names the same docid twice")
+    if "classification" in record:
+        value = record["classification"]
+        if not isinstance(value, str):
+            check.fail("classification", f"must be a string, got {_kind(value)}")
+        elif labels is not None and value not in labels:
+            check.fail("classification", f"label {value!r} is not in the dataset")
+        else:
+            prediction.classification = value
+    for key, attr in (
+        ("classification_scores", "classification_scores"),
+        ("comprehensiveness_classification_scores", "comprehensiveness_scores"),
+        ("sufficiency_classification_scores", "sufficiency_scores"),
+    ):
+        if key in record:
+            setattr(prediction, attr, check.score_dict(record[key], key, labels))
+    if "thresholded_scores" in record:
+        entries = record["thresholded_scores"]
+        if not isinstance(entries, list):
+            check.fail("thresholded_scores", f"must be a list, got {_kind(entries)}")
+        else:
+            prediction.thresholded = []
+            for i, entry in enumerate(entries):
+                at = f"thresholded_scores[{i}]"
+                if not isinstance(entry, dict) or not _is_number(entry.get("threshold")):
+                    check.fail(f"{at}.threshold", "must be an object with a numeric threshold")
+                    continue
+                prediction.thresholded.append(
+                    Threshold(
+                        threshold=float(entry["threshold"]),
+                        comprehensiveness=check.score_dict(
+                            entry.get("comprehensiveness_classification_scores"),
+                            f"{at}.comprehensiveness_classification_scores",
+                            labels,
+                        ),
+                        sufficiency=check.score_dict(
+                            entry.get("sufficiency_classification_scores"),
+                            f"{at}.sufficiency_classification_scores",
+                            labels,
+                        ),
+                    )
+                )
+    if "tokens_to_flip" in record and not _is_int(record["tokens_to_flip"]):
+        check.fail("tokens_to_flip", f"must be an integer, got {_kind(record['tokens_to_flip'])}")
+    return prediction if check.ok else None
+
+
+def read_predictions(
+    path: str | Path,
+    *,
+    dataset: EraserDataset | None = None,
+    split: str | None = None,
+    aopc_thresholds: list[float] | None = None,
+    strict: bool = False,
+    problems: ProblemList | None = None,
+) -> list[Prediction]:
+    """Parse and validate a predictions file. Problems go to `problems` (raised if not given)."""
+    raise_at_end = problems is None
+    problems = ProblemList() if problems is None else problems
+    path = Path(path)
+    label = path.name
+    gold = {}
+    labels = None
+    if dataset is not None:
+        instances = dataset.splits[split] if split else dataset.instances()
+        gold = {inst.key: inst for inst in instances}
+        labels = {i.classification for i in dataset.instances() if i.classification is not None}
+    predictions: list[Prediction] = []
+    seen: dict[str, int] = {}
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        problems.add(label, None, None, f"cannot read: {exc.strerror}")
+        if raise_at_end:
+            problems.raise_if_any()
+        return predictions
+    with stream:
+        for number, raw, length in iter_lines(stream, max_line_bytes=MAX_LINE_BYTES):
+            if raw is None:
+                problems.add(label, number, None, f"line is {length} bytes, over the limit")
+                continue
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw, parse_constant=_reject_constant)
+            except (ValueError, RecursionError) as exc:
+                problems.add(label, number, None, f"malformed JSON: {exc}")
+                continue
+            if not isinstance(record, dict):
+                problems.add(label, number, None, f"expected a JSON object, got {_kind(record)}")
+                continue
+            prediction = parse_prediction(record, number, label, problems, dataset, labels)
+            if prediction is None:
+                continue
+            if prediction.key in seen:
+                problems.add(
+                    label,
+                    number,
+                    "annotation_id",
+                    f"duplicate annotation_id {prediction.annotation_id!r} "
+                    f"(first on line {seen[prediction.key]})",
+                )
+                continue
+            seen[prediction.key] = number
+            if dataset is not None:
+                _check_against_gold(prediction, gold, label, problems, strict, aopc_thresholds)
+            predictions.append(prediction)
+    if not predictions and not problems:
+        problems.add(label, None, None, "file is empty: it has no predictions")
+    _check_optional_fields_consistent(predictions, label, problems)
+    if raise_at_end:
+        problems.raise_if_any()
+    return predictions
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not valid JSON")
+
+
+def _check_against_gold(prediction, gold, label, problems, strict, aopc_thresholds) -> None:
+    instance = gold.get(prediction.key)
+    if instance is None:
+        if strict:
+            problems.add(
+                label,
+                prediction.line,
+                "annotation_id",
+                f"annotation_id {prediction.annotation_id!r} is not in the split",
+            )
+        return
+    if type(instance.annotation_id) is not type(prediction.annotation_id):
+        problems.add(
+            label,
+            prediction.line,
+            "annotation_id",
+            f"type mismatch: the dataset has {instance.annotation_id!r} "
+            f"({_kind(instance.annotation_id)}), the prediction {prediction.annotation_id!r} "
+            f"({_kind(prediction.annotation_id)})",
+        )
+    if prediction.thresholded is not None and aopc_thresholds:
+        have = {round(t.threshold, 9) for t in prediction.thresholded}
+        missing = [t for t in aopc_thresholds if round(t, 9) not in have]
+        if missing:
+            problems.add(
+                label,
+                prediction.line,
+                "thresholded_scores",
+                f"missing threshold(s) {missing} (expected {list(aopc_thresholds)})",
+            )
+
+
+def _check_optional_fields_consistent(predictions, label, problems) -> None:
+    """An optional field is present on every line or on none."""
+    if not predictions:
+        return
+    for key in OPTIONAL_TOP:
+        having = [p for p in predictions if key in p.present]
+        if having and len(having) != len(predictions):
+            first_without = next(p for p in predictions if key not in p.present)
+            problems.add(
+                label,
+                first_without.line,
+                key,
+                f"present on {len(having)} of {len(predictions)} lines: give it on every line or none",
+            )
+    for attr, key in (
+        ("hard", "hard_rationale_predictions"),
+        ("soft_tokens", "soft_rationale_predictions"),
+        ("soft_sentences", "soft_sentence_predictions"),
+    ):
+        flags = [getattr(r, attr) is not None for p in predictions for r in p.rationales]
+        if any(flags) and not all(flags):
+            line = next(
+                p.line for p in predictions for r in p.rationales if getattr(r, attr) is None
+            )
+            problems.add(
+                label,
+                line,
+                f"rationales[].{key}",
+                f"present on {sum(flags)} of {len(flags)} rationales: give it on every one or none",
+            )

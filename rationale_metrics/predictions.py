@@ -5,6 +5,7 @@ Every problem is collected with its line number and field; nothing ends in a tra
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -167,7 +168,7 @@ def _parse_rationale(
                     continue
                 parsed.append((start, end))
             ordered = sorted(parsed)
-            for (s1, e1), (s2, e2) in zip(ordered, ordered[1:], strict=False):
+            for (s1, e1), (s2, e2) in itertools.pairwise(ordered):
                 if s2 < e1:
                     check.fail(
                         f"{where}.hard_rationale_predictions",

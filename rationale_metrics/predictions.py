@@ -89,6 +89,7 @@ class _LineChecker:
     def __init__(self, label: str, number: int, problems: ProblemList):
         self.label, self.number, self.problems = label, number, problems
         self.ok = True
+        self.unknown_labels: dict[str, str] = {}  # label -> first field naming it
 
     def fail(self, field_name: str | None, message: str) -> None:
         self.ok = False
@@ -104,7 +105,8 @@ class _LineChecker:
                 self.fail(f"{field_name}.{label}", f"must be a finite number, got {_kind(prob)}")
                 continue
             if labels is not None and label not in labels:
-                self.fail(f"{field_name}.{label}", f"label {label!r} is not in the dataset")
+                self.ok = False
+                self.unknown_labels.setdefault(label, f"{field_name}.{label}")
                 continue
             scores[label] = float(prob)
         return scores if len(scores) == len(value) else None
@@ -194,7 +196,8 @@ def parse_prediction(
     problems: ProblemList,
     dataset: EraserDataset | None,
     labels: set[str] | None,
-) -> Prediction | None:
+) -> tuple[Prediction, bool]:
+    """The parsed line, and whether it had no problems (problems are added as found)."""
     check = _LineChecker(label, number, problems)
     aid = record.get("annotation_id")
     if not (isinstance(aid, str) and aid) and not _is_int(aid):
@@ -219,7 +222,8 @@ def parse_prediction(
         if not isinstance(value, str):
             check.fail("classification", f"must be a string, got {_kind(value)}")
         elif labels is not None and value not in labels:
-            check.fail("classification", f"label {value!r} is not in the dataset")
+            check.ok = False
+            check.unknown_labels.setdefault(value, "classification")
         else:
             prediction.classification = value
     for key, attr in (
@@ -255,9 +259,17 @@ def parse_prediction(
                         ),
                     )
                 )
+    if check.unknown_labels:
+        names = ", ".join(repr(label) for label in check.unknown_labels)
+        problems.add(
+            check.label,
+            number,
+            next(iter(check.unknown_labels.values())),
+            f"label(s) {names} not in the dataset's labels {sorted(labels or ())}",
+        )
     if "tokens_to_flip" in record and not _is_int(record["tokens_to_flip"]):
         check.fail("tokens_to_flip", f"must be an integer, got {_kind(record['tokens_to_flip'])}")
-    return prediction if check.ok else None
+    return prediction, check.ok
 
 
 def read_predictions(
@@ -304,8 +316,13 @@ def read_predictions(
             if not isinstance(record, dict):
                 problems.add(label, number, None, f"expected a JSON object, got {_kind(record)}")
                 continue
-            prediction = parse_prediction(record, number, label, problems, dataset, labels)
-            if prediction is None:
+            prediction, ok = parse_prediction(record, number, label, problems, dataset, labels)
+            valid_id = _is_int(prediction.annotation_id) or isinstance(
+                prediction.annotation_id, str
+            )
+            if dataset is not None and valid_id:
+                _check_against_gold(prediction, gold, label, problems, strict, aopc_thresholds)
+            if not ok:
                 continue
             if prediction.key in seen:
                 problems.add(
@@ -317,8 +334,6 @@ def read_predictions(
                 )
                 continue
             seen[prediction.key] = number
-            if dataset is not None:
-                _check_against_gold(prediction, gold, label, problems, strict, aopc_thresholds)
             predictions.append(prediction)
     if not predictions and not problems:
         problems.add(label, None, None, "file is empty: it has no predictions")

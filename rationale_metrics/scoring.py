@@ -22,6 +22,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
+from rationale_metrics import extensions
 from rationale_metrics.eraser import EraserDataset, Instance
 from rationale_metrics.predictions import Prediction
 
@@ -299,6 +300,88 @@ def classification_scores(
     return result
 
 
+# ---------------------------------------------------------------- extensions
+
+
+def mean_rationale_length(gold: _Gold) -> float:
+    """Mean number of distinct gold tokens per instance (all documents, all groups)."""
+    counts = dict.fromkeys(gold.instances, 0)
+    for (aid, _docid), spans in gold.spans.items():
+        counts[aid] += len({t for start, end in spans for t in range(start, end)})
+    return float(np.mean(list(counts.values()))) if counts else 0.0
+
+
+def _rationale_set_inputs(gold: _Gold, predictions: list[Prediction]):
+    gold_sets = {
+        key: [
+            [
+                frozenset(
+                    (ev.docid, t) for ev in group for t in range(ev.start_token, ev.end_token)
+                )
+                for group in inst.evidences
+                if group
+            ]
+        ]
+        for key, inst in gold.instances.items()
+    }
+    predicted = {
+        pred.key: [
+            frozenset(
+                (r.docid, t)
+                for r in pred.rationales
+                for start, end in (r.hard or ())
+                for t in range(start, end)
+            )
+        ]
+        for pred in predictions
+        if any(r.hard is not None for r in pred.rationales)
+    }
+    return gold_sets, predicted
+
+
+def _soft_top_k(dataset, gold: _Gold, predictions: list[Prediction], options: ScoreOptions) -> dict:
+    k = max(1, round(mean_rationale_length(gold)))
+    predicted: dict[Key, set[Span]] = defaultdict(set)
+    for pred in predictions:
+        for r in pred.rationales:
+            if r.soft_tokens is not None:
+                top = extensions.top_k_indices(r.soft_tokens, k)
+                predicted[(pred.key, r.docid)] = set(extensions.runs(top))
+    return {
+        "k": k,
+        "k_rule": "mean human rationale length in tokens over the split",
+        "iou_scores": [iou_f1(gold.spans, predicted, t) for t in options.iou_thresholds],
+        "token_prf": instance_prf(_to_tokens(gold.spans), _to_tokens(predicted)),
+    }
+
+
+def _extension_scores(dataset, gold, in_split, scores, options) -> None:
+    predicted_spans = _predicted_spans(in_split)
+    if any(predicted_spans.values()):
+        scores["iou_scores_one_to_one"] = [
+            iou_f1(gold.spans, predicted_spans, t, one_to_one=True) for t in options.iou_thresholds
+        ]
+        gold_sets, predicted = _rationale_set_inputs(gold, in_split)
+        scores["rationale_set_token_f1"] = {
+            "greedy_union": extensions.rationale_set_scores(gold_sets, predicted),
+            "best_single_set": extensions.rationale_set_scores(
+                gold_sets, predicted, best_single=True
+            ),
+        }
+    if any(r.soft_tokens is not None for p in in_split for r in p.rationales):
+        scores["soft_top_k"] = _soft_top_k(dataset, gold, in_split, options)
+    classification = scores.get("classification_scores")
+    if classification and classification.get("comprehensiveness_aopc") is not None:
+        n_bins = len(options.aopc_thresholds)
+        scores["aopc_paper_formula"] = {
+            "comprehensiveness_aopc": extensions.aopc_paper(
+                classification["comprehensiveness_aopc"], n_bins
+            ),
+            "sufficiency_aopc": extensions.aopc_paper(classification["sufficiency_aopc"], n_bins),
+            "note": "divides by |B| + 1 with a zero k = 0 term: reference x |B| / (|B| + 1)",
+        }
+
+
 # ---------------------------------------------------------------- everything
 
 
@@ -317,10 +400,6 @@ def score_predictions(
         scores["iou_scores"] = [iou_f1(gold.spans, predicted, t) for t in options.iou_thresholds]
         scores["rationale_prf"] = instance_prf(gold.spans, predicted)
         scores["token_prf"] = instance_prf(_to_tokens(gold.spans), _to_tokens(predicted))
-        if options.extensions:
-            scores["iou_scores_one_to_one"] = [
-                iou_f1(gold.spans, predicted, t, one_to_one=True) for t in options.iou_thresholds
-            ]
     token_pairs = _token_pairs(dataset, gold, in_split)
     if token_pairs:
         scores["token_soft_metrics"] = soft_scores(token_pairs)
@@ -332,4 +411,6 @@ def score_predictions(
         scores["classification_scores"] = classification_scores(
             gold, in_split, labels, options.aopc_thresholds
         )
+    if options.extensions:
+        _extension_scores(dataset, gold, in_split, scores, options)
     return scores

@@ -1,0 +1,5 @@
+import sys
+
+from rationale_metrics.cli import main
+
+sys.exit(main())

@@ -1,0 +1,219 @@
+"""Command line: `python -m rationale_metrics {score,validate,explain,agreement}`.
+
+`score` accepts the ERASER reference scorer's flags and writes its JSON keys, plus
+extensions under new keys. Bad input ends with a readable report and a non-zero exit
+code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rationale_metrics.eraser import SPLITS, read_eraser_dataset
+from rationale_metrics.problems import DataValidationError, ProblemList
+from rationale_metrics.scoring import DEFAULT_AOPC_THRESHOLDS, DEFAULT_IOU_THRESHOLDS
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+def _load_dataset(data_dir: str):
+    from rationale_metrics.sources import open_dataset_source
+
+    try:
+        source = open_dataset_source(data_dir)
+    except (OSError, ValueError) as exc:
+        problems = ProblemList()
+        problems.add(data_dir, None, None, str(exc))
+        raise DataValidationError(problems) from exc
+    with source:
+        return read_eraser_dataset(source)
+
+
+def _load_predictions(args, dataset):
+    from rationale_metrics.predictions import read_predictions
+
+    problems = ProblemList()
+    predictions = read_predictions(
+        args.results,
+        dataset=dataset,
+        split=args.split,
+        aopc_thresholds=list(args.aopc_thresholds),
+        strict=args.strict,
+        problems=problems,
+    )
+    if any(p.classification is not None for p in predictions):
+        present = {p.key for p in predictions}
+        missing = [i for i in dataset.splits[args.split] if i.key not in present]
+        for inst in missing[:20]:
+            problems.add(
+                Path(args.results).name,
+                None,
+                "annotation_id",
+                f"no prediction for {inst.annotation_id!r}: classification needs every instance",
+            )
+    problems.raise_if_any()
+    return predictions
+
+
+def command_score(args) -> int:
+    from rationale_metrics.scoring import ScoreOptions, score_predictions
+
+    dataset = _load_dataset(args.data_dir)
+    predictions = _load_predictions(args, dataset)
+    scores = score_predictions(
+        dataset,
+        args.split,
+        predictions,
+        ScoreOptions(
+            iou_thresholds=tuple(args.iou_thresholds),
+            aopc_thresholds=tuple(args.aopc_thresholds),
+            extensions=not args.no_extensions,
+        ),
+    )
+    text = json.dumps(scores, indent=4, sort_keys=True)
+    if args.score_file:
+        Path(args.score_file).write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def command_validate(args) -> int:
+    dataset = _load_dataset(args.data_dir)
+    if args.results:
+        predictions = _load_predictions(args, dataset)
+        print(f"{args.results}: {len(predictions)} predictions, no problems")
+    counts = ", ".join(f"{s}: {len(dataset.splits[s])}" for s in SPLITS)
+    print(f"{args.data_dir}: {len(dataset.documents)} documents; {counts}; no problems")
+    return 0
+
+
+def command_explain(args) -> int:
+    from rationale_metrics.explain import explain_split
+
+    dataset = _load_dataset(args.data_dir)
+    count = explain_split(
+        dataset,
+        split=args.split,
+        explainer=args.explainer,
+        out_path=Path(args.results),
+        train_split=args.train_split,
+        k=args.k,
+        aopc_thresholds=tuple(args.aopc_thresholds),
+        seed=args.seed,
+        lime_samples=args.lime_samples,
+    )
+    print(f"wrote {count} predictions to {args.results}")
+    return 0
+
+
+def command_agreement(args) -> int:
+    from rationale_metrics.agreement import agreement_from_jsonl
+
+    report = agreement_from_jsonl(Path(args.annotations), undefined=args.undefined)
+    text = json.dumps(report, indent=2, sort_keys=True)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rationale-metrics", description="Score explainers against ERASER rationale datasets."
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def data_flags(p, results_required: bool):
+        p.add_argument("--data_dir", required=True, help="ERASER dataset directory or .zip")
+        p.add_argument("--split", choices=SPLITS, default="test")
+        p.add_argument("--results", required=results_required, help="predictions .jsonl")
+        p.add_argument(
+            "--strict", action="store_true", help="predictions for ids not in the split are errors"
+        )
+        p.add_argument(
+            "--iou_thresholds", type=float, nargs="+", default=list(DEFAULT_IOU_THRESHOLDS)
+        )
+        p.add_argument(
+            "--aopc_thresholds", type=float, nargs="+", default=list(DEFAULT_AOPC_THRESHOLDS)
+        )
+
+    score = sub.add_parser("score", help="score a predictions file (reference-compatible JSON)")
+    data_flags(score, True)
+    score.add_argument("--score_file", help="write the scores here (default: stdout)")
+    score.add_argument(
+        "--no_extensions",
+        dest="no_extensions",
+        action="store_true",
+        help="write only the reference scorer's keys",
+    )
+    score.set_defaults(run=command_score)
+
+    validate = sub.add_parser("validate", help="check a dataset and optionally a predictions file")
+    data_flags(validate, False)
+    validate.set_defaults(run=command_validate)
+
+    explain = sub.add_parser("explain", help="run the bundled baseline model and an explainer")
+    data_flags(explain, True)
+    explain.add_argument(
+        "--explainer", choices=["occlusion", "lime", "linear", "random"], required=True
+    )
+    explain.add_argument("--train_split", choices=SPLITS, default="train")
+    explain.add_argument(
+        "--k",
+        type=int,
+        default=None,
+        help="tokens per hard rationale (default: mean human rationale length)",
+    )
+    explain.add_argument("--seed", type=int, default=0)
+    explain.add_argument("--lime_samples", type=int, default=300)
+    explain.set_defaults(run=command_explain)
+
+    agreement = sub.add_parser("agreement", help="token-level agreement between annotators")
+    agreement.add_argument(
+        "--annotations",
+        required=True,
+        help="JSONL: {item, annotator, variant?, n_tokens, tokens: [index, ...]}",
+    )
+    agreement.add_argument(
+        "--undefined",
+        choices=["exclude", "one"],
+        default="exclude",
+        help="kappa when both annotations are constant and equal",
+    )
+    agreement.add_argument("--out", help="write the report here (default: stdout)")
+    agreement.set_defaults(run=command_agreement)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except DataValidationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (OSError, ValueError) as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(
+            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

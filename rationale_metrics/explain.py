@@ -1,0 +1,322 @@
+"""A baseline classifier and explainers, so faithfulness can be computed without a GPU.
+
+Any model can be plugged in through the `TextClassifier` protocol: it needs `labels` and
+`predict_proba(token_lists, queries) -> array (n, len(labels))`. A model may also offer
+`predict_proba_kept(tokens, query, keep)` to score many masked copies of one input at
+once; the bundled bag-of-words model does, so occlusion and LIME stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+from sklearn.linear_model import LogisticRegression, Ridge
+
+from rationale_metrics.eraser import EraserDataset, Instance
+from rationale_metrics.extensions import runs, top_k_indices
+from rationale_metrics.scoring import DEFAULT_AOPC_THRESHOLDS
+
+MASK_BATCH = 512
+
+
+@runtime_checkable
+class TextClassifier(Protocol):
+    labels: list[str]
+
+    def predict_proba(
+        self, token_lists: Sequence[Sequence[str]], queries: Sequence[str | None]
+    ) -> np.ndarray: ...
+
+
+def _identity(tokens):
+    return tokens
+
+
+class BagOfWordsClassifier:
+    """TF-IDF over lowercased tokens (query tokens prefixed with 'q:') + logistic regression."""
+
+    def __init__(self, *, c: float = 4.0, seed: int = 0):
+        self.vectorizer = CountVectorizer(analyzer=_identity, lowercase=False)
+        self.tfidf = TfidfTransformer(sublinear_tf=True)
+        self.model = LogisticRegression(C=c, max_iter=2000, random_state=seed)
+        self.labels: list[str] = []
+
+    @staticmethod
+    def _features(tokens: Sequence[str], query: str | None) -> list[str]:
+        words = [t.lower() for t in tokens]
+        if query:
+            words += ["q:" + w.lower() for w in query.split()]
+        return words
+
+    def fit(self, token_lists, queries, labels: Sequence[str]) -> BagOfWordsClassifier:
+        counts = self.vectorizer.fit_transform(
+            [self._features(t, q) for t, q in zip(token_lists, queries, strict=True)]
+        )
+        self.model.fit(self.tfidf.fit_transform(counts), list(labels))
+        self.labels = [str(c) for c in self.model.classes_]
+        return self
+
+    def predict_proba(self, token_lists, queries) -> np.ndarray:
+        counts = self.vectorizer.transform(
+            [self._features(t, q) for t, q in zip(token_lists, queries, strict=True)]
+        )
+        return self.model.predict_proba(self.tfidf.transform(counts))
+
+    def predict_proba_kept(
+        self, tokens: Sequence[str], query: str | None, keep: np.ndarray
+    ) -> np.ndarray:
+        """Probabilities for each row of `keep` (m x n booleans: which tokens stay)."""
+        vocabulary = self.vectorizer.vocabulary_
+        columns = np.array([vocabulary.get(t.lower(), -1) for t in tokens])
+        known = columns >= 0
+        one_hot = sparse.csr_matrix(
+            (np.ones(known.sum()), (np.flatnonzero(known), columns[known])),
+            shape=(len(tokens), len(vocabulary)),
+        )
+        query_counts = self.vectorizer.transform([self._features([], query)])
+        out = []
+        for start in range(0, len(keep), MASK_BATCH):
+            rows = sparse.csr_matrix(keep[start : start + MASK_BATCH].astype(np.float64))
+            counts = rows @ one_hot + sparse.vstack([query_counts] * rows.shape[0])
+            out.append(self.model.predict_proba(self.tfidf.transform(counts)))
+        return np.vstack(out) if out else np.zeros((0, len(self.labels)))
+
+    def linear_weights(
+        self, tokens: Sequence[str], query: str | None, label_index: int
+    ) -> np.ndarray:
+        """Per token: the model's weight for its word towards the label x the word's TF-IDF value."""
+        features = self.tfidf.transform(self.vectorizer.transform([self._features(tokens, query)]))
+        values = dict(zip(features.indices, features.data, strict=True))
+        coef = self.model.coef_
+        weights = coef[0] if coef.shape[0] == 1 else coef[label_index]
+        if coef.shape[0] == 1 and label_index == 0:
+            weights = -weights
+        vocabulary = self.vectorizer.vocabulary_
+        scores = np.zeros(len(tokens))
+        for i, token in enumerate(tokens):
+            column = vocabulary.get(token.lower())
+            if column is not None:
+                scores[i] = weights[column] * values.get(column, 0.0)
+        return scores
+
+
+def proba_kept(model: TextClassifier, tokens, query, keep: np.ndarray) -> np.ndarray:
+    if hasattr(model, "predict_proba_kept"):
+        return model.predict_proba_kept(tokens, query, keep)
+    token_lists = [[t for t, k in zip(tokens, row, strict=True) if k] for row in keep]
+    return np.asarray(model.predict_proba(token_lists, [query] * len(token_lists)))
+
+
+# ---------------------------------------------------------------- explainers
+
+
+def explain_random(model, tokens, query, label_index, rng: np.random.Generator, **_) -> np.ndarray:
+    return rng.random(len(tokens))
+
+
+def explain_occlusion(model, tokens, query, label_index, **_) -> np.ndarray:
+    """Leave-one-out: how much the label's probability drops without each token."""
+    n = len(tokens)
+    keep = ~np.eye(n, dtype=bool)
+    full = proba_kept(model, tokens, query, np.ones((1, n), dtype=bool))[0, label_index]
+    return full - proba_kept(model, tokens, query, keep)[:, label_index]
+
+
+def explain_lime(
+    model, tokens, query, label_index, rng: np.random.Generator, samples: int = 300, **_
+):
+    """LIME over the instance's distinct words: sampled masks, cosine-kernel weighted ridge fit."""
+    words = [t.lower() for t in tokens]
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(words))}
+    word_of_token = np.array([vocab[w] for w in words])
+    d = len(vocab)
+    z = np.ones((samples, d), dtype=bool)
+    for row in range(1, samples):
+        removed = rng.choice(d, size=rng.integers(1, d + 1), replace=False)
+        z[row, removed] = False
+    keep = z[:, word_of_token]
+    target = proba_kept(model, tokens, query, keep)[:, label_index]
+    cosine = z.sum(axis=1) / (np.sqrt(z.sum(axis=1).clip(min=1)) * math.sqrt(d))
+    distance = (1 - cosine) * 100
+    weights = np.sqrt(np.exp(-(distance**2) / 25**2))
+    ridge = Ridge(alpha=1.0, random_state=0).fit(z.astype(float), target, sample_weight=weights)
+    return ridge.coef_[word_of_token]
+
+
+def explain_linear(model, tokens, query, label_index, **_) -> np.ndarray:
+    if not hasattr(model, "linear_weights"):
+        raise ValueError("the linear explainer needs a linear model with linear_weights()")
+    return model.linear_weights(tokens, query, label_index)
+
+
+EXPLAINERS = {
+    "random": explain_random,
+    "occlusion": explain_occlusion,
+    "lime": explain_lime,
+    "linear": explain_linear,
+}
+
+
+# ---------------------------------------------------------------- predictions file
+
+
+def _instance_tokens(
+    dataset: EraserDataset, inst: Instance
+) -> tuple[list[str], list[tuple[str, int, int]]]:
+    tokens: list[str] = []
+    parts = []
+    for docid in inst.resolved_docids():
+        doc_tokens = dataset.documents[docid].tokens
+        parts.append((docid, len(tokens), len(tokens) + len(doc_tokens)))
+        tokens += doc_tokens
+    return tokens, parts
+
+
+def _mean_rationale_tokens(instances: list[Instance]) -> float:
+    lengths = []
+    for inst in instances:
+        covered = {
+            (ev.docid, t)
+            for g in inst.evidences
+            for ev in g
+            for t in range(ev.start_token, ev.end_token)
+        }
+        lengths.append(len(covered))
+    return float(np.mean(lengths)) if lengths else 0.0
+
+
+def train_baseline(
+    dataset: EraserDataset, split: str = "train", seed: int = 0
+) -> BagOfWordsClassifier:
+    instances = [i for i in dataset.splits[split] if i.classification is not None]
+    if len({i.classification for i in instances}) < 2:
+        raise ValueError(
+            f"the {split} split needs labelled instances of at least two classes to train on"
+        )
+    token_lists = [_instance_tokens(dataset, i)[0] for i in instances]
+    return BagOfWordsClassifier(seed=seed).fit(
+        token_lists, [i.query for i in instances], [i.classification for i in instances]
+    )
+
+
+def explain_instance(
+    model: TextClassifier,
+    dataset: EraserDataset,
+    inst: Instance,
+    *,
+    explainer: str,
+    k: int,
+    aopc_thresholds: Sequence[float],
+    rng: np.random.Generator,
+    lime_samples: int = 300,
+) -> dict:
+    tokens, parts = _instance_tokens(dataset, inst)
+    n = len(tokens)
+    full = proba_kept(model, tokens, inst.query, np.ones((1, n), dtype=bool))[0]
+    label_index = int(np.argmax(full))
+    scores = np.asarray(
+        EXPLAINERS[explainer](
+            model, tokens, inst.query, label_index, rng=rng, samples=lime_samples
+        ),
+        dtype=np.float64,
+    )
+
+    def kept_without(count: int) -> tuple[np.ndarray, np.ndarray]:
+        top = top_k_indices(scores, count)
+        removed = np.ones(n, dtype=bool)
+        removed[top] = False
+        return removed, ~removed
+
+    masks = [kept_without(k)]
+    bins = [math.ceil(b * n) for b in aopc_thresholds]
+    masks += [kept_without(count) for count in bins]
+    probabilities = proba_kept(
+        model, tokens, inst.query, np.vstack([m for pair in masks for m in pair])
+    )
+
+    def as_dict(row: np.ndarray) -> dict:
+        return {label: float(p) for label, p in zip(model.labels, row, strict=True)}
+
+    top = set(top_k_indices(scores, k).tolist())
+    rationales = []
+    for docid, start, end in parts:
+        doc = dataset.documents[docid]
+        local = scores[start:end]
+        chosen = [t - start for t in top if start <= t < end]
+        rationales.append(
+            {
+                "docid": docid,
+                "hard_rationale_predictions": [
+                    {"start_token": s, "end_token": e} for s, e in runs(chosen)
+                ],
+                "soft_rationale_predictions": local.tolist(),
+                "soft_sentence_predictions": [
+                    float(local[s:e].max()) if e > s else 0.0 for s, e in doc.sentence_ranges
+                ],
+            }
+        )
+    return {
+        "annotation_id": inst.annotation_id,
+        "rationales": rationales,
+        "classification": model.labels[label_index],
+        "classification_scores": as_dict(full),
+        "comprehensiveness_classification_scores": as_dict(probabilities[0]),
+        "sufficiency_classification_scores": as_dict(probabilities[1]),
+        "thresholded_scores": [
+            {
+                "threshold": threshold,
+                "comprehensiveness_classification_scores": as_dict(probabilities[2 + 2 * i]),
+                "sufficiency_classification_scores": as_dict(probabilities[3 + 2 * i]),
+            }
+            for i, threshold in enumerate(aopc_thresholds)
+        ],
+    }
+
+
+def explain_split(
+    dataset: EraserDataset,
+    *,
+    split: str,
+    explainer: str,
+    out_path: Path,
+    train_split: str = "train",
+    model: TextClassifier | None = None,
+    k: int | None = None,
+    aopc_thresholds: Sequence[float] = DEFAULT_AOPC_THRESHOLDS,
+    seed: int = 0,
+    lime_samples: int = 300,
+) -> int:
+    """Write a complete predictions file for `split`; returns the number of lines."""
+    if explainer not in EXPLAINERS:
+        raise ValueError(f"unknown explainer {explainer!r}; choose from {sorted(EXPLAINERS)}")
+    model = model or train_baseline(dataset, train_split, seed=seed)
+    instances = dataset.splits[split]
+    if k is None:
+        k = max(
+            1,
+            round(_mean_rationale_tokens(instances) or _mean_rationale_tokens(dataset.instances())),
+        )
+    rng = np.random.default_rng(seed)
+    tmp = out_path.with_suffix(out_path.suffix + ".partial")
+    with open(tmp, "w") as handle:
+        for inst in instances:
+            line = explain_instance(
+                model,
+                dataset,
+                inst,
+                explainer=explainer,
+                k=k,
+                aopc_thresholds=aopc_thresholds,
+                rng=rng,
+                lime_samples=lime_samples,
+            )
+            handle.write(json.dumps(line) + "\n")
+    tmp.replace(out_path)
+    return len(instances)

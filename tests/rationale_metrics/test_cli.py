@@ -1,0 +1,178 @@
+"""The command line: score writes the reference keys, explain writes a complete file."""
+
+import json
+
+import pytest
+
+from rationale_metrics.cli import main
+from tests.conftest import SHARED_REFERENCE
+
+MOVIES = SHARED_REFERENCE / "movies" / "data"
+needs_reference = pytest.mark.skipif(
+    not MOVIES.is_dir(), reason=f"shared reference data not found at {MOVIES}"
+)
+
+
+@needs_reference
+def test_score_writes_the_reference_keys(tmp_path):
+    out = tmp_path / "scores.json"
+
+    code = main(
+        [
+            "score",
+            "--data_dir",
+            str(MOVIES),
+            "--split",
+            "val",
+            "--results",
+            str(SHARED_REFERENCE / "movies" / "preds" / "oracle.jsonl"),
+            "--score_file",
+            str(out),
+        ]
+    )
+
+    scores = json.loads(out.read_text())
+    assert code == 0
+    assert scores["token_prf"]["instance_micro"]["f1"] == 1.0
+    assert {
+        "iou_scores_one_to_one",
+        "rationale_set_token_f1",
+        "soft_top_k",
+        "aopc_paper_formula",
+    } <= set(scores)
+
+
+def test_missing_dataset_is_a_readable_error(tmp_path, capsys):
+    code = main(["validate", "--data_dir", str(tmp_path / "nope")])
+
+    assert code == 2
+    assert "no such file or directory" in capsys.readouterr().err
+
+
+@needs_reference
+def test_explain_then_score_occlusion_beats_random_on_comprehensiveness(tmp_path):
+    comprehensiveness = {}
+    for explainer in ("random", "occlusion"):
+        preds, scores = tmp_path / f"{explainer}.jsonl", tmp_path / f"{explainer}.json"
+        assert (
+            main(
+                [
+                    "explain",
+                    "--data_dir",
+                    str(MOVIES),
+                    "--split",
+                    "test",
+                    "--train_split",
+                    "val",
+                    "--explainer",
+                    explainer,
+                    "--results",
+                    str(preds),
+                ]
+            )
+            == 0
+        )
+        assert (
+            main(
+                [
+                    "score",
+                    "--data_dir",
+                    str(MOVIES),
+                    "--split",
+                    "test",
+                    "--results",
+                    str(preds),
+                    "--score_file",
+                    str(scores),
+                    "--strict",
+                ]
+            )
+            == 0
+        )
+        comprehensiveness[explainer] = json.loads(scores.read_text())["classification_scores"][
+            "comprehensiveness"
+        ]
+
+    assert comprehensiveness["occlusion"] > comprehensiveness["random"] + 0.1
+
+
+@needs_reference
+@pytest.mark.parametrize("explainer", ["lime", "linear"])
+def test_every_explainer_writes_a_scorable_file(tmp_path, explainer):
+    preds = tmp_path / "p.jsonl"
+
+    assert (
+        main(
+            [
+                "explain",
+                "--data_dir",
+                str(MOVIES),
+                "--split",
+                "test",
+                "--train_split",
+                "val",
+                "--explainer",
+                explainer,
+                "--results",
+                str(preds),
+                "--lime_samples",
+                "60",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "score",
+                "--data_dir",
+                str(MOVIES),
+                "--split",
+                "test",
+                "--results",
+                str(preds),
+                "--score_file",
+                str(tmp_path / "s.json"),
+            ]
+        )
+        == 0
+    )
+
+
+@needs_reference
+def test_explain_refuses_a_single_class_training_split(tmp_path, capsys):
+    code = main(
+        [
+            "explain",
+            "--data_dir",
+            str(MOVIES),
+            "--split",
+            "test",
+            "--explainer",
+            "random",
+            "--results",
+            str(tmp_path / "p.jsonl"),
+        ]
+    )
+
+    assert code == 2
+    assert "needs labelled instances of at least two classes" in capsys.readouterr().err
+
+
+def test_agreement_command(tmp_path, capsys):
+    path = tmp_path / "a.jsonl"
+    path.write_text(
+        '{"item": 1, "annotator": "x", "variant": "A", "n_tokens": 4, "tokens": [0, 1]}\n'
+        '{"item": 1, "annotator": "y", "variant": "A", "n_tokens": 4, "tokens": [0, 1]}\n'
+    )
+
+    assert main(["agreement", "--annotations", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["cells"]["A|A"]["kappa"] == 1.0
+
+
+def test_agreement_bad_line_names_line_and_field(tmp_path, capsys):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"item": 1, "annotator": "x", "tokens": []}\n')
+
+    assert main(["agreement", "--annotations", str(path)]) == 2
+    assert "a.jsonl:1: n_tokens: missing" in capsys.readouterr().err

@@ -1,0 +1,262 @@
+"""Predictions and dataset readers: every problem in one pass, with line and field; fuzzed."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rationale_metrics.eraser import read_eraser_dataset
+from rationale_metrics.predictions import read_predictions
+from rationale_metrics.problems import DataValidationError
+from rationale_metrics.sources import DirectorySource
+from tests.annotate.test_import_bad_input import instance, write_dataset
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    root = write_dataset(
+        tmp_path / "ds",
+        {
+            "train": [
+                json.dumps(instance("a1")),
+                json.dumps(instance(7, "d2", classification="NEG")),
+            ],
+            "val": [],
+            "test": [],
+        },
+    )
+    return read_eraser_dataset(DirectorySource(root))
+
+
+def prediction(aid, docid="d1", **overrides):
+    line = {
+        "annotation_id": aid,
+        "rationales": [
+            {"docid": docid, "hard_rationale_predictions": [{"start_token": 0, "end_token": 2}]}
+        ],
+    }
+    line.update(overrides)
+    return line
+
+
+def problems(tmp_path, dataset, lines, **kwargs):
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
+    with pytest.raises(DataValidationError) as caught:
+        read_predictions(path, dataset=dataset, split="train", **kwargs)
+    return [(p.line, p.field, p.message) for p in caught.value.problems]
+
+
+def test_a_valid_file_reads(tmp_path, dataset):
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps(prediction("a1")) + "\n" + json.dumps(prediction(7, "d2")) + "\n")
+
+    assert len(read_predictions(path, dataset=dataset, split="train")) == 2
+
+
+def test_every_listed_problem_is_reported_in_one_pass(tmp_path, dataset):
+    soft = {"docid": "d1", "soft_rationale_predictions": [0.5] * 3}
+    found = problems(
+        tmp_path,
+        dataset,
+        [
+            prediction("a1"),
+            prediction("a1"),  # duplicate
+            prediction(7, "zz"),  # unknown docid
+            prediction("7"),  # id type mismatch
+            {
+                "annotation_id": "a1x",
+                "rationales": [
+                    {
+                        "docid": "d1",
+                        "hard_rationale_predictions": [{"start_token": 5, "end_token": 99}],
+                    }
+                ],
+            },
+            {
+                "annotation_id": "a1y",
+                "rationales": [
+                    {
+                        "docid": "d1",
+                        "hard_rationale_predictions": [
+                            {"start_token": 0, "end_token": 3},
+                            {"start_token": 2, "end_token": 4},
+                        ],
+                    }
+                ],
+            },
+            {"annotation_id": "a1z", "rationales": [soft]},
+            "{broken",
+        ],
+    )
+
+    lines = {line: (field, message) for line, field, message in found}
+    assert "duplicate annotation_id" in lines[2][1]
+    assert lines[3] == ("rationales[0].docid", "unknown docid 'zz'")
+    assert "type mismatch" in lines[4][1]
+    assert lines[5][0] == "rationales[0].hard_rationale_predictions[0]"
+    assert "overlap" in lines[6][1]
+    assert lines[7][0] == "rationales[0].soft_rationale_predictions"
+    assert "has 3 scores, but the document has 9" in lines[7][1]
+    assert "malformed JSON" in lines[8][1]
+
+
+def test_labels_not_in_the_dataset_and_missing_thresholds(tmp_path, dataset):
+    scores = {"POS": 0.6, "NEG": 0.4}
+    line = prediction(
+        "a1",
+        classification="MAYBE",
+        classification_scores=scores,
+        comprehensiveness_classification_scores=scores,
+        sufficiency_classification_scores=scores,
+        thresholded_scores=[
+            {
+                "threshold": 0.01,
+                "comprehensiveness_classification_scores": scores,
+                "sufficiency_classification_scores": scores,
+            }
+        ],
+    )
+
+    found = problems(tmp_path, dataset, [line], aopc_thresholds=[0.01, 0.05])
+
+    assert [f for _, f, _ in found] == ["classification", "thresholded_scores"]
+    assert "missing threshold(s) [0.05]" in found[1][2]
+
+
+def test_optional_fields_are_on_every_line_or_none(tmp_path, dataset):
+    found = problems(
+        tmp_path, dataset, [prediction("a1", classification="POS"), prediction(7, "d2")]
+    )
+
+    assert found == [
+        (2, "classification", "present on 1 of 2 lines: give it on every line or none")
+    ]
+
+
+def test_nan_and_infinity_are_refused(tmp_path, dataset):
+    found = problems(
+        tmp_path,
+        dataset,
+        ['{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": NaN}}'],
+    )
+
+    assert "malformed JSON" in found[0][2]
+
+
+def test_cli_exits_non_zero_with_a_readable_message(tmp_path, dataset):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("[1]\n")
+    root = tmp_path / "ds"
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rationale_metrics",
+            "validate",
+            "--data_dir",
+            str(root),
+            "--split",
+            "train",
+            "--results",
+            str(bad),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert result.returncode == 2
+    assert "bad.jsonl:1: expected a JSON object, got list" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats()
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+keys = st.sampled_from(
+    [
+        "annotation_id",
+        "rationales",
+        "classification",
+        "classification_scores",
+        "thresholded_scores",
+        "docid",
+        "hard_rationale_predictions",
+        "soft_rationale_predictions",
+        "start_token",
+        "end_token",
+        "evidences",
+        "extra",
+    ]
+)
+records = st.dictionaries(keys, json_values, max_size=6)
+
+
+def raw_line(record, cut):
+    text = json.dumps(record, allow_nan=True)
+    return text[: cut % (len(text) + 1)] if cut else text
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(records, st.integers(min_value=0, max_value=200)), max_size=6),
+    st.integers(0, 60),
+)
+def test_fuzzed_prediction_files_never_crash(tmp_path, dataset, lines, depth):
+    path = tmp_path / "fuzz.jsonl"
+    nested = "[" * depth + "]" * depth
+    path.write_text("\n".join([raw_line(r, cut) for r, cut in lines] + [nested]) + "\n")
+
+    try:
+        read_predictions(path, dataset=dataset, split="train")
+    except DataValidationError as exc:
+        assert all(p.line is None or p.line >= 1 for p in exc.problems)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(records, st.integers(min_value=0, max_value=200)), min_size=1, max_size=5)
+)
+def test_fuzzed_split_files_never_crash(tmp_path_factory, lines):
+    root = write_dataset(
+        tmp_path_factory.mktemp("fz") / "ds", {"train": [raw_line(r, cut) for r, cut in lines]}
+    )
+
+    try:
+        read_eraser_dataset(DirectorySource(root))
+    except DataValidationError as exc:
+        assert exc.problems
+
+
+def test_deeply_nested_line_is_a_named_problem(tmp_path, dataset):
+    found = problems(tmp_path, dataset, ["[" * 100_000 + "]" * 100_000])
+
+    assert found[0][0] == 1
+
+
+def test_the_package_never_imports_django():
+    modules = "rationale_metrics.cli, rationale_metrics.scoring, rationale_metrics.explain, rationale_metrics.agreement"
+    code = f"import sys, {modules}; print('django' in sys.modules)"
+
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+
+    assert result.stdout.strip() == "False", result.stderr

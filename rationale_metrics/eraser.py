@@ -6,10 +6,12 @@ A reader returns plain dataclasses. Problems are collected, never raised one at 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+import orjson
 
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import DatasetSource, iter_lines
@@ -20,22 +22,59 @@ EVIDENCE_KEYS = ("docid", "start_token", "end_token", "start_sentence", "end_sen
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
-@dataclass
 class EraserDocument:
-    docid: str
-    text: str
-    # Flattened token char offsets into `text`, and sentences as [start_token, end_token).
-    token_offsets: list[tuple[int, int]]
-    sentence_ranges: list[tuple[int, int]]
+    """A document and its tokens under one of ERASER's two reading rules.
+
+    Offsets are computed on first use: scoring needs only the token and sentence counts,
+    which for the `docs.jsonl` rule are a count of separators.
+    """
+
+    __slots__ = ("_offsets", "_sentences", "docid", "rule", "text")
+
+    def __init__(self, docid: str, text: str, rule: str):
+        self.docid, self.text, self.rule = docid, text, rule
+        self._offsets: np.ndarray | None = None
+        self._sentences: np.ndarray | None = None
+
+    def _compute(self) -> None:
+        reader = _lines_file_offsets if self.rule == "docs" else _jsonl_offsets
+        self._offsets, self._sentences = reader(self.text)
+
+    @property
+    def token_offsets(self) -> np.ndarray:
+        """Token char offsets into `text`, shape (n, 2)."""
+        if self._offsets is None:
+            self._compute()
+        return self._offsets
+
+    @property
+    def sentence_ranges(self) -> np.ndarray:
+        """Sentences as [start_token, end_token), shape (s, 2)."""
+        if self._sentences is None:
+            self._compute()
+        return self._sentences
+
+    @property
+    def n_tokens(self) -> int:
+        if self._offsets is None and self.rule == "docs.jsonl":
+            return self.text.count(" ") + self.text.count("\n") + 1
+        return len(self.token_offsets)
+
+    @property
+    def n_sentences(self) -> int:
+        if self._sentences is None and self.rule == "docs.jsonl":
+            return self.text.count("\n") + 1
+        return len(self.sentence_ranges)
 
     @property
     def tokens(self) -> list[str]:
-        return [self.text[s:e] for s, e in self.token_offsets]
+        text = self.text
+        return [text[s:e] for s, e in self.token_offsets.tolist()]
 
     @property
     def sentences(self) -> list[list[str]]:
         toks = self.tokens
-        return [toks[s:e] for s, e in self.sentence_ranges]
+        return [toks[s:e] for s, e in self.sentence_ranges.tolist()]
 
 
 @dataclass
@@ -95,39 +134,65 @@ class EraserDataset:
 # ---------------------------------------------------------------- documents
 
 
+# Every code point Python's str.strip() removes.
+_WHITESPACE = np.array([c for c in range(0x3001) if chr(c).isspace()], dtype=np.uint32)
+_SPACE, _NEWLINE = 32, 10
+
+
+def _code_points(text: str) -> np.ndarray:
+    """One uint32 per character, so array indexes are char offsets."""
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+
+
+def _arrays(token_starts, token_ends, token_lines) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.stack([token_starts, token_ends], axis=1).astype(np.int64)
+    if len(token_lines):
+        boundaries = np.flatnonzero(np.diff(token_lines)) + 1
+        firsts = np.concatenate(([0], boundaries))
+        lasts = np.concatenate((boundaries, [len(token_lines)]))
+        sentences = np.stack([firsts, lasts], axis=1).astype(np.int64)
+    else:
+        sentences = np.zeros((0, 2), np.int64)
+    return offsets.reshape(-1, 2), sentences
+
+
 def document_from_lines_file(docid: str, raw: str) -> EraserDocument:
     """The `docs/` reading: strip lines, drop empty lines and empty tokens."""
-    text = raw.replace("\r\n", "\n").replace("\r", "\n")
-    offsets: list[tuple[int, int]] = []
-    sentences: list[tuple[int, int]] = []
-    base = 0
-    for line in text.split("\n"):
-        stripped = line.strip()
-        if stripped:
-            pos = base + (len(line) - len(line.lstrip()))
-            first = len(offsets)
-            for part in stripped.split(" "):
-                if part:
-                    offsets.append((pos, pos + len(part)))
-                pos += len(part) + 1
-            if len(offsets) > first:
-                sentences.append((first, len(offsets)))
-        base += len(line) + 1
-    return EraserDocument(docid, text, offsets, sentences)
+    return EraserDocument(docid, raw.replace("\r\n", "\n").replace("\r", "\n"), "docs")
 
 
 def document_from_jsonl_text(docid: str, text: str) -> EraserDocument:
     """The `docs.jsonl` reading: split on newline, then on single spaces, no filtering."""
-    offsets: list[tuple[int, int]] = []
-    sentences: list[tuple[int, int]] = []
-    pos = 0
-    for line in text.split("\n"):
-        first = len(offsets)
-        for part in line.split(" "):
-            offsets.append((pos, pos + len(part)))
-            pos += len(part) + 1
-        sentences.append((first, len(offsets)))
-    return EraserDocument(docid, text, offsets, sentences)
+    return EraserDocument(docid, text, "docs.jsonl")
+
+
+def _lines_file_offsets(text: str) -> tuple[np.ndarray, np.ndarray]:
+    cp = _code_points(text)
+    n = len(cp)
+    newline = cp == _NEWLINE
+    line = np.cumsum(newline) - newline  # line number of every char (a newline ends its line)
+    solid = ~np.isin(cp, _WHITESPACE)
+    # Chars between the first and last non-whitespace char of their line survive strip().
+    solid_index = np.flatnonzero(solid)
+    first = np.full(line[-1] + 1 if n else 0, n, dtype=np.int64)
+    last = np.full_like(first, -1)
+    np.minimum.at(first, line[solid_index], solid_index)
+    np.maximum.at(last, line[solid_index], solid_index)
+    positions = np.arange(n)
+    kept = (positions >= first[line]) & (positions <= last[line]) if n else np.zeros(0, bool)
+    in_token = kept & (cp != _SPACE) & ~newline
+    edges = np.diff(np.concatenate(([False], in_token, [False])).astype(np.int8))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return _arrays(starts, ends, line[starts] if n else starts)
+
+
+def _jsonl_offsets(text: str) -> tuple[np.ndarray, np.ndarray]:
+    cp = _code_points(text)
+    separators = np.flatnonzero((cp == _SPACE) | (cp == _NEWLINE))
+    starts = np.concatenate(([0], separators + 1))
+    ends = np.concatenate((separators, [len(cp)]))
+    line = np.concatenate(([0], np.cumsum(cp[separators] == _NEWLINE)))
+    return _arrays(starts, ends, line)
 
 
 def _read_docs_folder(
@@ -147,7 +212,7 @@ def _read_docs_folder(
             problems.add(label, None, None, f"not valid UTF-8 (byte {exc.start})")
             continue
         doc = document_from_lines_file(name, text)
-        if not doc.token_offsets:
+        if not doc.n_tokens:
             problems.add(label, None, None, "document is empty: it has no tokens")
             continue
         documents[name] = doc
@@ -210,10 +275,6 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _reject_constant(token: str) -> float:
-    raise ValueError(f"{token} is not valid JSON")
-
-
 def _json_records(source: DatasetSource, name: str, problems: ProblemList, max_line_bytes: int):
     """Yield (line_number, object) for each non-blank line that parses to a JSON object."""
     label = source.display(name)
@@ -230,11 +291,8 @@ def _json_records(source: DatasetSource, name: str, problems: ProblemList, max_l
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw, parse_constant=_reject_constant)
-            except UnicodeDecodeError as exc:
-                problems.add(label, number, None, f"not valid UTF-8: {exc.reason}")
-                continue
-            except (ValueError, RecursionError) as exc:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
                 problems.add(label, number, None, f"malformed JSON: {exc}")
                 continue
             if not isinstance(record, dict):
@@ -401,7 +459,7 @@ def _check_references(
                         inst.file, inst.line, f"{where}.docid", f"unknown docid {ev.docid!r}"
                     )
                     continue
-                n = len(doc.token_offsets)
+                n = doc.n_tokens
                 if ev.end_token > n:
                     problems.add(
                         inst.file,

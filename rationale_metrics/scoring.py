@@ -7,24 +7,19 @@ scorer's keys (`iou_scores`, `rationale_prf`, `token_prf`, `token_soft_metrics`,
 
 from __future__ import annotations
 
-import warnings
+import operator
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
-from scipy.stats import entropy
-from sklearn.metrics import (
-    accuracy_score,
-    auc,
-    average_precision_score,
-    classification_report,
-    precision_recall_curve,
-    roc_auc_score,
-)
 
 from rationale_metrics import extensions
+from rationale_metrics.classification import classification_report, entropy_rows, kl_rows
 from rationale_metrics.eraser import EraserDataset, Instance
 from rationale_metrics.predictions import Prediction
+from rationale_metrics.soft import soft_metrics_per_key
+from rationale_metrics.spans import SpanTable, instance_prf, iou_f1, top_k_tables
 
 DEFAULT_IOU_THRESHOLDS = (0.5,)
 DEFAULT_AOPC_THRESHOLDS = (0.01, 0.05, 0.1, 0.2, 0.5)
@@ -40,11 +35,27 @@ class ScoreOptions:
     extensions: bool = True
 
 
+class KeyIndex:
+    """Numbers (annotation_id, docid) pairs for the span tables."""
+
+    def __init__(self):
+        self.numbers: dict[Key, int] = {}
+
+    def __call__(self, key: Key) -> int:
+        number = self.numbers.get(key)
+        if number is None:
+            number = self.numbers[key] = len(self.numbers)
+        return number
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+
 @dataclass
 class _Gold:
     instances: dict[str, Instance]
-    spans: dict[Key, set[Span]] = field(default_factory=lambda: defaultdict(set))
-    sentence_spans: dict[Key, set[Span]] = field(default_factory=lambda: defaultdict(set))
+    spans: dict[Key, list[Span]] = field(default_factory=lambda: defaultdict(list))
+    sentence_spans: dict[Key, list[Span]] = field(default_factory=lambda: defaultdict(list))
 
 
 def _gold_for(dataset: EraserDataset, split: str) -> _Gold:
@@ -53,123 +64,31 @@ def _gold_for(dataset: EraserDataset, split: str) -> _Gold:
         for group in inst.evidences:
             for ev in group:
                 key = (inst.key, ev.docid)
-                gold.spans[key].add((ev.start_token, ev.end_token))
+                gold.spans[key].append((ev.start_token, ev.end_token))
                 if ev.start_sentence is not None and ev.end_sentence is not None:
-                    gold.sentence_spans[key].add((ev.start_sentence, ev.end_sentence))
+                    gold.sentence_spans[key].append((ev.start_sentence, ev.end_sentence))
     return gold
 
 
-def _f1(p: float, r: float) -> float:
-    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+def _table(spans: dict[Key, list[Span]], index: KeyIndex) -> SpanTable:
+    rows = [(index(key), s, e) for key, values in spans.items() for s, e in values]
+    if not rows:
+        return SpanTable.build([], [], [])
+    key, start, end = zip(*rows, strict=True)
+    return SpanTable.build(key, start, end)
 
 
-def _safe_div(a: float, b: float) -> float:
-    return a / b if b else 0.0
-
-
-# ---------------------------------------------------------------- hard rationales
-
-
-def _predicted_spans(predictions: list[Prediction]) -> dict[Key, set[Span]]:
-    spans: dict[Key, set[Span]] = defaultdict(set)
+def _predicted_spans(predictions: list[Prediction]) -> dict[Key, list[Span]]:
+    spans: dict[Key, list[Span]] = {}
     for pred in predictions:
         for rationale in pred.rationales:
-            for span in rationale.hard or ():
-                spans[(pred.key, rationale.docid)].add(span)
+            if rationale.hard:
+                spans[(pred.key, rationale.docid)] = rationale.hard
     return spans
 
 
-def _iou(a: Span, b: Span) -> float:
-    overlap = min(a[1], b[1]) - max(a[0], b[0])
-    if overlap <= 0:
-        return 0.0
-    return overlap / (max(a[1], b[1]) - min(a[0], b[0]))
-
-
-def iou_f1(
-    gold: dict[Key, set[Span]],
-    predicted: dict[Key, set[Span]],
-    threshold: float,
-    *,
-    one_to_one: bool = False,
-) -> dict:
-    """IOU F1 (ERASER): a predicted span matches when its best IoU with a gold span of the
-    same key reaches `threshold`. By default matching is not one-to-one (recall can exceed
-    1, as in the reference); `one_to_one` lets each gold span be matched once, greedily by
-    decreasing IoU."""
-    tp_total = 0
-    n_pred = sum(len(v) for v in predicted.values())
-    n_gold = sum(len(v) for v in gold.values())
-    macro_p, macro_r = [], []
-    for key in set(gold) | set(predicted):
-        gold_spans, pred_spans = sorted(gold.get(key, ())), sorted(predicted.get(key, ()))
-        if one_to_one:
-            pairs = sorted(
-                (
-                    (_iou(p, g), i, j)
-                    for i, p in enumerate(pred_spans)
-                    for j, g in enumerate(gold_spans)
-                ),
-                reverse=True,
-            )
-            used_p, used_g, tp = set(), set(), 0
-            for value, i, j in pairs:
-                if value < threshold:
-                    break
-                if i not in used_p and j not in used_g:
-                    used_p.add(i)
-                    used_g.add(j)
-                    tp += 1
-        else:
-            tp = sum(
-                1
-                for p in pred_spans
-                if gold_spans and max(_iou(p, g) for g in gold_spans) >= threshold
-            )
-        tp_total += tp
-        if gold_spans:
-            macro_r.append(tp / len(gold_spans))
-        if pred_spans:
-            macro_p.append(tp / len(pred_spans))
-    micro_p, micro_r = _safe_div(tp_total, n_pred), _safe_div(tp_total, n_gold)
-    mean_p = float(np.mean(macro_p)) if macro_p else 0.0
-    mean_r = float(np.mean(macro_r)) if macro_r else 0.0
-    return {
-        "threshold": threshold,
-        "micro": {"p": micro_p, "r": micro_r, "f1": _f1(micro_p, micro_r)},
-        "macro": {"p": mean_p, "r": mean_r, "f1": _f1(mean_p, mean_r)},
-    }
-
-
-def _to_tokens(spans: dict[Key, set[Span]]) -> dict[Key, set[Span]]:
-    return {
-        key: {(t, t + 1) for start, end in value for t in range(start, end)}
-        for key, value in spans.items()
-    }
-
-
-def instance_prf(gold: dict[Key, set[Span]], predicted: dict[Key, set[Span]]) -> dict:
-    """Exact-match P/R/F1, micro over all (key, span) pairs and macro over keys."""
-    gold_all = {(k, s) for k, spans in gold.items() for s in spans}
-    pred_all = {(k, s) for k, spans in predicted.items() for s in spans}
-    hits = len(gold_all & pred_all)
-    micro_p, micro_r = _safe_div(hits, len(pred_all)), _safe_div(hits, len(gold_all))
-    ps, rs, f1s = [], [], []
-    for key in set(gold) | set(predicted):
-        g, p = gold.get(key, set()), predicted.get(key, set())
-        common = len(g & p)
-        precision, recall = _safe_div(common, len(p)), _safe_div(common, len(g))
-        ps.append(precision)
-        rs.append(recall)
-        f1s.append(_f1(precision, recall))
-    return {
-        "instance_micro": {"p": micro_p, "r": micro_r, "f1": _f1(micro_p, micro_r)},
-        "instance_macro": {
-            "p": float(np.mean(ps)) if ps else 0.0,
-            "r": float(np.mean(rs)) if rs else 0.0,
-            "f1": float(np.mean(f1s)) if f1s else 0.0,
-        },
-    }
+def _universe(*tables: SpanTable) -> np.ndarray:
+    return np.unique(np.concatenate([t.key for t in tables]))
 
 
 # ---------------------------------------------------------------- soft scores
@@ -178,19 +97,14 @@ def instance_prf(gold: dict[Key, set[Span]], predicted: dict[Key, set[Span]]) ->
 def soft_scores(pairs: list[tuple[np.ndarray, np.ndarray]]) -> dict:
     """Mean per key of AUPRC (all keys) and of average precision and ROC AUC (keys whose
     gold has both classes)."""
-    auprc, ap, roc = [], [], []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for truth, scores in pairs:
-            precision, recall, _ = precision_recall_curve(truth, scores)
-            auprc.append(auc(recall, precision))
-            if 0 < truth.sum() < len(truth):
-                ap.append(average_precision_score(truth, scores))
-                roc.append(roc_auc_score(truth, scores))
+    if not pairs:
+        return {"auprc": None, "average_precision": None, "roc_auc_score": None}
+    auprc, ap, roc = soft_metrics_per_key([t for t, _ in pairs], [s for _, s in pairs])
+    two_class = ~np.isnan(ap)
     return {
-        "auprc": float(np.mean(auprc)) if auprc else None,
-        "average_precision": float(np.mean(ap)) if ap else None,
-        "roc_auc_score": float(np.mean(roc)) if roc else None,
+        "auprc": float(np.mean(auprc)),
+        "average_precision": float(np.mean(ap[two_class])) if two_class.any() else None,
+        "roc_auc_score": float(np.mean(roc[two_class])) if two_class.any() else None,
     }
 
 
@@ -200,7 +114,7 @@ def _token_pairs(dataset, gold: _Gold, predictions) -> list[tuple[np.ndarray, np
         for rationale in pred.rationales:
             if rationale.soft_tokens is None:
                 continue
-            truth = np.zeros(len(dataset.documents[rationale.docid].token_offsets), dtype=np.int64)
+            truth = np.zeros(dataset.documents[rationale.docid].n_tokens, dtype=np.int64)
             for start, end in gold.spans.get((pred.key, rationale.docid), ()):
                 truth[start:end] = 1
             pairs.append((truth, rationale.soft_tokens))
@@ -225,8 +139,28 @@ def _sentence_pairs(dataset, gold: _Gold, predictions) -> list[tuple[np.ndarray,
 # ---------------------------------------------------------------- classification
 
 
-def _vector(scores: dict[str, float], labels: list[str]) -> np.ndarray:
-    return np.array([scores.get(label, 0.0) for label in labels], dtype=np.float64)
+def _matrix(rows: list[dict[str, float]], labels: list[str]) -> np.ndarray:
+    try:
+        pick = operator.itemgetter(*labels)
+        values = np.fromiter(
+            chain.from_iterable(map(pick, rows)) if len(labels) > 1 else map(pick, rows),
+            dtype=np.float64,
+            count=len(rows) * len(labels),
+        )
+        return values.reshape(len(rows), len(labels))
+    except KeyError:
+        return np.array(
+            [[row.get(label, 0.0) for label in labels] for row in rows], dtype=np.float64
+        )
+
+
+def _faithfulness(full: np.ndarray, other: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """Mean of p[y] - other[y], of H(p) - H(other), and of KL(other || p)."""
+    rows = np.arange(len(y))
+    drop = full[rows, y] - other[rows, y]
+    entropy_change = entropy_rows(full) - entropy_rows(other)
+    divergence = kl_rows(other, full)
+    return float(np.mean(drop)), float(np.mean(entropy_change)), float(np.mean(divergence))
 
 
 def classification_scores(
@@ -236,58 +170,51 @@ def classification_scores(
     keys = [k for k in gold.instances if k in by_key]
     truth = [gold.instances[k].classification for k in keys]
     guessed = [by_key[k].classification for k in keys]
-    result: dict = {
-        "accuracy": accuracy_score(truth, guessed),
-        "prf": classification_report(
-            truth, guessed, output_dict=True, labels=labels, target_names=labels, zero_division=0
-        ),
-    }
-    comp, suff, comp_h, suff_h, comp_kl, suff_kl = [], [], [], [], [], []
-    comp_points = [[] for _ in aopc_thresholds]
-    suff_points = [[] for _ in aopc_thresholds]
-    has_thresholds = all(by_key[k].thresholded is not None for k in keys) and keys
-    for key in keys:
-        pred = by_key[key]
-        if pred.classification_scores is None:
-            continue
-        full = _vector(pred.classification_scores, labels)
-        y = pred.classification
-        p_y = pred.classification_scores[y]
-        if pred.comprehensiveness_scores is not None:
-            c = _vector(pred.comprehensiveness_scores, labels)
-            comp.append(p_y - pred.comprehensiveness_scores[y])
-            comp_h.append(entropy(full) - entropy(c))
-            comp_kl.append(entropy(c, full))
-        if pred.sufficiency_scores is not None:
-            s = _vector(pred.sufficiency_scores, labels)
-            suff.append(p_y - pred.sufficiency_scores[y])
-            suff_h.append(entropy(full) - entropy(s))
-            suff_kl.append(entropy(s, full))
-        if has_thresholds:
-            by_threshold = {round(t.threshold, 9): t for t in pred.thresholded}
-            for i, threshold in enumerate(aopc_thresholds):
-                entry = by_threshold[round(threshold, 9)]
-                comp_points[i].append(p_y - entry.comprehensiveness[y])
-                suff_points[i].append(p_y - entry.sufficiency[y])
-
-    def mean(values):
-        return float(np.mean(values)) if values else None
-
+    prf = classification_report(truth, guessed, labels)
+    result: dict = {"accuracy": prf["accuracy"], "prf": prf}
+    scored = [by_key[k] for k in keys if by_key[k].classification_scores is not None]
+    index = {label: i for i, label in enumerate(labels)}
+    nothing = (None, None, None)
+    comp = suff = nothing
+    points: dict[str, list[float]] | None = None
+    if scored:
+        full = _matrix([p.classification_scores for p in scored], labels)
+        y = np.array([index[p.classification] for p in scored])
+        with_comp = [i for i, p in enumerate(scored) if p.comprehensiveness_scores is not None]
+        with_suff = [i for i, p in enumerate(scored) if p.sufficiency_scores is not None]
+        if with_comp:
+            other = _matrix([scored[i].comprehensiveness_scores for i in with_comp], labels)
+            comp = _faithfulness(full[with_comp], other, y[with_comp])
+        if with_suff:
+            other = _matrix([scored[i].sufficiency_scores for i in with_suff], labels)
+            suff = _faithfulness(full[with_suff], other, y[with_suff])
+        if all(p.thresholded is not None for p in scored):
+            rows = np.arange(len(scored))
+            points = {"comprehensiveness": [], "sufficiency": []}
+            lookup = [{round(t.threshold, 9): t for t in p.thresholded} for p in scored]
+            for threshold in aopc_thresholds:
+                entries = [by_threshold[round(threshold, 9)] for by_threshold in lookup]
+                for kind, attr in (
+                    ("comprehensiveness", "comprehensiveness"),
+                    ("sufficiency", "sufficiency"),
+                ):
+                    other = _matrix([getattr(e, attr) for e in entries], labels)
+                    points[kind].append(float(np.mean(full[rows, y] - other[rows, y])))
     result.update(
-        comprehensiveness=mean(comp),
-        sufficiency=mean(suff),
-        comprehensiveness_entropy=mean(comp_h),
-        sufficiency_entropy=mean(suff_h),
-        comprehensiveness_kl=mean(comp_kl),
-        sufficiency_kl=mean(suff_kl),
+        comprehensiveness=comp[0],
+        sufficiency=suff[0],
+        comprehensiveness_entropy=comp[1],
+        sufficiency_entropy=suff[1],
+        comprehensiveness_kl=comp[2],
+        sufficiency_kl=suff[2],
     )
-    if has_thresholds:
+    if points is not None:
         result.update(
             aopc_thresholds=list(aopc_thresholds),
-            comprehensiveness_aopc=float(np.mean(comp_points)),
-            sufficiency_aopc=float(np.mean(suff_points)),
-            comprehensiveness_aopc_points=[float(np.mean(v)) for v in comp_points],
-            sufficiency_aopc_points=[float(np.mean(v)) for v in suff_points],
+            comprehensiveness_aopc=float(np.mean(points["comprehensiveness"])),
+            sufficiency_aopc=float(np.mean(points["sufficiency"])),
+            comprehensiveness_aopc_points=points["comprehensiveness"],
+            sufficiency_aopc_points=points["sufficiency"],
         )
     else:
         result.update(
@@ -339,27 +266,35 @@ def _rationale_set_inputs(gold: _Gold, predictions: list[Prediction]):
     return gold_sets, predicted
 
 
-def _soft_top_k(dataset, gold: _Gold, predictions: list[Prediction], options: ScoreOptions) -> dict:
+def _soft_top_k(
+    gold: _Gold, predictions: list[Prediction], options: ScoreOptions, index: KeyIndex
+) -> dict:
     k = max(1, round(mean_rationale_length(gold)))
-    predicted: dict[Key, set[Span]] = defaultdict(set)
-    for pred in predictions:
-        for r in pred.rationales:
-            if r.soft_tokens is not None:
-                top = extensions.top_k_indices(r.soft_tokens, k)
-                predicted[(pred.key, r.docid)] = set(extensions.runs(top))
+    rationales = [
+        (pred.key, r) for pred in predictions for r in pred.rationales if r.soft_tokens is not None
+    ]
+    lengths = np.array([len(r.soft_tokens) for _, r in rationales], dtype=np.int64)
+    keys = np.array([index((key, r.docid)) for key, r in rationales], dtype=np.int64)
+    scores = np.concatenate([r.soft_tokens for _, r in rationales])
+    predicted = top_k_tables(lengths, scores, keys, k)
+    gold_table = _table(gold.spans, index)
+    universe = _universe(gold_table, predicted)
     return {
         "k": k,
         "k_rule": "mean human rationale length in tokens over the split",
-        "iou_scores": [iou_f1(gold.spans, predicted, t) for t in options.iou_thresholds],
-        "token_prf": instance_prf(_to_tokens(gold.spans), _to_tokens(predicted)),
+        "iou_scores": [
+            iou_f1(gold_table, predicted, t, len(index)) for t in options.iou_thresholds
+        ],
+        "token_prf": instance_prf(gold_table.tokens(), predicted.tokens(), universe, len(index)),
     }
 
 
-def _extension_scores(dataset, gold, in_split, scores, options) -> None:
-    predicted_spans = _predicted_spans(in_split)
-    if any(predicted_spans.values()):
+def _extension_scores(gold, in_split, scores, options, tables) -> None:
+    index, gold_table, predicted = tables
+    if len(predicted):
         scores["iou_scores_one_to_one"] = [
-            iou_f1(gold.spans, predicted_spans, t, one_to_one=True) for t in options.iou_thresholds
+            iou_f1(gold_table, predicted, t, len(index), one_to_one=True)
+            for t in options.iou_thresholds
         ]
         gold_sets, predicted = _rationale_set_inputs(gold, in_split)
         scores["rationale_set_token_f1"] = {
@@ -369,7 +304,7 @@ def _extension_scores(dataset, gold, in_split, scores, options) -> None:
             ),
         }
     if any(r.soft_tokens is not None for p in in_split for r in p.rationales):
-        scores["soft_top_k"] = _soft_top_k(dataset, gold, in_split, options)
+        scores["soft_top_k"] = _soft_top_k(gold, in_split, options, index)
     classification = scores.get("classification_scores")
     if classification and classification.get("comprehensiveness_aopc") is not None:
         n_bins = len(options.aopc_thresholds)
@@ -395,11 +330,19 @@ def score_predictions(
     gold = _gold_for(dataset, split)
     in_split = [p for p in predictions if p.key in gold.instances]
     scores: dict = {}
-    predicted = _predicted_spans(in_split)
-    if any(predicted.values()):
-        scores["iou_scores"] = [iou_f1(gold.spans, predicted, t) for t in options.iou_thresholds]
-        scores["rationale_prf"] = instance_prf(gold.spans, predicted)
-        scores["token_prf"] = instance_prf(_to_tokens(gold.spans), _to_tokens(predicted))
+    index = KeyIndex()
+    gold_table = _table(gold.spans, index)
+    predicted = _table(_predicted_spans(in_split), index)
+    if len(predicted):
+        n_keys = len(index)
+        universe = _universe(gold_table, predicted)
+        scores["iou_scores"] = [
+            iou_f1(gold_table, predicted, t, n_keys) for t in options.iou_thresholds
+        ]
+        scores["rationale_prf"] = instance_prf(gold_table, predicted, universe, n_keys)
+        scores["token_prf"] = instance_prf(
+            gold_table.tokens(), predicted.tokens(), universe, n_keys
+        )
     token_pairs = _token_pairs(dataset, gold, in_split)
     if token_pairs:
         scores["token_soft_metrics"] = soft_scores(token_pairs)
@@ -412,5 +355,5 @@ def score_predictions(
             gold, in_split, labels, options.aopc_thresholds
         )
     if options.extensions:
-        _extension_scores(dataset, gold, in_split, scores, options)
+        _extension_scores(gold, in_split, scores, options, (index, gold_table, predicted))
     return scores

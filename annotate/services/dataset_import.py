@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
@@ -68,8 +69,8 @@ class ImportSummary:
 class _PreparedDocument:
     docid: str
     text: str
-    token_offsets: list
-    sentence_ranges: list
+    token_offsets: np.ndarray
+    sentence_ranges: np.ndarray
     tokenizer: str
     text_sha256: str
 

@@ -16,7 +16,7 @@ from rationale_metrics.extensions import (
     set_f1,
     top_k_indices,
 )
-from rationale_metrics.scoring import iou_f1
+from rationale_metrics.spans import SpanTable, instance_prf, iou_f1, top_k_tables
 
 S = frozenset
 
@@ -107,11 +107,11 @@ def test_runs_merge_contiguous_tokens():
 
 
 def test_one_to_one_iou_matching_caps_recall_at_one():
-    gold = {("a", "d"): {(0, 10)}}
-    halves = {("a", "d"): {(0, 5), (5, 10)}}
+    gold = SpanTable.build([0], [0], [10])
+    halves = SpanTable.build([0, 0], [0, 5], [5, 10])
 
-    default = iou_f1(gold, halves, 0.5)
-    one_to_one = iou_f1(gold, halves, 0.5, one_to_one=True)
+    default = iou_f1(gold, halves, 0.5, n_keys=1)
+    one_to_one = iou_f1(gold, halves, 0.5, n_keys=1, one_to_one=True)
 
     assert default["micro"]["r"] == 2.0
     assert one_to_one["micro"]["r"] == 1.0
@@ -122,3 +122,37 @@ def test_paper_aopc_formula():
     assert aopc_paper(0.31, 5) == pytest.approx(0.31 * 5 / 6)
     assert aopc_paper(None, 5) is None
     assert math.isclose(aopc_paper(0.6, 2), 0.4)
+
+
+def test_instance_prf_by_hand():
+    gold = SpanTable.build([0, 0, 1], [0, 5, 2], [2, 7, 3])
+    predicted = SpanTable.build([0, 2], [0, 9], [2, 10])
+
+    result = instance_prf(gold, predicted, universe=np.array([0, 1, 2]), n_keys=3)
+
+    assert result["instance_micro"] == {
+        "p": 0.5,
+        "r": pytest.approx(1 / 3),
+        "f1": pytest.approx(0.4),
+    }
+    # key 0: p 1, r 1/2; key 1: p 0, r 0; key 2: p 0, r 0.
+    assert result["instance_macro"]["p"] == pytest.approx(1 / 3)
+    assert result["instance_macro"]["r"] == pytest.approx(1 / 6)
+    assert result["instance_macro"]["f1"] == pytest.approx((2 / 3) / 3)
+
+
+def test_token_table_expands_spans():
+    tokens = SpanTable.build([0, 0], [1, 2], [3, 4]).tokens()
+
+    assert tokens.start.tolist() == [1, 2, 3] and tokens.end.tolist() == [2, 3, 4]
+
+
+def test_top_k_tables_take_runs_per_segment():
+    table = top_k_tables(
+        np.array([4, 3]), np.array([0.9, 0.8, 0.1, 0.7, 0.0, 0.5, 0.5]), np.array([7, 9]), k=2
+    )
+
+    assert list(zip(table.key.tolist(), table.start.tolist(), table.end.tolist(), strict=True)) == [
+        (7, 0, 2),
+        (9, 1, 3),
+    ]

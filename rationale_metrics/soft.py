@@ -1,0 +1,114 @@
+"""Per-key AUPRC, average precision and ROC AUC for many keys at once.
+
+The definitions are scikit-learn's, applied to each key: `precision_recall_curve` + `auc`
+for AUPRC (keys with one class included), `average_precision_score` and `roc_auc_score`
+(keys with one class skipped). Calling those functions once per key costs ~1 ms of input
+checking each, minutes on e-SNLI's 20,000 keys; here all keys are sorted once and every
+curve is built with segmented cumulative sums. tests/rationale_metrics/test_soft.py checks
+equality with scikit-learn to 1e-12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CHUNK_ELEMENTS = 1 << 20  # bounds the temporaries: ~20 arrays of this many float64
+
+
+def soft_metrics_per_key(
+    truths: list[np.ndarray], scores: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(auprc, average_precision, roc_auc) per key; the last two are NaN for one-class keys."""
+    results = []
+    start = 0
+    while start < len(truths):
+        end, size = start, 0
+        while end < len(truths) and (end == start or size + len(truths[end]) <= CHUNK_ELEMENTS):
+            size += len(truths[end])
+            end += 1
+        results.append(_chunk(truths[start:end], scores[start:end]))
+        start = end
+    if not results:
+        empty = np.zeros(0)
+        return empty, empty, empty
+    return tuple(np.concatenate([r[i] for r in results]) for i in range(3))
+
+
+def _descending_within_keys(score: np.ndarray, segment: np.ndarray, starts, lengths) -> np.ndarray:
+    if len(lengths) and lengths.mean() > 512:
+        # Few long keys: sorting each key alone beats one two-key lexsort.
+        return np.concatenate(
+            [
+                s + np.argsort(-score[s : s + n], kind="stable")
+                for s, n in zip(starts, lengths, strict=True)
+            ]
+        )
+    return np.lexsort((-score, segment))
+
+
+def _chunk(
+    truths: list[np.ndarray], scores: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n_keys = len(truths)
+    if n_keys == 0:
+        empty = np.zeros(0)
+        return empty, empty, empty
+    lengths = np.fromiter((len(t) for t in truths), dtype=np.int64, count=n_keys)
+    segment = np.repeat(np.arange(n_keys), lengths)
+    truth = np.concatenate(truths).astype(np.float64)
+    score = np.concatenate(scores).astype(np.float64)
+
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    # Within each key, descending score. (Tie order is irrelevant: only cumulative sums
+    # at the last position of each run of equal scores are used, as in scikit-learn.)
+    order = _descending_within_keys(score, segment, starts, lengths)
+    truth, score = truth[order], score[order]
+    ends = starts + lengths
+
+    position = np.arange(len(score)) - starts[segment]
+    cumulative = np.cumsum(truth)
+    offset = np.concatenate(([0.0], cumulative))[starts]
+    tps_all = cumulative - offset[segment]
+
+    # A threshold closes where the next score differs or the key ends.
+    closes = np.ones(len(score), dtype=bool)
+    closes[:-1] = (score[1:] != score[:-1]) | (segment[1:] != segment[:-1])
+    idx = np.flatnonzero(closes)
+    seg = segment[idx]
+    tps = tps_all[idx]
+    fps = position[idx] + 1 - tps
+    positives = tps_all[ends - 1]
+    negatives = lengths - positives
+
+    # Precision-recall curve, in scikit-learn's (reversed) order, then its trapezoid area.
+    precision = tps / (tps + fps)
+    has_positives = positives[seg] > 0
+    recall = np.where(has_positives, tps / np.where(has_positives, positives[seg], 1), 1.0)
+    first = np.concatenate(([True], seg[1:] != seg[:-1]))
+    previous_recall = np.where(first, 0.0, np.concatenate(([0.0], recall[:-1])))
+    previous_precision = np.where(first, 1.0, np.concatenate(([0.0], precision[:-1])))
+    # Going from the curve's end (recall 0, precision 1) back to its start, each step
+    # spans recall (previous_recall -> recall) under the trapezoid of the two precisions.
+    auprc = np.bincount(
+        seg,
+        weights=(recall - previous_recall) * (precision + previous_precision) / 2,
+        minlength=n_keys,
+    )
+    average_precision = np.bincount(
+        seg, weights=(recall - previous_recall) * precision, minlength=n_keys
+    )
+
+    # ROC curve from (0, 0); collinear points do not change the area.
+    two_class = (positives > 0) & (negatives > 0)
+    safe_pos = np.where(positives > 0, positives, 1)[seg]
+    safe_neg = np.where(negatives > 0, negatives, 1)[seg]
+    tpr, fpr = tps / safe_pos, fps / safe_neg
+    previous_tpr = np.where(first, 0.0, np.concatenate(([0.0], tpr[:-1])))
+    previous_fpr = np.where(first, 0.0, np.concatenate(([0.0], fpr[:-1])))
+    roc = np.bincount(
+        seg, weights=(fpr - previous_fpr) * (tpr + previous_tpr) / 2, minlength=n_keys
+    )
+
+    average_precision[~two_class] = np.nan
+    roc[~two_class] = np.nan
+    return auprc, average_precision, roc

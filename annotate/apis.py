@@ -8,18 +8,26 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate import selectors
+from annotate import selectors, services
 from annotate.filters import ItemFilter
 from annotate.models import Role
 from annotate.permissions import CanCreateProjects
 from annotate.serializers import (
+    AssignmentOutputSerializer,
+    DraftInputSerializer,
     ImportJobCreateInputSerializer,
     ImportJobOutputSerializer,
     ItemOutputSerializer,
+    MembershipInputSerializer,
     ProjectCreateInputSerializer,
     ProjectOutputSerializer,
+    ProjectPolicyInputSerializer,
+    SubmitInputSerializer,
+    SubmitOutputSerializer,
+    VariantCreateInputSerializer,
+    VariantOutputSerializer,
+    VariantUpdateInputSerializer,
 )
-from annotate.services import import_job_create, project_create
 
 
 class ProjectListCreateApi(GenericAPIView):
@@ -29,6 +37,7 @@ class ProjectListCreateApi(GenericAPIView):
     def get_queryset(self):
         return selectors.project_list_for_user(user=self.request.user)
 
+    @extend_schema(operation_id="projects_list")
     def get(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(ProjectOutputSerializer(page, many=True).data)
@@ -37,7 +46,7 @@ class ProjectListCreateApi(GenericAPIView):
     def post(self, request):
         data = ProjectCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        project = project_create(acting_user=request.user, **data.validated_data)
+        project = services.project_create(acting_user=request.user, **data.validated_data)
         return Response(ProjectOutputSerializer(project).data, status=status.HTTP_201_CREATED)
 
 
@@ -60,6 +69,7 @@ class ImportJobListCreateApi(GenericAPIView):
             project_id=self.kwargs["project_id"], user=self.request.user, roles=(Role.ADMIN,)
         )
 
+    @extend_schema(operation_id="projects_imports_list")
     def get(self, request, project_id: int):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(ImportJobOutputSerializer(page, many=True).data)
@@ -71,7 +81,7 @@ class ImportJobListCreateApi(GenericAPIView):
         project = self._project()
         data = ImportJobCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        job = import_job_create(
+        job = services.import_job_create(
             project=project,
             acting_user=request.user,
             upload=data.validated_data["file"],
@@ -107,3 +117,143 @@ class ItemListApi(GenericAPIView):
         items = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(items)
         return self.get_paginated_response(ItemOutputSerializer(page, many=True).data)
+
+
+def _admin_project(request, project_id: int):
+    return selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=(Role.ADMIN,)
+    )
+
+
+class ProjectPolicyApi(APIView):
+    @extend_schema(request=ProjectPolicyInputSerializer, responses=ProjectOutputSerializer)
+    def patch(self, request, project_id: int):
+        project = _admin_project(request, project_id)
+        data = ProjectPolicyInputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        project = services.project_update_policy(project=project, **data.validated_data)
+        return Response(ProjectOutputSerializer(project).data)
+
+
+class MembershipCreateApi(APIView):
+    @extend_schema(request=MembershipInputSerializer, responses={201: MembershipInputSerializer})
+    def post(self, request, project_id: int):
+        project = _admin_project(request, project_id)
+        data = MembershipInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.membership_add_by_username(project=project, **data.validated_data)
+        return Response(data.validated_data, status=status.HTTP_201_CREATED)
+
+
+class VariantListCreateApi(APIView):
+    @extend_schema(responses=VariantOutputSerializer(many=True))
+    def get(self, request, project_id: int):
+        project = selectors.project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
+        )
+        return Response(
+            VariantOutputSerializer(selectors.variant_list(project=project), many=True).data
+        )
+
+    @extend_schema(request=VariantCreateInputSerializer, responses={201: VariantOutputSerializer})
+    def post(self, request, project_id: int):
+        project = _admin_project(request, project_id)
+        data = VariantCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        variant = services.variant_create(project=project, **data.validated_data)
+        return Response(VariantOutputSerializer(variant).data, status=status.HTTP_201_CREATED)
+
+
+class VariantDetailApi(APIView):
+    @extend_schema(request=VariantUpdateInputSerializer, responses=VariantOutputSerializer)
+    def patch(self, request, project_id: int, variant_id: int):
+        project = _admin_project(request, project_id)
+        variant = selectors.variant_get(project=project, variant_id=variant_id)
+        data = VariantUpdateInputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        variant = services.variant_update(variant=variant, **data.validated_data)
+        return Response(VariantOutputSerializer(variant).data)
+
+
+class VariantPresetsApi(APIView):
+    @extend_schema(request=None, responses={201: VariantOutputSerializer(many=True)})
+    def post(self, request, project_id: int):
+        project = _admin_project(request, project_id)
+        created = services.variant_presets_install(project=project)
+        return Response(
+            VariantOutputSerializer(created, many=True).data, status=status.HTTP_201_CREATED
+        )
+
+
+class ProjectProgressApi(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request, project_id: int):
+        project = selectors.project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
+        )
+        return Response(selectors.project_progress(project=project))
+
+
+class AssignmentNextApi(APIView):
+    """Lease the next item for the calling annotator (or return their open lease)."""
+
+    @extend_schema(request=None, responses={200: AssignmentOutputSerializer, 204: None})
+    def post(self, request, project_id: int):
+        project = selectors.project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
+        )
+        assignment = services.assignment_next(project=project, worker=request.user)
+        progress = selectors.worker_progress(project=project, worker=request.user)
+        if assignment is None:
+            return Response(
+                {"detail": "no more items for you in this project", "progress": progress}
+            )
+        assignment = selectors.assignment_get_for_worker(
+            assignment_id=assignment.pk, worker=request.user
+        )
+        return Response({**AssignmentOutputSerializer(assignment).data, "progress": progress})
+
+
+class AssignmentDetailApi(APIView):
+    @extend_schema(responses=AssignmentOutputSerializer)
+    def get(self, request, assignment_id: int):
+        assignment = selectors.assignment_get_for_worker(
+            assignment_id=assignment_id, worker=request.user
+        )
+        progress = selectors.worker_progress(project=assignment.item.project, worker=request.user)
+        return Response({**AssignmentOutputSerializer(assignment).data, "progress": progress})
+
+
+class AssignmentDraftApi(APIView):
+    @extend_schema(request=DraftInputSerializer, responses={204: None})
+    def put(self, request, assignment_id: int):
+        data = DraftInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.assignment_draft_save(
+            assignment_id=assignment_id, worker=request.user, draft=data.validated_data["draft"]
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AssignmentSkipApi(APIView):
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request, assignment_id: int):
+        services.assignment_skip(assignment_id=assignment_id, worker=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AssignmentSubmitApi(APIView):
+    """Idempotent: a retry with the same client_uuid returns the stored annotation (200)."""
+
+    @extend_schema(
+        request=SubmitInputSerializer,
+        responses={201: SubmitOutputSerializer, 200: SubmitOutputSerializer},
+    )
+    def post(self, request, assignment_id: int):
+        data = SubmitInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.annotation_submit(
+            assignment_id=assignment_id, worker=request.user, **data.validated_data
+        )
+        code = status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED
+        return Response(SubmitOutputSerializer(result).data, status=code)

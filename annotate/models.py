@@ -58,6 +58,12 @@ class Project(models.Model):
     compactness_threshold = models.FloatField(default=11 / 3)
     comprehensiveness_threshold = models.FloatField(default=8 / 3)
     lease_seconds = models.PositiveIntegerField(default=30 * 60)
+    allow_variant_mixing = models.BooleanField(
+        default=False, help_text="Let one worker annotate under several variants (within-subjects)."
+    )
+    allocation_seed = models.PositiveIntegerField(
+        default=0, help_text="Seed of the balanced random allocation of workers to variants."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -262,6 +268,9 @@ class Assignment(models.Model):
     lease_expires_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # The browser's autosaved selection, restored on reload.
+    draft = models.JSONField(null=True, blank=True)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -282,6 +291,30 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.item} -> {self.worker} ({self.variant}, round {self.round})"
+
+
+class WorkerVariantBinding(models.Model):
+    """The variant a worker annotates under in a project (between-subjects design)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="variant_bindings")
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="variant_bindings"
+    )
+    variant = models.ForeignKey(
+        InstructionVariant, on_delete=models.CASCADE, related_name="bindings"
+    )
+    seed = models.PositiveIntegerField(help_text="The project's allocation seed when bound.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "worker"], name="binding_one_variant_per_worker"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} -> {self.variant}"
 
 
 class Annotation(models.Model):

@@ -1,8 +1,19 @@
 from __future__ import annotations
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
-from annotate.models import ImportJob, Item, Project, ProjectMembership, Role
+from annotate.models import (
+    LIVE_ASSIGNMENT,
+    Assignment,
+    AssignmentStatus,
+    ImportJob,
+    InstructionVariant,
+    Item,
+    Project,
+    ProjectMembership,
+    Role,
+    WorkerVariantBinding,
+)
 from config.exceptions import NotFoundError, PermissionDeniedError
 
 
@@ -60,3 +71,82 @@ def item_list(*, project: Project) -> QuerySet[Item]:
         .annotate(reference_set_count=Count("reference_sets", distinct=True))
         .order_by("id")
     )
+
+
+def assignment_get_for_worker(*, assignment_id: int, worker) -> Assignment:
+    assignment = (
+        Assignment.objects.select_related("item__project", "variant")
+        .prefetch_related("item__item_documents__document")
+        .filter(pk=assignment_id, worker=worker)
+        .first()
+    )
+    if assignment is None:
+        raise NotFoundError("assignment not found")
+    return assignment
+
+
+def worker_progress(*, project: Project, worker) -> dict:
+    """What the annotator sees: their submissions, and how full their variant's items are."""
+    binding = WorkerVariantBinding.objects.filter(project=project, worker=worker).first()
+    submitted = Assignment.objects.filter(
+        item__project=project, worker=worker, status=AssignmentStatus.SUBMITTED
+    ).count()
+    quota = project.annotators_per_item * project.items.count()
+    filled = (
+        Assignment.objects.filter(
+            LIVE_ASSIGNMENT,
+            variant_id=binding.variant_id,
+            round=1,
+            status=AssignmentStatus.SUBMITTED,
+        ).count()
+        if binding
+        else 0
+    )
+    return {"submitted_by_you": submitted, "variant_submitted": filled, "variant_quota": quota}
+
+
+def project_progress(*, project: Project) -> dict:
+    """Per variant: submissions, open leases, complete items; per worker: counts by status."""
+    quota = project.annotators_per_item
+    per_variant = []
+    for variant in InstructionVariant.objects.filter(project=project).order_by("name", "version"):
+        rows = Assignment.objects.filter(variant=variant, round=1)
+        submitted = rows.filter(status=AssignmentStatus.SUBMITTED)
+        complete = submitted.values("item").annotate(n=Count("pk")).filter(n__gte=quota).count()
+        per_variant.append(
+            {
+                "variant_id": variant.pk,
+                "name": variant.name,
+                "version": variant.version,
+                "active": variant.active,
+                "workers": variant.bindings.count(),
+                "submitted": submitted.count(),
+                "leased": rows.filter(status=AssignmentStatus.LEASED).count(),
+                "items_complete": complete,
+                "items_total": project.items.count(),
+                "quota_per_item": quota,
+            }
+        )
+    per_worker = list(
+        Assignment.objects.filter(item__project=project)
+        .values("worker__username", "variant__name")
+        .annotate(
+            submitted=Count("pk", filter=Q(status=AssignmentStatus.SUBMITTED)),
+            leased=Count("pk", filter=Q(status=AssignmentStatus.LEASED)),
+            skipped=Count("pk", filter=Q(status=AssignmentStatus.SKIPPED)),
+            expired=Count("pk", filter=Q(status=AssignmentStatus.EXPIRED)),
+        )
+        .order_by("worker__username")
+    )
+    return {"variants": per_variant, "workers": per_worker}
+
+
+def variant_list(*, project: Project) -> QuerySet[InstructionVariant]:
+    return InstructionVariant.objects.filter(project=project).order_by("name", "version")
+
+
+def variant_get(*, project: Project, variant_id: int) -> InstructionVariant:
+    variant = InstructionVariant.objects.filter(project=project, pk=variant_id).first()
+    if variant is None:
+        raise NotFoundError("variant not found")
+    return variant

@@ -1,6 +1,16 @@
 from rest_framework import serializers
 
-from annotate.models import ImportFormat, ImportJob, Item, Language, Project, TaskType
+from annotate.models import (
+    Granularity,
+    ImportFormat,
+    ImportJob,
+    InstructionVariant,
+    Item,
+    Language,
+    Project,
+    Role,
+    TaskType,
+)
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -96,3 +106,120 @@ class ItemOutputSerializer(serializers.ModelSerializer):
 
     def get_docids(self, item) -> list[str]:
         return [link.document.docid for link in item.item_documents.all()]
+
+
+class ProjectPolicyInputSerializer(serializers.Serializer):
+    description = serializers.CharField(required=False, allow_blank=True)
+    labels = serializers.ListField(child=serializers.CharField(max_length=255), required=False)
+    annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, required=False)
+    min_highlight = serializers.IntegerField(min_value=0, max_value=10_000, required=False)
+    lease_seconds = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, required=False)
+    allow_variant_mixing = serializers.BooleanField(required=False)
+    allocation_seed = serializers.IntegerField(min_value=0, required=False)
+
+
+class MembershipInputSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class VariantExampleSerializer(serializers.Serializer):
+    tokens = serializers.ListField(child=serializers.CharField(), min_length=1)
+    highlighted = serializers.ListField(child=serializers.IntegerField(min_value=0))
+    label = serializers.CharField(required=False, allow_blank=True)
+    note = serializers.CharField(required=False, allow_blank=True)
+
+
+class VariantOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = InstructionVariant
+        fields = ["id", "name", "version", "granularity", "text", "examples", "active", "frozen_at"]
+
+
+class VariantCreateInputSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=120)
+    text = serializers.CharField()
+    granularity = serializers.ChoiceField(choices=Granularity.choices, default=Granularity.WORD)
+    examples = VariantExampleSerializer(many=True, required=False, default=list)
+
+
+class VariantUpdateInputSerializer(serializers.Serializer):
+    text = serializers.CharField(required=False)
+    granularity = serializers.ChoiceField(choices=Granularity.choices, required=False)
+    examples = VariantExampleSerializer(many=True, required=False)
+    active = serializers.BooleanField(required=False)
+
+
+class AssignmentOutputSerializer(serializers.Serializer):
+    """What the annotator's workspace needs: never other workers' data, never gold rationales."""
+
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    round = serializers.IntegerField()
+    lease_expires_at = serializers.DateTimeField()
+    draft = serializers.JSONField()
+    project = serializers.SerializerMethodField()
+    variant = serializers.SerializerMethodField()
+    item = serializers.SerializerMethodField()
+
+    def get_project(self, assignment) -> dict:
+        project = assignment.item.project
+        return {
+            "id": project.id,
+            "name": project.name,
+            "labels": project.labels,
+            "min_highlight": project.min_highlight,
+            "task_type": project.task_type,
+        }
+
+    def get_variant(self, assignment) -> dict:
+        variant = assignment.variant
+        return {
+            "name": variant.name,
+            "version": variant.version,
+            "granularity": variant.granularity,
+            "text": variant.text,
+            "examples": variant.examples,
+        }
+
+    def get_item(self, assignment) -> dict:
+        item = assignment.item
+        return {
+            "annotation_id": item.annotation_id_value,
+            "query": item.query,
+            "query_type": item.query_type,
+            "label": item.label,
+            "documents": [
+                {
+                    "docid": link.document.docid,
+                    "text": link.document.text,
+                    "tokens": link.document.tokens.tolist(),
+                    "sentences": link.document.sentences.tolist(),
+                }
+                for link in item.item_documents.all()
+            ],
+        }
+
+
+class SpanInputSerializer(serializers.Serializer):
+    docid = serializers.CharField()
+    start_token = serializers.IntegerField(min_value=0)
+    end_token = serializers.IntegerField(min_value=1)
+
+
+class SubmitInputSerializer(serializers.Serializer):
+    client_uuid = serializers.UUIDField()
+    rationale_sets = serializers.ListField(child=SpanInputSerializer(many=True), max_length=50)
+    label = serializers.CharField(required=False, allow_null=True, default=None)
+    time_spent_ms = serializers.IntegerField(min_value=0, max_value=7 * 24 * 3600 * 1000, default=0)
+
+
+class SubmitOutputSerializer(serializers.Serializer):
+    annotation_id = serializers.IntegerField(source="annotation.id")
+    client_uuid = serializers.UUIDField(source="annotation.client_uuid")
+    replayed = serializers.BooleanField()
+    late = serializers.BooleanField()
+
+
+class DraftInputSerializer(serializers.Serializer):
+    draft = serializers.JSONField()

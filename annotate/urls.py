@@ -8,6 +8,19 @@ urlpatterns = [
     path("projects/", apis.ProjectListCreateApi.as_view(), name="project-list"),
     path("projects/<int:project_id>/", apis.ProjectDetailApi.as_view(), name="project-detail"),
     path(
+        "projects/<int:project_id>/policy/", apis.ProjectPolicyApi.as_view(), name="project-policy"
+    ),
+    path(
+        "projects/<int:project_id>/members/",
+        apis.MembershipCreateApi.as_view(),
+        name="member-create",
+    ),
+    path(
+        "projects/<int:project_id>/progress/",
+        apis.ProjectProgressApi.as_view(),
+        name="project-progress",
+    ),
+    path(
         "projects/<int:project_id>/imports/",
         apis.ImportJobListCreateApi.as_view(),
         name="import-list",
@@ -18,4 +31,44 @@ urlpatterns = [
         name="import-detail",
     ),
     path("projects/<int:project_id>/items/", apis.ItemListApi.as_view(), name="item-list"),
+    path(
+        "projects/<int:project_id>/variants/",
+        apis.VariantListCreateApi.as_view(),
+        name="variant-list",
+    ),
+    path(
+        "projects/<int:project_id>/variants/presets/",
+        apis.VariantPresetsApi.as_view(),
+        name="variant-presets",
+    ),
+    path(
+        "projects/<int:project_id>/variants/<int:variant_id>/",
+        apis.VariantDetailApi.as_view(),
+        name="variant-detail",
+    ),
+    path(
+        "projects/<int:project_id>/assignments/next/",
+        apis.AssignmentNextApi.as_view(),
+        name="assignment-next",
+    ),
+    path(
+        "assignments/<int:assignment_id>/",
+        apis.AssignmentDetailApi.as_view(),
+        name="assignment-detail",
+    ),
+    path(
+        "assignments/<int:assignment_id>/draft/",
+        apis.AssignmentDraftApi.as_view(),
+        name="assignment-draft",
+    ),
+    path(
+        "assignments/<int:assignment_id>/skip/",
+        apis.AssignmentSkipApi.as_view(),
+        name="assignment-skip",
+    ),
+    path(
+        "assignments/<int:assignment_id>/submit/",
+        apis.AssignmentSubmitApi.as_view(),
+        name="assignment-submit",
+    ),
 ]

@@ -1,16 +1,41 @@
+from annotate.services.assignments import (
+    SubmitResult,
+    annotation_submit,
+    assignment_draft_save,
+    assignment_next,
+    assignment_skip,
+    leases_expire,
+)
 from annotate.services.dataset_import import (
     ImportSummary,
     dataset_import,
     import_job_create,
     import_job_run,
 )
-from annotate.services.projects import membership_add, project_create
+from annotate.services.projects import (
+    membership_add,
+    membership_add_by_username,
+    project_create,
+    project_update_policy,
+)
+from annotate.services.variants import variant_create, variant_presets_install, variant_update
 
 __all__ = [
     "ImportSummary",
+    "SubmitResult",
+    "annotation_submit",
+    "assignment_draft_save",
+    "assignment_next",
+    "assignment_skip",
     "dataset_import",
     "import_job_create",
     "import_job_run",
+    "leases_expire",
     "membership_add",
+    "membership_add_by_username",
     "project_create",
+    "project_update_policy",
+    "variant_create",
+    "variant_presets_install",
+    "variant_update",
 ]

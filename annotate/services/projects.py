@@ -41,3 +41,39 @@ def membership_add(*, project: Project, user: AbstractBaseUser, role: str) -> Pr
         raise ApplicationError(f"unknown role {role!r}; expected one of {', '.join(Role.values)}")
     membership, _ = ProjectMembership.objects.get_or_create(project=project, user=user, role=role)
     return membership
+
+
+POLICY_FIELDS = (
+    "description",
+    "labels",
+    "annotators_per_item",
+    "min_highlight",
+    "lease_seconds",
+    "allow_variant_mixing",
+    "allocation_seed",
+)
+
+
+@transaction.atomic
+def project_update_policy(*, project: Project, **changes) -> Project:
+    unknown = set(changes) - set(POLICY_FIELDS)
+    if unknown:
+        raise ApplicationError(f"cannot change {', '.join(sorted(unknown))} here")
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if "allocation_seed" in changes and project.variant_bindings.exists():
+        raise ApplicationError(
+            "the allocation seed is fixed once workers have been allocated to variants"
+        )
+    for key, value in changes.items():
+        setattr(project, key, value)
+    project.save()
+    return project
+
+
+def membership_add_by_username(*, project: Project, username: str, role: str) -> ProjectMembership:
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ApplicationError(f"no user named {username!r}")
+    return membership_add(project=project, user=user, role=role)

@@ -1,0 +1,354 @@
+"""Handing out work and taking it back: the assignment engine.
+
+Rules: each (item, variant) collects `annotators_per_item` submissions; a worker is bound
+to one variant per project (balanced, random, seeded) unless mixing is allowed; a worker
+never gets the same item twice; leases expire and return the work to the pool; a worker
+may skip. Concurrency: the item row is locked with SKIP LOCKED while a slot is taken, and
+the partial unique constraint on (item, variant, round, slot) makes over-filling impossible
+even if two transactions raced.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotate.models import (
+    LIVE_ASSIGNMENT,
+    Annotation,
+    Assignment,
+    AssignmentStatus,
+    Document,
+    InstructionVariant,
+    Item,
+    Project,
+    RationaleSet,
+    RationaleSpan,
+    WorkerVariantBinding,
+)
+from config.exceptions import ApplicationError, ConflictError, NotFoundError
+
+
+def _skip_locked() -> dict:
+    return {"skip_locked": True} if connection.features.has_select_for_update_skip_locked else {}
+
+
+def leases_expire(*, project: Project) -> int:
+    """Mark leases past their time as expired, which frees their quota slots."""
+    return Assignment.objects.filter(
+        item__project=project, status=AssignmentStatus.LEASED, lease_expires_at__lt=timezone.now()
+    ).update(status=AssignmentStatus.EXPIRED)
+
+
+def _variant_for_worker(project: Project, worker) -> InstructionVariant:
+    binding = (
+        WorkerVariantBinding.objects.filter(project=project, worker=worker)
+        .select_related("variant")
+        .first()
+    )
+    if binding is not None and binding.variant.active:
+        return binding.variant
+    # Lock the project so concurrent first visits see each other's bindings: balance holds.
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    binding = (
+        WorkerVariantBinding.objects.filter(project=project, worker=worker)
+        .select_related("variant")
+        .first()
+    )
+    variants = list(
+        InstructionVariant.objects.filter(project=project, active=True)
+        .annotate(bound=Count("bindings"))
+        .order_by("name", "version")
+    )
+    if not variants:
+        raise ApplicationError("this project has no active instruction variant yet")
+    fewest = min(v.bound for v in variants)
+    candidates = [v for v in variants if v.bound == fewest]
+    # Seeded by the project's seed and the worker, so an allocation can be replayed.
+    chosen = random.Random(f"{project.allocation_seed}:{worker.pk}").choice(candidates)
+    if binding is None:
+        WorkerVariantBinding.objects.create(
+            project=project, worker=worker, variant=chosen, seed=project.allocation_seed
+        )
+    else:
+        binding.variant = chosen
+        binding.save(update_fields=["variant"])
+    return chosen
+
+
+def _candidate_items(project: Project, worker, variant: InstructionVariant):
+    live = Coalesce(
+        Subquery(
+            Assignment.objects.filter(
+                LIVE_ASSIGNMENT, item=OuterRef("pk"), round=1, variant=variant
+            )
+            .values("item")
+            .annotate(n=Count("pk"))
+            .values("n")[:1],
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
+    mine = Assignment.objects.filter(item=OuterRef("pk"), worker=worker)
+    return (
+        Item.objects.filter(project=project)
+        .annotate(live=live)
+        .filter(live__lt=project.annotators_per_item)
+        .exclude(Exists(mine))
+        # Fill items that others started first, so complete items accumulate.
+        .order_by("-live", "id")
+    )
+
+
+def _take_slot(
+    item: Item, variant: InstructionVariant, round_number: int, quota: int
+) -> int | None:
+    used = set(
+        Assignment.objects.filter(
+            LIVE_ASSIGNMENT, item=item, variant=variant, round=round_number
+        ).values_list("slot", flat=True)
+    )
+    return next((slot for slot in range(quota) if slot not in used), None)
+
+
+@transaction.atomic
+def assignment_next(*, project: Project, worker) -> Assignment | None:
+    """The worker's current lease, or a new one; None when nothing is left for them."""
+    now = timezone.now()
+    leases_expire(project=project)
+    current = (
+        Assignment.objects.filter(
+            item__project=project,
+            worker=worker,
+            status=AssignmentStatus.LEASED,
+            lease_expires_at__gte=now,
+        )
+        .order_by("created_at")
+        .first()
+    )
+    if current is not None:
+        return current
+    variant = _variant_for_worker(project, worker)
+    for _attempt in range(3):
+        item = (
+            _candidate_items(project, worker, variant)
+            .select_for_update(of=("self",), **_skip_locked())
+            .first()
+        )
+        if item is None:
+            return None
+        slot = _take_slot(item, variant, 1, project.annotators_per_item)
+        if slot is None:
+            continue
+        try:
+            with transaction.atomic():
+                assignment = Assignment.objects.create(
+                    item=item,
+                    worker=worker,
+                    variant=variant,
+                    round=1,
+                    slot=slot,
+                    lease_expires_at=now + timedelta(seconds=project.lease_seconds),
+                )
+        except IntegrityError:
+            continue
+        if variant.frozen_at is None:
+            InstructionVariant.objects.filter(pk=variant.pk, frozen_at__isnull=True).update(
+                frozen_at=now
+            )
+        return assignment
+    return None
+
+
+def _owned(assignment_id: int, worker, *, lock: bool = False) -> Assignment:
+    queryset = Assignment.objects.select_related("item__project", "variant")
+    if lock:
+        queryset = queryset.select_for_update(of=("self",))
+    assignment = queryset.filter(pk=assignment_id, worker=worker).first()
+    if assignment is None:
+        raise NotFoundError("assignment not found")
+    return assignment
+
+
+@transaction.atomic
+def assignment_skip(*, assignment_id: int, worker) -> Assignment:
+    assignment = _owned(assignment_id, worker, lock=True)
+    if assignment.status == AssignmentStatus.SUBMITTED:
+        raise ConflictError("this assignment was already submitted")
+    assignment.status = AssignmentStatus.SKIPPED
+    assignment.save(update_fields=["status"])
+    return assignment
+
+
+MAX_DRAFT_BYTES = 256 * 1024
+
+
+@transaction.atomic
+def assignment_draft_save(*, assignment_id: int, worker, draft: dict) -> Assignment:
+    import json
+
+    assignment = _owned(assignment_id, worker, lock=True)
+    if assignment.status != AssignmentStatus.LEASED:
+        raise ConflictError(
+            f"this assignment is {assignment.status}; drafts are kept only while it is open"
+        )
+    if len(json.dumps(draft)) > MAX_DRAFT_BYTES:
+        raise ApplicationError(f"draft is larger than {MAX_DRAFT_BYTES} bytes")
+    assignment.draft = draft
+    assignment.draft_saved_at = timezone.now()
+    assignment.save(update_fields=["draft", "draft_saved_at"])
+    return assignment
+
+
+@dataclass
+class SubmitResult:
+    annotation: Annotation
+    replayed: bool = False  # a retry of a submit that had already been stored
+    late: bool = False  # the lease had expired, and the work was kept
+
+
+def _validate_sets(
+    item: Item, sets: list, min_highlight: int
+) -> list[list[tuple[Document, int, int]]]:
+    documents = {d.docid: d for d in item.documents.all()}
+    cleaned = []
+    total = 0
+    if not isinstance(sets, list):
+        raise ApplicationError("rationale_sets must be a list of lists of spans")
+    for i, spans in enumerate(sets):
+        if not isinstance(spans, list):
+            raise ApplicationError(f"rationale_sets[{i}] must be a list of spans")
+        rows = []
+        for j, span in enumerate(spans):
+            where = f"rationale_sets[{i}][{j}]"
+            if not isinstance(span, dict):
+                raise ApplicationError(
+                    f"{where} must be an object with docid, start_token, end_token"
+                )
+            doc = documents.get(span.get("docid"))
+            if doc is None:
+                raise ApplicationError(
+                    f"{where}.docid: {span.get('docid')!r} is not a document of this item"
+                )
+            start, end = span.get("start_token"), span.get("end_token")
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+                raise ApplicationError(f"{where}: start_token and end_token must be integers")
+            if not 0 <= start < end <= doc.token_count:
+                raise ApplicationError(
+                    f"{where}: span [{start}, {end}) is outside document {doc.docid!r} "
+                    f"of {doc.token_count} tokens or empty"
+                )
+            rows.append((doc, start, end))
+        rows.sort(key=lambda r: (r[0].docid, r[1]))
+        for (d1, _, e1), (d2, s2, _) in itertools.pairwise(rows):
+            if d1.pk == d2.pk and s2 < e1:
+                raise ApplicationError(
+                    f"rationale_sets[{i}]: spans overlap in document {d1.docid!r}"
+                )
+        if rows:
+            cleaned.append(rows)
+            total += sum(e - s for _, s, e in rows)
+    if total < min_highlight:
+        raise ApplicationError(
+            f"highlight at least {min_highlight} token(s) before submitting: this project does not accept "
+            "empty or too-short rationales",
+            extra={"code": "too_few_tokens"},
+        )
+    return cleaned
+
+
+def _replay(client_uuid: uuid.UUID, worker) -> SubmitResult | None:
+    existing = (
+        Annotation.objects.select_related("assignment").filter(client_uuid=client_uuid).first()
+    )
+    if existing is None:
+        return None
+    if existing.assignment.worker_id != worker.pk:
+        raise ConflictError("this submission id belongs to another submission")
+    return SubmitResult(annotation=existing, replayed=True)
+
+
+def annotation_submit(
+    *,
+    assignment_id: int,
+    worker,
+    client_uuid: uuid.UUID,
+    rationale_sets: list,
+    label: str | None = None,
+    time_spent_ms: int = 0,
+) -> SubmitResult:
+    """Store a submission exactly once. A retry with the same client_uuid returns the
+    stored annotation; a submit after the lease expired is kept if the quota has room."""
+    replay = _replay(client_uuid, worker)
+    if replay is not None:
+        return replay
+    try:
+        with transaction.atomic():
+            return _submit(assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms)
+    except IntegrityError:
+        # A concurrent retry of the same submission won the race: answer as a replay.
+        replay = _replay(client_uuid, worker)
+        if replay is not None:
+            return replay
+        raise
+
+
+def _submit(
+    assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms
+) -> SubmitResult:
+    assignment = _owned(assignment_id, worker, lock=True)
+    project = assignment.item.project
+    if assignment.status == AssignmentStatus.SUBMITTED:
+        raise ConflictError("this assignment was already submitted with another submission id")
+    if assignment.status == AssignmentStatus.SKIPPED:
+        raise ConflictError("this assignment was skipped; it cannot be submitted")
+    if label is not None and project.labels and label not in project.labels:
+        raise ApplicationError(
+            f"label {label!r} is not one of the project's labels {project.labels}"
+        )
+    if not isinstance(time_spent_ms, int) or time_spent_ms < 0:
+        raise ApplicationError("time_spent_ms must be a non-negative integer")
+    cleaned = _validate_sets(assignment.item, rationale_sets, project.min_highlight)
+    now = timezone.now()
+    late = assignment.status == AssignmentStatus.EXPIRED or assignment.lease_expires_at < now
+    if assignment.status == AssignmentStatus.EXPIRED:
+        # Its slot may have gone to someone else: take a free one, or refuse clearly.
+        Item.objects.select_for_update().filter(pk=assignment.item_id).first()
+        slot = _take_slot(
+            assignment.item, assignment.variant, assignment.round, project.annotators_per_item
+        )
+        if slot is None:
+            raise ConflictError(
+                "your lease on this item expired and other annotators have since completed it; "
+                "this submission could not be kept",
+                extra={"code": "lease_expired_quota_full"},
+            )
+        assignment.slot = slot
+    assignment.status = AssignmentStatus.SUBMITTED
+    assignment.submitted_at = now
+    assignment.draft = None
+    assignment.save(update_fields=["status", "submitted_at", "slot", "draft"])
+    annotation = Annotation.objects.create(
+        assignment=assignment, client_uuid=client_uuid, label=label, time_spent_ms=time_spent_ms
+    )
+    sets = RationaleSet.objects.bulk_create(
+        [RationaleSet(annotation=annotation, position=i) for i in range(len(cleaned))]
+    )
+    RationaleSpan.objects.bulk_create(
+        [
+            RationaleSpan(
+                rationale_set=rset, document=doc, start_token=start, end_token=end, position=j
+            )
+            for rset, rows in zip(sets, cleaned, strict=True)
+            for j, (doc, start, end) in enumerate(rows)
+        ]
+    )
+    return SubmitResult(annotation=annotation, late=late)

@@ -33,7 +33,7 @@ MINIMAL_EXAMPLES = [
     {
         "tokens": _EXAMPLE_TOKENS,
         "label": "negative",
-        "highlighted": [3, 8, 9, 10],
+        "highlighted": [3, 7, 8, 9],
         "note": "Only the words that carry the judgement: 'wooden', 'never made sense'.",
     }
 ]
@@ -41,7 +41,7 @@ SPAN_EXAMPLES = [
     {
         "tokens": _EXAMPLE_TOKENS,
         "label": "negative",
-        "highlighted": [0, 1, 2, 3, 5, 6, 7, 8, 9, 10],
+        "highlighted": [0, 1, 2, 3, 5, 6, 7, 8, 9],
         "note": "Whole phrases that justify the answer: 'The acting was wooden', 'the plot never made sense'.",
     }
 ]

@@ -10,7 +10,8 @@ from annotate.models import Role
 @login_required
 def home(request):
     projects = selectors.project_list_for_user(user=request.user)
-    return render(request, "frontend/home.html", {"projects": projects})
+    can_create = request.user.is_staff or request.user.has_perm("annotate.add_project")
+    return render(request, "frontend/home.html", {"projects": projects, "can_create": can_create})
 
 
 @login_required
@@ -20,5 +21,30 @@ def project_page(request, project_id: int):
     return render(
         request,
         "frontend/project.html",
-        {"project": project, "roles": sorted(roles), "is_admin": Role.ADMIN in roles},
+        {
+            "project": project,
+            "roles": sorted(roles),
+            "is_admin": Role.ADMIN in roles,
+            "is_annotator": Role.ANNOTATOR in roles,
+        },
+    )
+
+
+@login_required
+def workspace(request, project_id: int):
+    project = selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
+    )
+    return render(request, "frontend/workspace.html", {"project": project})
+
+
+@login_required
+def assignment_page(request, assignment_id: int):
+    assignment = selectors.assignment_get_for_worker(
+        assignment_id=assignment_id, worker=request.user
+    )
+    return render(
+        request,
+        "frontend/workspace.html",
+        {"project": assignment.item.project, "assignment_id": assignment.pk},
     )

@@ -8,7 +8,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotate.models import Project, Role
-from annotate.services import dataset_import, membership_add, project_create
+from annotate.services import (
+    dataset_import,
+    membership_add,
+    project_create,
+    variant_presets_install,
+)
 
 DEMO_PROJECT = "Demo: film review sentiment"
 DEMO_DATA = Path(__file__).resolve().parents[2] / "demo_data" / "film_reviews.jsonl"
@@ -58,6 +63,7 @@ class Command(BaseCommand):
         for username, role, _ in DEMO_USERS:
             membership_add(project=project, user=users[username], role=role)
         summary = dataset_import(project=project, path=DEMO_DATA)
+        variant_presets_install(project=project)
         self.stdout.write(
             f"Demo project {project.name!r}: {summary.items_created} new items, "
             f"{summary.items_unchanged} already present."

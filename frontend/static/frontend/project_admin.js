@@ -1,0 +1,142 @@
+// @ts-check
+// Project page for admins: instruction variants, policies, members and progress.
+// Server strings are inserted as text only.
+
+/** @param {string} tag @param {string} [text] */
+function el(tag, text) {
+  const node = document.createElement(tag);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function csrfToken() {
+  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  return match ? decodeURIComponent(match[1]) : "";
+}
+
+/** @param {string} url @param {string} method @param {any} [body] */
+async function api(url, method, body) {
+  const response = await fetch(url, {
+    method, credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => null);
+  return { ok: response.ok, status: response.status, data };
+}
+
+/** @param {any} data */
+function errorText(data) {
+  if (!data) return "request failed";
+  if (data.detail) return data.detail;
+  return Object.entries(data).map(([field, messages]) => `${field}: ${[].concat(messages).join(" ")}`).join("; ");
+}
+
+const panel = document.getElementById("admin-panel");
+if (panel) {
+  const projectId = panel.dataset.projectId;
+  const base = `/api/projects/${projectId}`;
+  const status = /** @type {HTMLElement} */ (panel.querySelector(".admin-status"));
+  /** @param {string} text @param {boolean} [bad] */
+  const say = (text, bad) => { status.textContent = text; status.className = `admin-status ${bad ? "error" : "muted"}`; };
+
+  async function loadVariants() {
+    const response = await api(`${base}/variants/`, "GET");
+    const tbody = /** @type {HTMLElement} */ (panel.querySelector("#variants tbody"));
+    tbody.replaceChildren();
+    for (const v of response.data || []) {
+      const row = el("tr");
+      row.appendChild(el("td", v.name));
+      row.appendChild(el("td", String(v.version)));
+      row.appendChild(el("td", v.granularity));
+      row.appendChild(el("td", v.active ? "active" : "retired"));
+      row.appendChild(el("td", v.frozen_at ? "frozen (edits make a new version)" : "editable"));
+      const textCell = el("td");
+      const area = /** @type {HTMLTextAreaElement} */ (el("textarea"));
+      area.value = v.text;
+      area.rows = 2;
+      area.disabled = !v.active;
+      textCell.appendChild(area);
+      row.appendChild(textCell);
+      const actions = el("td");
+      if (v.active) {
+        const save = el("button", "Save text");
+        save.addEventListener("click", async () => {
+          const r = await api(`${base}/variants/${v.id}/`, "PATCH", { text: area.value });
+          say(r.ok ? `Saved ${v.name} as version ${r.data.version}.` : errorText(r.data), !r.ok);
+          loadVariants();
+        });
+        actions.appendChild(save);
+      }
+      row.appendChild(actions);
+      tbody.appendChild(row);
+    }
+  }
+
+  async function loadProgress() {
+    const response = await api(`${base}/progress/`, "GET");
+    if (!response.ok) return;
+    const variants = /** @type {HTMLElement} */ (panel.querySelector("#progress-variants tbody"));
+    variants.replaceChildren();
+    for (const v of response.data.variants) {
+      const row = el("tr");
+      for (const value of [`${v.name} v${v.version}`, v.workers, v.submitted, v.leased, `${v.items_complete} / ${v.items_total}`]) {
+        row.appendChild(el("td", String(value)));
+      }
+      variants.appendChild(row);
+    }
+    const workers = /** @type {HTMLElement} */ (panel.querySelector("#progress-workers tbody"));
+    workers.replaceChildren();
+    for (const w of response.data.workers) {
+      const row = el("tr");
+      for (const value of [w.worker__username, w.variant__name, w.submitted, w.leased, w.skipped, w.expired]) {
+        row.appendChild(el("td", String(value)));
+      }
+      workers.appendChild(row);
+    }
+  }
+
+  panel.querySelector("#install-presets")?.addEventListener("click", async () => {
+    const r = await api(`${base}/variants/presets/`, "POST");
+    say(r.ok ? `Added ${r.data.length} preset variant(s).` : errorText(r.data), !r.ok);
+    loadVariants();
+  });
+
+  const variantForm = /** @type {HTMLFormElement} */ (panel.querySelector("#variant-form"));
+  variantForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = new FormData(variantForm);
+    const r = await api(`${base}/variants/`, "POST", {
+      name: form.get("name"), text: form.get("text"), granularity: form.get("granularity"),
+    });
+    say(r.ok ? `Created variant ${r.data.name}.` : errorText(r.data), !r.ok);
+    if (r.ok) variantForm.reset();
+    loadVariants();
+  });
+
+  const policyForm = /** @type {HTMLFormElement} */ (panel.querySelector("#policy-form"));
+  policyForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = new FormData(policyForm);
+    const r = await api(`${base}/policy/`, "PATCH", {
+      annotators_per_item: Number(form.get("annotators_per_item")),
+      min_highlight: Number(form.get("min_highlight")),
+      lease_seconds: Number(form.get("lease_seconds")),
+      allow_variant_mixing: form.get("allow_variant_mixing") === "on",
+    });
+    say(r.ok ? "Policies saved." : errorText(r.data), !r.ok);
+  });
+
+  const memberForm = /** @type {HTMLFormElement} */ (panel.querySelector("#member-form"));
+  memberForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const form = new FormData(memberForm);
+    const r = await api(`${base}/members/`, "POST", { username: form.get("username"), role: form.get("role") });
+    say(r.ok ? `Added ${r.data.username} as ${r.data.role}.` : errorText(r.data), !r.ok);
+    if (r.ok) memberForm.reset();
+  });
+
+  loadVariants();
+  loadProgress();
+  window.setInterval(loadProgress, 5000);
+}

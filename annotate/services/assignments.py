@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -48,7 +48,31 @@ def leases_expire(*, project: Project) -> int:
     ).update(status=AssignmentStatus.EXPIRED)
 
 
+def _variant_for_mixing(project: Project, worker) -> InstructionVariant:
+    """Within-subjects: the active variant with the fewest live first-round assignments."""
+    variants = list(
+        InstructionVariant.objects.filter(project=project, active=True)
+        .annotate(
+            live=Count(
+                "assignments",
+                filter=Q(
+                    assignments__round=1,
+                    assignments__status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED],
+                ),
+            )
+        )
+        .order_by("name", "version")
+    )
+    if not variants:
+        raise ApplicationError("this project has no active instruction variant yet")
+    fewest = min(v.live for v in variants)
+    candidates = [v for v in variants if v.live == fewest]
+    return random.Random(f"{project.allocation_seed}:{worker.pk}:{fewest}").choice(candidates)
+
+
 def _variant_for_worker(project: Project, worker) -> InstructionVariant:
+    if project.allow_variant_mixing:
+        return _variant_for_mixing(project, worker)
     binding = (
         WorkerVariantBinding.objects.filter(project=project, worker=worker)
         .select_related("variant")

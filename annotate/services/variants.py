@@ -14,7 +14,11 @@ def _check_examples(examples: list) -> list:
     for i, example in enumerate(examples):
         tokens = example.get("tokens") if isinstance(example, dict) else None
         highlighted = example.get("highlighted") if isinstance(example, dict) else None
-        if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
+        if (
+            not isinstance(tokens, list)
+            or not tokens
+            or not all(isinstance(t, str) and t for t in tokens)
+        ):
             raise ApplicationError(f"examples[{i}].tokens must be a list of non-empty strings")
         if not isinstance(highlighted, list) or not all(
             isinstance(h, int) and 0 <= h < len(tokens) for h in highlighted

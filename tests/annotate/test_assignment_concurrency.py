@@ -1,0 +1,68 @@
+"""Fifty concurrent annotators on PostgreSQL: quotas hold, no repeats, nothing lost."""
+
+import threading
+import time
+import uuid
+
+import pytest
+from django.db import connection
+from django.db.models import Count
+
+from annotate.models import Annotation, Assignment, AssignmentStatus
+from annotate.services import annotation_submit, assignment_next
+from tests.annotate.workflow_helpers import make_project
+from tests.factories import UserFactory
+
+WORKERS = 50
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_fifty_concurrent_workers(postgres_only):
+    project = make_project(items=20, variants=("a", "b"), quota=3)
+    workers = [UserFactory(username=f"c{n}") for n in range(WORKERS)]
+    acknowledged: list[int] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(WORKERS)
+
+    def work(worker):
+        try:
+            barrier.wait()
+            misses = 0
+            while misses < 3:
+                lease = assignment_next(project=project, worker=worker)
+                if lease is None:
+                    misses += 1
+                    time.sleep(0.05)
+                    continue
+                docid = lease.item.documents.get().docid
+                result = annotation_submit(
+                    assignment_id=lease.pk,
+                    worker=worker,
+                    client_uuid=uuid.uuid4(),
+                    rationale_sets=[[{"docid": docid, "start_token": 0, "end_token": 2}]],
+                )
+                with lock:
+                    acknowledged.append(result.annotation.pk)
+        except Exception as exc:  # collected and asserted below
+            with lock:
+                errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+
+    assert errors == []
+    submitted = Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED)
+    per_cell = submitted.values("item", "variant").annotate(n=Count("pk"))
+    assert max(row["n"] for row in per_cell) <= 3
+    assert sorted(row["n"] for row in per_cell) == [3] * 40, "every (item, variant) filled exactly"
+    per_worker_item = submitted.values("item", "worker").annotate(n=Count("pk"))
+    assert max(row["n"] for row in per_worker_item) == 1
+    assert sorted(acknowledged) == sorted(Annotation.objects.values_list("pk", flat=True))
+    assert len(acknowledged) == 120

@@ -37,7 +37,7 @@ check-migrations: install
 ifeq ($(CI),true)
 test: install lint check-migrations
 	DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) CACHE_URL=$(CI_CACHE_URL) \
-	RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider
+	RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider --durations=15
 else
 test: install
 	$(BIN)/python -m pytest

@@ -191,6 +191,7 @@ class Workspace {
       "shift+← → extends, n new set, 1–9 choose set, z undo, Enter submits."));
     this.refreshAll();
     this.root.dataset.ready = "true";
+    performance.mark("workspace-ready");
   }
 
   /** @param {Doc} doc @param {number} d */

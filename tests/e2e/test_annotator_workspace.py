@@ -1,0 +1,113 @@
+"""The annotator's day in the browser: select, second set by keyboard, reload, submit."""
+
+import pytest
+
+from annotate.models import Annotation, ProjectMembership, Role
+from annotate.services import assignment_next
+from tests.annotate.workflow_helpers import make_project
+from tests.e2e.conftest import login
+from tests.factories import UserFactory
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def annotator(project, username):
+    user = UserFactory(username=username)
+    ProjectMembership.objects.create(project=project, user=user, role=Role.ANNOTATOR)
+    return user
+
+
+def test_annotator_flow_stores_exact_spans(page, live_server):
+    project = make_project(
+        items=1, quota=1, text="The pacing drags , but the final act is superb ."
+    )
+    annotator(project, "ann")
+    login(page, live_server.url, "ann")
+
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+    assert "Highlight words (plain)." in page.inner_text(".instructions")
+    tokens = page.locator(".document .tok")
+    assert tokens.nth(2).inner_text() == "drags"
+
+    tokens.nth(1).hover()
+    page.mouse.down()
+    tokens.nth(3).hover()
+    page.mouse.up()
+    page.keyboard.press("n")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Space")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Space")
+    page.wait_for_selector("#workspace[data-draft-saved=true]")
+
+    page.reload()
+    page.wait_for_selector("#workspace[data-ready=true]")
+    assert page.locator(".legend-set").all_inner_texts() == ["Set 1: 3 tokens", "Set 2: 2 tokens"]
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#workspace[data-last-submitted]")
+
+    annotation = Annotation.objects.get()
+    stored = [
+        [
+            (span.document.docid, span.start_token, span.end_token)
+            for span in rset.spans.order_by("position")
+        ]
+        for rset in annotation.rationale_sets.order_by("position")
+    ]
+    assert stored == [[("d0", 1, 4)], [("d0", 5, 7)]]
+    assert annotation.time_spent_ms > 0
+
+
+def test_an_empty_submit_is_refused_in_the_page(page, live_server):
+    project = make_project(items=1, quota=1)
+    annotator(project, "ann")
+    login(page, live_server.url, "ann")
+
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+    page.keyboard.press("Enter")
+
+    assert "Highlight at least 1 word" in page.inner_text(".message")
+    assert Annotation.objects.count() == 0
+
+
+def test_a_second_annotator_cannot_open_the_first_ones_assignment(page, live_server):
+    project = make_project(items=2, quota=2)
+    first = annotator(project, "first")
+    annotator(project, "second")
+    lease = assignment_next(project=project, worker=first)
+    login(page, live_server.url, "second")
+
+    response = page.goto(f"{live_server.url}/assignments/{lease.pk}/")
+
+    assert response.status == 404
+    assert "assignment not found" in page.content()
+
+
+def test_imported_markup_is_shown_as_text(page, live_server):
+    hostile = "Nice <script>window.pwned = 1</script> and <b>bold</b> <img src=x onerror=window.pwned=2> ."
+    project = make_project(items=1, quota=1, text=hostile)
+    annotator(project, "ann")
+    login(page, live_server.url, "ann")
+
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+
+    assert page.evaluate("window.pwned") is None
+    assert page.locator(".document b, .document img, .document script").count() == 0
+    assert "<script>window.pwned = 1</script>" in page.inner_text(".document")
+
+
+def test_admin_adds_the_study_presets_and_sees_them(page, live_server):
+    project = make_project(items=1, variants=())
+    admin = UserFactory(username="boss")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    login(page, live_server.url, "boss")
+
+    page.goto(f"{live_server.url}/projects/{project.id}/")
+    page.click("#install-presets")
+    page.wait_for_function("document.querySelectorAll('#variants tbody tr').length === 7")
+
+    assert "Added 7 preset variant(s)." in page.inner_text(".admin-status")

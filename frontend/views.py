@@ -26,6 +26,7 @@ def project_page(request, project_id: int):
             "roles": sorted(roles),
             "is_admin": Role.ADMIN in roles,
             "is_annotator": Role.ANNOTATOR in roles,
+            "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
         },
     )
 

@@ -1,0 +1,10 @@
+from django.contrib import admin
+
+from exports.models import Export
+
+
+@admin.register(Export)
+class ExportAdmin(admin.ModelAdmin):
+    list_display = ["id", "project", "status", "sha256", "created_at", "finished_at"]
+    list_filter = ["status"]
+    readonly_fields = ["params", "datasheet", "summary", "error", "sha256", "file_path"]

@@ -1,0 +1,68 @@
+"""Export API: researchers and admins of a project only."""
+
+from django.http import FileResponse
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.models import Role
+from annotate.selectors import project_get_for_user
+from config.exceptions import ConflictError
+from exports import selectors, services
+from exports.serializers import ExportCreateInputSerializer, ExportOutputSerializer
+
+EXPORT_ROLES = (Role.ADMIN, Role.RESEARCHER)
+
+
+def _project(request, project_id: int):
+    return project_get_for_user(project_id=project_id, user=request.user, roles=EXPORT_ROLES)
+
+
+class ExportListCreateApi(GenericAPIView):
+    serializer_class = ExportOutputSerializer
+
+    @extend_schema(operation_id="projects_exports_list")
+    def get(self, request, project_id: int):
+        page = self.paginate_queryset(selectors.export_list(project=_project(request, project_id)))
+        return self.get_paginated_response(ExportOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=ExportCreateInputSerializer, responses={202: ExportOutputSerializer})
+    def post(self, request, project_id: int):
+        project = _project(request, project_id)
+        data = ExportCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        export = services.export_start(
+            project=project, acting_user=request.user, raw_params=data.validated_data
+        )
+        export.refresh_from_db()
+        return Response(ExportOutputSerializer(export).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ExportDetailApi(APIView):
+    @extend_schema(responses=ExportOutputSerializer)
+    def get(self, request, project_id: int, export_id: int):
+        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        return Response(ExportOutputSerializer(export).data)
+
+
+class ExportCancelApi(APIView):
+    @extend_schema(request=None, responses=ExportOutputSerializer)
+    def post(self, request, project_id: int, export_id: int):
+        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        return Response(ExportOutputSerializer(services.export_cancel(export=export)).data)
+
+
+class ExportDownloadApi(APIView):
+    @extend_schema(responses={(200, "application/zip"): bytes})
+    def get(self, request, project_id: int, export_id: int):
+        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        path = services.export_file_path(export)
+        if path is None or not path.is_file():
+            raise ConflictError(
+                f"export {export.pk} has no downloadable file (status {export.status})"
+            )
+        response = FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)  # noqa: SIM115
+        response["X-Checksum-SHA256"] = export.sha256
+        return response

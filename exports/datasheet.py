@@ -1,0 +1,207 @@
+"""The datasheet inside every export: how the data was made, in JSON and Markdown."""
+
+from __future__ import annotations
+
+import platform
+import statistics
+
+import numpy as np
+import spacy
+from django.db.models import Count
+
+import rationale_metrics
+from annotate.models import Document, InstructionVariant, Project
+
+
+def _quartiles(values: list[int]) -> dict | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return {"median": values[0], "q1": values[0], "q3": values[0], "n": 1}
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return {"median": median, "q1": q1, "q3": q3, "n": len(values)}
+
+
+def datasheet_build(*, project: Project, params, stats) -> dict:
+    variants = [
+        {
+            "name": v.name,
+            "version": v.version,
+            "granularity": v.granularity,
+            "active": v.active,
+            "text": v.text,
+            "examples": v.examples,
+            "workers": len(stats.workers_per_variant.get(v.name, ())),
+        }
+        for v in InstructionVariant.objects.filter(project=project).order_by("name", "version")
+    ]
+    tokenizers = list(
+        Document.objects.filter(project=project)
+        .values("tokenizer")
+        .annotate(documents=Count("pk"))
+        .order_by("tokenizer")
+    )
+    agreement = {
+        name: {
+            "intra_variant_kappa": float(np.mean(values)) if values else None,
+            "items": len(values),
+            "excluded_pairs": stats.kappa_excluded.get(name, 0),
+        }
+        for name, values in sorted(stats.kappa_per_variant.items())
+    }
+    return {
+        "dataset": {
+            "project": project.name,
+            "description": project.description,
+            "task_type": project.task_type,
+            "labels": project.labels,
+            "language": project.language,
+            "instances_per_split": stats.instances,
+            "documents": stats.documents,
+        },
+        "instructions": variants,
+        "workers": {
+            "qualification": "no qualification rules were configured for this project",
+            "per_variant": {
+                name: len(ids) for name, ids in sorted(stats.workers_per_variant.items())
+            },
+            "allocation": "between-subjects"
+            if not project.allow_variant_mixing
+            else "variants mixed per worker",
+            "allocation_seed": project.allocation_seed,
+        },
+        "annotation": {
+            "annotators_per_item_target": project.annotators_per_item,
+            "annotations": stats.annotations,
+            "annotations_per_item": {
+                str(k): v for k, v in sorted(stats.annotations_per_item.items())
+            },
+            "minimum_highlight_tokens": project.min_highlight,
+            "time_spent_ms": _quartiles(stats.time_spent_ms),
+            "items_with_empty_evidence": stats.empty_evidence_items,
+        },
+        "review": {
+            "reviewers_per_annotation": project.reviewers_per_annotation,
+            "thresholds": {
+                "sufficiency": project.sufficiency_threshold,
+                "compactness": project.compactness_threshold,
+                "comprehensiveness": project.comprehensiveness_threshold,
+            },
+            "max_rounds": project.max_rounds,
+            "rounds_and_discards": "no reviews recorded",
+        },
+        "quality_flags": "no automatic flags recorded",
+        "agreement": {
+            "measure": "token-level Cohen's kappa, pairs within a variant, mean over items",
+            "per_variant": agreement,
+        },
+        "processing": {
+            "tokenizers": tokenizers,
+            "spacy_version": spacy.__version__,
+            "split_procedure": (
+                "imported splits kept"
+                if params.splits == "keep"
+                else f"new splits by ratios {list(params.ratios)} with seed {params.seed}, items sharing a document kept together"
+            ),
+            "export_parameters": params.as_dict(),
+        },
+        "platform": {
+            "name": "Rationale Workbench",
+            "version": rationale_metrics.__version__,
+            "python": platform.python_version(),
+        },
+    }
+
+
+def _table(rows: list[tuple]) -> str:
+    lines = ["| " + " | ".join(str(c) for c in rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    lines += [
+        "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |"
+        for row in rows[1:]
+    ]
+    return "\n".join(lines)
+
+
+def datasheet_markdown(sheet: dict) -> str:
+    d, a = sheet["dataset"], sheet["annotation"]
+    parts = [
+        f"# Datasheet: {d['project']}",
+        "",
+        f"{d['description']}".strip(),
+        "",
+        "## Task",
+        f"- task: {d['task_type']}; language: {d['language']}; labels: {', '.join(d['labels'])}",
+        "- instances: "
+        + ", ".join(f"{k} {v}" for k, v in d["instances_per_split"].items())
+        + f"; documents: {d['documents']}",
+        "",
+        "## Instructions (verbatim)",
+    ]
+    for v in sheet["instructions"]:
+        parts += [
+            f"### {v['name']} (version {v['version']}, {v['granularity']}, {v['workers']} workers)",
+            "",
+            v["text"],
+            "",
+        ]
+        for example in v["examples"]:
+            marked = [
+                f"[{t}]" if i in set(example["highlighted"]) else t
+                for i, t in enumerate(example["tokens"])
+            ]
+            parts.append(
+                f"- example: {' '.join(marked)}"
+                + (f" ({example.get('note')})" if example.get("note") else "")
+            )
+        parts.append("")
+    w = sheet["workers"]
+    parts += [
+        "## Workers",
+        f"- qualification: {w['qualification']}",
+        f"- allocation: {w['allocation']}, seed {w['allocation_seed']}",
+        _table([("variant", "workers"), *w["per_variant"].items()])
+        if w["per_variant"]
+        else "- no annotations",
+        "",
+        "## Annotation",
+        f"- target annotators per item and variant: {a['annotators_per_item_target']}; annotations: {a['annotations']}",
+        f"- annotations per item: {a['annotations_per_item']}",
+        f"- minimum highlight: {a['minimum_highlight_tokens']} token(s); items with empty evidence: {a['items_with_empty_evidence']}",
+        f"- time spent (ms): {a['time_spent_ms']}",
+        "",
+        "## Review",
+        f"- reviewers per annotation: {sheet['review']['reviewers_per_annotation']}; thresholds: {sheet['review']['thresholds']}; "
+        f"max rounds: {sheet['review']['max_rounds']}; {sheet['review']['rounds_and_discards']}",
+        f"- quality flags: {sheet['quality_flags']}",
+        "",
+        "## Agreement",
+        f"- {sheet['agreement']['measure']}",
+    ]
+    if sheet["agreement"]["per_variant"]:
+        parts.append(
+            _table(
+                [("variant", "kappa", "items", "excluded pairs")]
+                + [
+                    (
+                        name,
+                        "n/a"
+                        if r["intra_variant_kappa"] is None
+                        else f"{r['intra_variant_kappa']:.3f}",
+                        r["items"],
+                        r["excluded_pairs"],
+                    )
+                    for name, r in sheet["agreement"]["per_variant"].items()
+                ]
+            )
+        )
+    p = sheet["processing"]
+    parts += [
+        "",
+        "## Processing",
+        f"- tokenizers: {', '.join(t['tokenizer'] + ' (' + str(t['documents']) + ' documents)' for t in p['tokenizers'])}",
+        f"- spaCy {p['spacy_version']}; splits: {p['split_procedure']}",
+        f"- export parameters: `{p['export_parameters']}`",
+        f"- platform: {sheet['platform']['name']} {sheet['platform']['version']} (Python {sheet['platform']['python']})",
+        "",
+    ]
+    return "\n".join(parts)

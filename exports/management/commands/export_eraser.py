@@ -1,0 +1,78 @@
+import shutil
+import tempfile
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.models import Project
+from config.exceptions import ApplicationError
+from exports.params import AGGREGATIONS, LAYOUTS, SELECTIONS, export_params_from
+from exports.services import export_build, export_write_datasheet, zip_directory
+from rationale_metrics.eraser_writer import DocumentNotExportable
+
+
+class Command(BaseCommand):
+    help = "Export a project as an ERASER dataset with a datasheet, to a directory or a .zip file."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", help="project name or numeric id")
+        parser.add_argument(
+            "out", help="output directory (must not exist), or a path ending in .zip"
+        )
+        parser.add_argument("--selection", choices=SELECTIONS, default="submitted")
+        parser.add_argument("--aggregation", choices=AGGREGATIONS, default="majority")
+        parser.add_argument(
+            "--variant", help="only annotations made under this instruction variant"
+        )
+        parser.add_argument("--annotator", help="with --aggregation annotator: whose highlights")
+        parser.add_argument(
+            "--new-splits",
+            nargs=3,
+            type=float,
+            metavar=("TRAIN", "VAL", "TEST"),
+            help="assign new splits by these ratios (default: keep the imported splits)",
+        )
+        parser.add_argument("--seed", type=int, default=0, help="seed of the new splits")
+        parser.add_argument("--layout", choices=LAYOUTS, default="docs")
+
+    def handle(self, *args, project, out, **options):
+        found = Project.objects.filter(name=project).first()
+        if found is None and project.isdigit():
+            found = Project.objects.filter(pk=int(project)).first()
+        if found is None:
+            raise CommandError(f"no project named {project!r}")
+        target = Path(out)
+        if target.exists():
+            raise CommandError(f"{target} already exists; choose a new path")
+        raw = {
+            "selection": options["selection"],
+            "aggregation": options["aggregation"],
+            "variant": options["variant"],
+            "annotator": options["annotator"],
+            "layout": options["layout"],
+            "seed": options["seed"],
+            "archive": "zip" if target.suffix == ".zip" else "directory",
+        }
+        if options["new_splits"]:
+            raw.update(splits="ratios", ratios=list(options["new_splits"]))
+        try:
+            params = export_params_from(raw)
+            with tempfile.TemporaryDirectory(
+                dir=target.parent if target.parent.exists() else None
+            ) as tmp:
+                dataset = Path(tmp) / target.stem
+                stats = export_build(project=found, params=params, out_dir=dataset)
+                export_write_datasheet(project=found, params=params, stats=stats, out_dir=dataset)
+                if params.archive == "zip":
+                    zip_directory(dataset, Path(tmp) / target.name, target.stem)
+                    shutil.move(Path(tmp) / target.name, target)
+                else:
+                    shutil.move(dataset, target)
+        except (ApplicationError, DocumentNotExportable) as exc:
+            raise CommandError(f"nothing was exported: {exc}") from exc
+        counts = ", ".join(f"{k} {v}" for k, v in stats.instances.items())
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"exported {counts} instances and {stats.documents} documents to {target}"
+            )
+        )

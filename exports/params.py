@@ -1,0 +1,84 @@
+"""Export parameters: what to select, how highlights become evidences, splits and format."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from config.exceptions import ApplicationError
+
+SELECTIONS = ("submitted", "reference")
+AGGREGATIONS = ("majority", "union", "annotator", "all_sets", "reference")
+SPLIT_MODES = ("keep", "ratios")
+LAYOUTS = ("docs", "docs.jsonl")
+ARCHIVES = ("zip", "directory")
+
+
+@dataclass(frozen=True)
+class ExportParams:
+    selection: str = "submitted"
+    variant: str | None = None
+    aggregation: str = "majority"
+    annotator: str | None = None
+    splits: str = "keep"
+    ratios: tuple[float, float, float] = (0.8, 0.1, 0.1)
+    seed: int = 0
+    layout: str = "docs"
+    archive: str = "zip"
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["ratios"] = list(self.ratios)
+        return data
+
+
+def export_params_from(raw: dict) -> ExportParams:
+    """Validate raw parameters; every problem is named by its field."""
+    problems = []
+    known = set(ExportParams.__dataclass_fields__)
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        problems.append(f"unknown parameter(s): {', '.join(unknown)}")
+    values = {k: v for k, v in raw.items() if k in known and v is not None}
+    for key, allowed in (
+        ("selection", SELECTIONS),
+        ("aggregation", AGGREGATIONS),
+        ("splits", SPLIT_MODES),
+        ("layout", LAYOUTS),
+        ("archive", ARCHIVES),
+    ):
+        if key in values and values[key] not in allowed:
+            problems.append(f"{key}: {values[key]!r} is not one of {', '.join(allowed)}")
+    if "ratios" in values:
+        ratios = values["ratios"]
+        if (
+            not isinstance(ratios, list | tuple)
+            or len(ratios) != 3
+            or not all(
+                isinstance(r, int | float) and not isinstance(r, bool) and r >= 0 for r in ratios
+            )
+            or abs(sum(ratios) - 1) > 1e-6
+        ):
+            problems.append("ratios: three non-negative numbers (train, val, test) that sum to 1")
+        else:
+            values["ratios"] = tuple(float(r) for r in ratios)
+    if "seed" in values and (
+        not isinstance(values["seed"], int) or isinstance(values["seed"], bool)
+    ):
+        problems.append("seed: must be an integer")
+    params = ExportParams(**values) if not problems else None
+    if params is not None:
+        if params.aggregation == "annotator" and not params.annotator:
+            problems.append("annotator: name the annotator whose highlights to export")
+        if params.aggregation == "reference" and params.selection != "reference":
+            problems.append(
+                "aggregation: 'reference' exports the imported rationales; use selection 'reference'"
+            )
+        if params.selection == "reference" and params.aggregation != "reference":
+            problems.append(
+                "selection: 'reference' exports every item with its imported rationales only"
+            )
+    if problems:
+        raise ApplicationError(
+            "invalid export parameters: " + "; ".join(problems), extra={"problems": problems}
+        )
+    return params

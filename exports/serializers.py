@@ -1,0 +1,50 @@
+from rest_framework import serializers
+
+from exports.models import Export
+from exports.params import AGGREGATIONS, ARCHIVES, LAYOUTS, SELECTIONS, SPLIT_MODES
+
+
+class ExportCreateInputSerializer(serializers.Serializer):
+    selection = serializers.ChoiceField(choices=SELECTIONS, default="submitted")
+    variant = serializers.CharField(required=False, allow_null=True, allow_blank=False)
+    aggregation = serializers.ChoiceField(choices=AGGREGATIONS, default="majority")
+    annotator = serializers.CharField(required=False, allow_null=True)
+    splits = serializers.ChoiceField(choices=SPLIT_MODES, default="keep")
+    ratios = serializers.ListField(
+        child=serializers.FloatField(min_value=0), min_length=3, max_length=3, required=False
+    )
+    seed = serializers.IntegerField(min_value=0, default=0)
+    layout = serializers.ChoiceField(choices=LAYOUTS, default="docs")
+    archive = serializers.ChoiceField(choices=ARCHIVES, default="zip")
+
+
+class ExportOutputSerializer(serializers.ModelSerializer):
+    created_by = serializers.CharField(source="created_by.username", default=None)
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Export
+        fields = [
+            "id",
+            "project",
+            "params",
+            "status",
+            "phase",
+            "progress_done",
+            "progress_total",
+            "cancel_requested",
+            "sha256",
+            "size_bytes",
+            "summary",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "download_url",
+        ]
+
+    def get_download_url(self, export) -> str | None:
+        if export.status == "succeeded" and export.file_path.endswith(".zip"):
+            return f"/api/projects/{export.project_id}/exports/{export.pk}/download/"
+        return None

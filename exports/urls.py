@@ -1,0 +1,26 @@
+from django.urls import path
+
+from exports import apis
+
+app_name = "exports"
+
+urlpatterns = [
+    path(
+        "projects/<int:project_id>/exports/", apis.ExportListCreateApi.as_view(), name="export-list"
+    ),
+    path(
+        "projects/<int:project_id>/exports/<int:export_id>/",
+        apis.ExportDetailApi.as_view(),
+        name="export-detail",
+    ),
+    path(
+        "projects/<int:project_id>/exports/<int:export_id>/cancel/",
+        apis.ExportCancelApi.as_view(),
+        name="export-cancel",
+    ),
+    path(
+        "projects/<int:project_id>/exports/<int:export_id>/download/",
+        apis.ExportDownloadApi.as_view(),
+        name="export-download",
+    ),
+]

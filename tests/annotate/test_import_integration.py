@@ -105,3 +105,32 @@ def test_concurrent_imports_of_the_same_data_never_duplicate(postgres_only, eras
     assert Item.objects.filter(project=project).count() == 200
     assert Document.objects.filter(project=project).count() == 5
     assert RationaleSet.objects.filter(reference_item__project=project).count() == 200
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_export_runs_on_the_real_worker(live_celery, eraser_reference):
+    from pathlib import Path
+
+    from exports.models import Export
+
+    project = ProjectFactory(labels=[])
+    dataset_import(project=project, path=eraser_reference / "multirc" / "data")
+    researcher = UserFactory(username="worker-researcher")
+    MembershipFactory(project=project, user=researcher, role="researcher")
+
+    response = client_for(researcher).post(
+        reverse("exports:export-list", args=[project.id]),
+        {"selection": "reference", "aggregation": "reference"},
+        format="json",
+    )
+
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        export = Export.objects.get(pk=response.data["id"])
+        if export.status in ("succeeded", "failed", "cancelled"):
+            break
+        time.sleep(0.2)
+    assert export.status == "succeeded", (export.error, live_celery["log"].read_text()[-3000:])
+    assert (Path(live_celery["media_root"]) / export.file_path).is_file()
+    assert "export_execute" in live_celery["log"].read_text()

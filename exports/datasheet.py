@@ -31,7 +31,7 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
             "active": v.active,
             "text": v.text,
             "examples": v.examples,
-            "workers": len(stats.workers_per_variant.get(v.name, ())),
+            "workers": len(stats.tally.workers_per_variant.get(v.name, ())),
         }
         for v in InstructionVariant.objects.filter(project=project).order_by("name", "version")
     ]
@@ -45,9 +45,9 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
         name: {
             "intra_variant_kappa": float(np.mean(values)) if values else None,
             "items": len(values),
-            "excluded_pairs": stats.kappa_excluded.get(name, 0),
+            "excluded_pairs": stats.tally.kappa_excluded.get(name, 0),
         }
-        for name, values in sorted(stats.kappa_per_variant.items())
+        for name, values in sorted(stats.tally.kappa_per_variant.items())
     }
     return {
         "dataset": {
@@ -63,7 +63,7 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
         "workers": {
             "qualification": "no qualification rules were configured for this project",
             "per_variant": {
-                name: len(ids) for name, ids in sorted(stats.workers_per_variant.items())
+                name: len(ids) for name, ids in sorted(stats.tally.workers_per_variant.items())
             },
             "allocation": "between-subjects"
             if not project.allow_variant_mixing
@@ -72,12 +72,12 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
         },
         "annotation": {
             "annotators_per_item_target": project.annotators_per_item,
-            "annotations": stats.annotations,
+            "annotations": stats.tally.annotations,
             "annotations_per_item": {
-                str(k): v for k, v in sorted(stats.annotations_per_item.items())
+                str(k): v for k, v in sorted(stats.tally.annotations_per_item.items())
             },
             "minimum_highlight_tokens": project.min_highlight,
-            "time_spent_ms": _quartiles(stats.time_spent_ms),
+            "time_spent_ms": _quartiles(stats.tally.time_spent_ms),
             "items_with_empty_evidence": stats.empty_evidence_items,
         },
         "review": {

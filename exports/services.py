@@ -15,13 +15,11 @@ import os
 import random
 import shutil
 import uuid
-import zipfile
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -29,7 +27,6 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from annotate.models import (
-    Annotation,
     Assignment,
     AssignmentStatus,
     Document,
@@ -42,16 +39,18 @@ from annotate.models import (
     Split,
 )
 from config.exceptions import ApplicationError
+from exports.aggregation import AnnotationRow, QualityTally, evidences_for, tally_item
 from exports.datasheet import datasheet_build, datasheet_markdown
 from exports.models import Export, ExportStatus
 from exports.params import ExportParams, export_params_from
-from rationale_metrics.agreement import cohen_kappa_pairs
 from rationale_metrics.eraser_writer import (
+    DatasetSink,
+    DirectorySink,
     DocumentNotExportable,
     ExportDocument,
     ExportEvidence,
     ExportInstance,
-    runs_of,
+    ZipSink,
     write_documents,
 )
 
@@ -68,13 +67,8 @@ class ExportCancelled(Exception):
 class BuildStats:
     instances: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
     documents: int = 0
-    annotations: int = 0
-    annotations_per_item: dict[int, int] = field(default_factory=dict)
-    time_spent_ms: list[int] = field(default_factory=list)
-    workers_per_variant: dict[str, set] = field(default_factory=lambda: defaultdict(set))
-    kappa_per_variant: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    kappa_excluded: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     empty_evidence_items: int = 0
+    tally: QualityTally = field(default_factory=QualityTally)
 
 
 def _export_document(document: Document) -> ExportDocument:
@@ -83,47 +77,97 @@ def _export_document(document: Document) -> ExportDocument:
     )
 
 
-def _items_queryset(project: Project, params: ExportParams, worker_id: int | None):
-    items = Item.objects.filter(project=project)
-    annotations = Assignment.objects.filter(status=AssignmentStatus.SUBMITTED)
+def _submitted_assignments(project: Project, params: ExportParams, worker_id: int | None):
+    chosen = Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED)
     if params.variant:
-        annotations = annotations.filter(variant__name=params.variant)
+        chosen = chosen.filter(variant__name=params.variant)
     if worker_id is not None:
-        annotations = annotations.filter(worker_id=worker_id)
+        chosen = chosen.filter(worker_id=worker_id)
+    return chosen
+
+
+def _selected_item_ids(project: Project, params: ExportParams, worker_id: int | None) -> list[int]:
+    items = Item.objects.filter(project=project)
     if params.selection == "submitted":
-        items = items.filter(pk__in=annotations.values("item_id"))
+        items = items.filter(
+            pk__in=_submitted_assignments(project, params, worker_id).values("item_id")
+        )
+    return list(items.order_by("pk").values_list("pk", flat=True))
+
+
+def _document_rows(document_ids) -> dict[int, ExportDocument]:
+    rows = Document.objects.filter(pk__in=document_ids).values_list(
+        "pk", "docid", "text", "tokens", "sentences"
+    )
+    return {
+        pk: ExportDocument(
+            docid=docid, tokens=[text[s:e] for s, e in tokens.tolist()], sentence_ranges=sentences
+        )
+        for pk, docid, text, tokens, sentences in rows
+    }
+
+
+def _submitted_chunk(
+    project: Project, params: ExportParams, worker_id: int | None, chunk: list[int]
+):
+    """The chunk's items, documents and submitted annotations as plain rows: five queries."""
+    items = list(
+        Item.objects.filter(pk__in=chunk)
+        .order_by("pk")
+        .values("pk", "annotation_id", "annotation_id_is_int", "label", "query", "query_type")
+    )
+    links = list(
+        ItemDocument.objects.filter(item_id__in=chunk)
+        .order_by("item_id", "position")
+        .values_list("item_id", "document_id")
+    )
+    documents = _document_rows({doc_id for _, doc_id in links})
+    item_documents: dict[int, list[ExportDocument]] = defaultdict(list)
+    for item_id, doc_id in links:
+        item_documents[item_id].append(documents[doc_id])
+    assignments = list(
+        _submitted_assignments(project, params, worker_id)
+        .filter(item_id__in=chunk)
+        .order_by("pk")
+        .values_list(
+            "item_id", "worker_id", "variant__name", "annotation__pk", "annotation__time_spent_ms"
+        )
+    )
+    sets: dict[int, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    spans = (
+        RationaleSpan.objects.filter(rationale_set__annotation_id__in=[a[3] for a in assignments])
+        .order_by("rationale_set__annotation_id", "rationale_set__position", "position")
+        .values_list(
+            "rationale_set__annotation_id",
+            "rationale_set__position",
+            "document__docid",
+            "start_token",
+            "end_token",
+        )
+    )
+    for annotation_id, position, docid, start, end in spans:
+        sets[annotation_id][position].append((docid, start, end))
+    annotations: dict[int, list[AnnotationRow]] = defaultdict(list)
+    for item_id, worker, variant, annotation_id, time_ms in assignments:
+        by_position = sets.get(annotation_id, {})
+        annotations[item_id].append(
+            AnnotationRow(worker, variant, time_ms, [by_position[p] for p in sorted(by_position)])
+        )
+    return items, item_documents, annotations
+
+
+def _reference_items(chunk: list[int]):
     documents = Prefetch(
         "item_documents",
         queryset=ItemDocument.objects.select_related("document").order_by("position"),
     )
-    if params.selection == "reference":
-        spans = Prefetch(
-            "spans", queryset=RationaleSpan.objects.select_related("document").order_by("position")
-        )
-        sets = Prefetch(
-            "reference_sets",
-            queryset=RationaleSet.objects.prefetch_related(spans).order_by("position"),
-        )
-        return items.prefetch_related(documents, sets).order_by("pk")
     spans = Prefetch(
         "spans", queryset=RationaleSpan.objects.select_related("document").order_by("position")
     )
     sets = Prefetch(
-        "rationale_sets", queryset=RationaleSet.objects.prefetch_related(spans).order_by("position")
+        "reference_sets", queryset=RationaleSet.objects.prefetch_related(spans).order_by("position")
     )
-    chosen = Prefetch(
-        "assignments",
-        queryset=annotations.select_related("annotation", "variant", "worker")
-        .prefetch_related(
-            Prefetch(
-                "annotation__rationale_sets",
-                queryset=RationaleSet.objects.prefetch_related(spans).order_by("position"),
-            )
-        )
-        .order_by("pk"),
-        to_attr="chosen_assignments",
-    )
-    return items.prefetch_related(documents, chosen).order_by("pk")
+    return Item.objects.filter(pk__in=chunk).prefetch_related(documents, sets).order_by("pk")
 
 
 def _reference_instance(item: Item, documents: dict[str, ExportDocument]) -> ExportInstance:
@@ -162,65 +206,6 @@ def _reference_instance(item: Item, documents: dict[str, ExportDocument]) -> Exp
         extra=item.source_extra or {},
         omit_keys=omit,
     )
-
-
-def _annotation_tokens(annotation: Annotation) -> dict[str, set[int]]:
-    tokens: dict[str, set[int]] = defaultdict(set)
-    for rset in annotation.rationale_sets.all():
-        for span in rset.spans.all():
-            tokens[span.document.docid].update(range(span.start_token, span.end_token))
-    return tokens
-
-
-def _aggregate(item: Item, params: ExportParams) -> list[list[ExportEvidence]]:
-    annotations = [a.annotation for a in item.chosen_assignments]
-    if params.aggregation in ("annotator", "all_sets"):
-        return [
-            [ExportEvidence(s.document.docid, s.start_token, s.end_token) for s in rset.spans.all()]
-            for annotation in annotations
-            for rset in annotation.rationale_sets.all()
-            if rset.spans.all()
-        ]
-    counts: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for annotation in annotations:
-        for docid, tokens in _annotation_tokens(annotation).items():
-            for token in tokens:
-                counts[docid][token] += 1
-    needed = 1 if params.aggregation == "union" else len(annotations) // 2 + 1
-    group = [
-        ExportEvidence(docid, start, end)
-        for docid in sorted(counts)
-        for start, end in runs_of(t for t, n in counts[docid].items() if n >= needed)
-    ]
-    return [group] if group else []
-
-
-def _record_quality(item: Item, stats: BuildStats) -> None:
-    """Annotation counts, times, workers and intra-variant kappa of one item."""
-    chosen = item.chosen_assignments
-    stats.annotations += len(chosen)
-    stats.annotations_per_item[len(chosen)] = stats.annotations_per_item.get(len(chosen), 0) + 1
-    offsets, total = {}, 0
-    for link in item.item_documents.all():
-        offsets[link.document.docid] = total
-        total += link.document.token_count
-    by_variant: dict[str, list[np.ndarray]] = defaultdict(list)
-    for assignment in chosen:
-        stats.time_spent_ms.append(assignment.annotation.time_spent_ms)
-        name = assignment.variant.name
-        stats.workers_per_variant[name].add(assignment.worker_id)
-        vector = np.zeros(total, dtype=bool)
-        for docid, tokens in _annotation_tokens(assignment.annotation).items():
-            vector[[offsets[docid] + t for t in tokens]] = True
-        by_variant[name].append(vector)
-    for name, vectors in by_variant.items():
-        pairs = [(a, b) for i, a in enumerate(vectors) for b in vectors[i + 1 :]]
-        if not pairs:
-            continue
-        kappas = cohen_kappa_pairs(np.stack([a for a, _ in pairs]), np.stack([b for _, b in pairs]))
-        stats.kappa_excluded[name] += int(np.isnan(kappas).sum())
-        if not np.all(np.isnan(kappas)):
-            stats.kappa_per_variant[name].append(float(np.nanmean(kappas)))
 
 
 def _new_splits(project: Project, item_ids: list[int], params: ExportParams) -> dict[int, str]:
@@ -275,11 +260,11 @@ def export_build(
     *,
     project: Project,
     params: ExportParams,
-    out_dir: Path,
+    sink: DatasetSink,
     progress: Callable[[str, int, int], None] | None = None,
     should_cancel: Callable[[], bool] | None = None,
 ) -> BuildStats:
-    """Write the ERASER dataset for `params` into the (empty) directory `out_dir`."""
+    """Write the ERASER dataset for `params` into `sink` (a directory or a zip)."""
     worker_id = None
     if params.aggregation == "annotator":
         worker_id = (
@@ -295,8 +280,7 @@ def export_build(
         and not InstructionVariant.objects.filter(project=project, name=params.variant).exists()
     ):
         raise ApplicationError(f"variant: this project has no variant named {params.variant!r}")
-    items = _items_queryset(project, params, worker_id)
-    item_ids = list(items.values_list("pk", flat=True))
+    item_ids = _selected_item_ids(project, params, worker_id)
     if not item_ids:
         raise ApplicationError("nothing to export: no item matches these parameters")
     if params.splits == "keep":
@@ -310,50 +294,62 @@ def export_build(
         item_split = _new_splits(project, item_ids, params)
         _check_disjoint(item_split)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     stats = BuildStats()
-    handles = {split: open(out_dir / f"{split}.jsonl", "w", encoding="utf-8") for split in SPLITS}  # noqa: SIM115
+    handles = {split: sink.open_text(f"{split}.jsonl") for split in SPLITS}
     try:
         for start in range(0, len(item_ids), CHUNK):
             if should_cancel and should_cancel():
                 raise ExportCancelled
-            chunk = items.filter(pk__in=item_ids[start : start + CHUNK])
-            for item in chunk:
-                documents = {
-                    link.document.docid: _export_document(link.document)
-                    for link in item.item_documents.all()
-                }
-                if params.selection == "reference":
-                    instance = _reference_instance(item, documents)
-                else:
-                    _record_quality(item, stats)
+            chunk = item_ids[start : start + CHUNK]
+            if params.selection == "reference":
+                for item in _reference_items(chunk):
+                    documents = {
+                        link.document.docid: _export_document(link.document)
+                        for link in item.item_documents.all()
+                    }
+                    handles[item_split[item.pk]].write(
+                        _reference_instance(item, documents).line(documents) + "\n"
+                    )
+                    stats.instances[item_split[item.pk]] += 1
+            else:
+                items, item_documents, annotations = _submitted_chunk(
+                    project, params, worker_id, chunk
+                )
+                for item in items:
+                    docs = {d.docid: d for d in item_documents[item["pk"]]}
+                    rows = annotations[item["pk"]]
+                    tally_item(
+                        rows, {docid: len(d.tokens) for docid, d in docs.items()}, stats.tally
+                    )
                     instance = ExportInstance(
-                        annotation_id=item.annotation_id_value,
-                        classification=item.label,
-                        docids=list(documents),
-                        evidences=_aggregate(item, params),
-                        query=item.query,
-                        query_type=item.query_type,
+                        annotation_id=int(item["annotation_id"])
+                        if item["annotation_id_is_int"]
+                        else item["annotation_id"],
+                        classification=item["label"],
+                        docids=list(docs),
+                        evidences=evidences_for(rows, params.aggregation),
+                        query=item["query"],
+                        query_type=item["query_type"],
                     )
                     stats.empty_evidence_items += not instance.evidences
-                split = item_split[item.pk]
-                handles[split].write(instance.line(documents) + "\n")
-                stats.instances[split] += 1
+                    split = item_split[item["pk"]]
+                    handles[split].write(instance.line(docs) + "\n")
+                    stats.instances[split] += 1
             if progress:
                 progress("instances", min(start + CHUNK, len(item_ids)), len(item_ids))
     finally:
         for handle in handles.values():
             handle.close()
 
-    doc_ids = (
-        ItemDocument.objects.filter(item_id__in=item_ids)
-        .values_list("document_id", flat=True)
-        .distinct()
+    doc_ids = sorted(
+        set(ItemDocument.objects.filter(item_id__in=item_ids).values_list("document_id", flat=True))
     )
-    documents = Document.objects.filter(pk__in=doc_ids).order_by("docid").iterator(chunk_size=CHUNK)
-    stats.documents = write_documents(
-        out_dir, (_export_document(d) for d in documents), params.layout
-    )
+
+    def documents():
+        for begin in range(0, len(doc_ids), CHUNK):
+            yield from _document_rows(doc_ids[begin : begin + CHUNK]).values()
+
+    stats.documents = write_documents(sink, documents(), params.layout)
     return stats
 
 
@@ -370,20 +366,14 @@ def _sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def zip_directory(source: Path, target: Path, root_name: str) -> None:
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for file in sorted(p for p in source.rglob("*") if p.is_file()):
-            archive.write(file, f"{root_name}/{file.relative_to(source).as_posix()}")
-
-
 def export_write_datasheet(
-    *, project: Project, params: ExportParams, stats: BuildStats, out_dir: Path
+    *, project: Project, params: ExportParams, stats: BuildStats, sink: DatasetSink
 ) -> dict:
     sheet = datasheet_build(project=project, params=params, stats=stats)
-    (out_dir / "datasheet.json").write_text(
-        json.dumps(sheet, indent=2, sort_keys=True, default=str) + "\n"
+    sink.write_text(
+        "datasheet.json", json.dumps(sheet, indent=2, sort_keys=True, default=str) + "\n"
     )
-    (out_dir / "datasheet.md").write_text(datasheet_markdown(sheet))
+    sink.write_text("datasheet.md", datasheet_markdown(sheet))
     return sheet
 
 
@@ -443,23 +433,27 @@ def export_run(*, export_id: int) -> Export:
         return Export.objects.filter(pk=export.pk, cancel_requested=True).exists()
 
     try:
-        stats = export_build(
-            project=export.project,
-            params=params,
-            out_dir=dataset,
-            progress=progress,
-            should_cancel=should_cancel,
-        )
-        sheet = export_write_datasheet(
-            project=export.project, params=params, stats=stats, out_dir=dataset
-        )
-        if should_cancel():
-            raise ExportCancelled
         if params.archive == "zip":
             built = work / f"{name}.zip"
-            zip_directory(dataset, built, name)
+            sink = ZipSink(built, name, work / "scratch")
         else:
             built = dataset
+            sink = DirectorySink(dataset)
+        try:
+            stats = export_build(
+                project=export.project,
+                params=params,
+                sink=sink,
+                progress=progress,
+                should_cancel=should_cancel,
+            )
+            sheet = export_write_datasheet(
+                project=export.project, params=params, stats=stats, sink=sink
+            )
+        finally:
+            sink.close()
+        if should_cancel():
+            raise ExportCancelled
         final_dir = _exports_root() / str(export.pk)
         final_dir.mkdir(parents=True, exist_ok=True)
         final = final_dir / built.name
@@ -478,7 +472,7 @@ def export_run(*, export_id: int) -> Export:
         export.summary = {
             "instances": stats.instances,
             "documents": stats.documents,
-            "annotations": stats.annotations,
+            "annotations": stats.tally.annotations,
         }
     except ExportCancelled:
         export.status = ExportStatus.CANCELLED

@@ -9,10 +9,11 @@ from the document's sentences, and the covered tokens joined by one space.
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TextIO
 
 import numpy as np
 
@@ -122,18 +123,66 @@ def runs_of(tokens: Iterable[int]) -> list[tuple[int, int]]:
     return spans
 
 
-def write_documents(out: Path, documents: Iterable[ExportDocument], layout: str) -> int:
+class DatasetSink(Protocol):
+    """Where a dataset's files go: a directory, or straight into a zip archive."""
+
+    def write_text(self, name: str, text: str) -> None: ...
+
+    def open_text(self, name: str) -> TextIO: ...
+
+
+class DirectorySink:
+    def __init__(self, root: Path):
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def write_text(self, name: str, text: str) -> None:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def open_text(self, name: str) -> TextIO:
+        return open(self.root / name, "w", encoding="utf-8")
+
+    def close(self) -> None:
+        pass
+
+
+class ZipSink:
+    """Writes members under `root_name/` of a zip. Streams opened with open_text go through a
+    scratch file (a zip takes one member at a time) and are added on close()."""
+
+    def __init__(self, path: Path, root_name: str, scratch: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.archive = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1)
+        self.root_name = root_name
+        self.scratch = scratch
+        scratch.mkdir(parents=True, exist_ok=True)
+        self.pending: list[str] = []
+
+    def write_text(self, name: str, text: str) -> None:
+        self.archive.writestr(f"{self.root_name}/{name}", text)
+
+    def open_text(self, name: str) -> TextIO:
+        self.pending.append(name)
+        return open(self.scratch / name.replace("/", "__"), "w", encoding="utf-8")
+
+    def close(self) -> None:
+        for name in self.pending:
+            self.archive.write(self.scratch / name.replace("/", "__"), f"{self.root_name}/{name}")
+        self.archive.close()
+
+
+def write_documents(sink: DatasetSink, documents: Iterable[ExportDocument], layout: str) -> int:
     """Write `docs/` (one file per docid) or `docs.jsonl`; returns how many."""
     count = 0
     if layout == "docs":
-        folder = out / "docs"
-        folder.mkdir(parents=True, exist_ok=True)
         for document in documents:
             document.check()
-            (folder / document.docid).write_text(document.text() + "\n", encoding="utf-8")
+            sink.write_text(f"docs/{document.docid}", document.text() + "\n")
             count += 1
     else:
-        with open(out / "docs.jsonl", "w", encoding="utf-8") as handle:
+        with sink.open_text("docs.jsonl") as handle:
             for document in documents:
                 document.check()
                 handle.write(

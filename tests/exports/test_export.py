@@ -18,6 +18,7 @@ from exports.models import Export
 from exports.params import ExportParams, export_params_from
 from exports.services import export_build, export_cancel, export_run, export_start
 from rationale_metrics.eraser import read_eraser_dataset
+from rationale_metrics.eraser_writer import DirectorySink
 from rationale_metrics.sources import DirectorySource
 from tests.annotate.workflow_helpers import make_project
 from tests.conftest import client_for
@@ -42,7 +43,7 @@ def test_round_trip_reproduces_the_dataset(db, eraser_reference, tmp_path, slice
     params = ExportParams(
         selection="reference", aggregation="reference", layout=layout, archive="directory"
     )
-    export_build(project=project, params=params, out_dir=tmp_path / "out")
+    export_build(project=project, params=params, sink=DirectorySink(tmp_path / "out"))
 
     for split in SPLITS:
         assert lines(tmp_path / "out" / f"{split}.jsonl") == lines(source / f"{split}.jsonl"), split
@@ -64,7 +65,7 @@ def test_both_readers_load_the_output_identically(db, eraser_reference, tmp_path
         params = ExportParams(
             selection="reference", aggregation="reference", layout=layout, archive="directory"
         )
-        export_build(project=project, params=params, out_dir=tmp_path / layout)
+        export_build(project=project, params=params, sink=DirectorySink(tmp_path / layout))
     folder = read_eraser_dataset(DirectorySource(tmp_path / "docs"))
     jsonl = read_eraser_dataset(DirectorySource(tmp_path / "docs.jsonl"))
 
@@ -135,7 +136,7 @@ def evidence_sets(out: Path) -> list:
 def test_each_aggregation(annotated, tmp_path, raw, expected):
     params = export_params_from({"archive": "directory", **raw})
 
-    export_build(project=annotated, params=params, out_dir=tmp_path / "out")
+    export_build(project=annotated, params=params, sink=DirectorySink(tmp_path / "out"))
 
     got = evidence_sets(tmp_path / "out")
     if raw == {"aggregation": "majority"}:
@@ -160,8 +161,12 @@ def test_new_splits_are_seeded_and_disjoint_by_document(db, eraser_reference, tm
         "archive": "directory",
     }
 
-    export_build(project=project, params=export_params_from(raw), out_dir=tmp_path / "a")
-    export_build(project=project, params=export_params_from(raw), out_dir=tmp_path / "b")
+    export_build(
+        project=project, params=export_params_from(raw), sink=DirectorySink(tmp_path / "a")
+    )
+    export_build(
+        project=project, params=export_params_from(raw), sink=DirectorySink(tmp_path / "b")
+    )
 
     docs_by_split = {}
     for split in SPLITS:
@@ -200,9 +205,15 @@ def test_unknown_variant_annotator_and_empty_selection(annotated, tmp_path):
         ({"aggregation": "annotator", "annotator": "ghost"}, "no user named 'ghost'"),
     ):
         with pytest.raises(ApplicationError, match=message):
-            export_build(project=annotated, params=export_params_from(raw), out_dir=tmp_path / "x")
+            export_build(
+                project=annotated,
+                params=export_params_from(raw),
+                sink=DirectorySink(tmp_path / "x"),
+            )
     with pytest.raises(ApplicationError, match="nothing to export"):
-        export_build(project=make_project(items=1), params=ExportParams(), out_dir=tmp_path / "y")
+        export_build(
+            project=make_project(items=1), params=ExportParams(), sink=DirectorySink(tmp_path / "y")
+        )
 
 
 def test_items_without_a_split_need_new_splits(db, tmp_path):
@@ -218,7 +229,7 @@ def test_items_without_a_split_need_new_splits(db, tmp_path):
     )
 
     with pytest.raises(ApplicationError, match="have no split; choose new splits"):
-        export_build(project=project, params=ExportParams(), out_dir=tmp_path / "x")
+        export_build(project=project, params=ExportParams(), sink=DirectorySink(tmp_path / "x"))
 
 
 def test_the_job_publishes_a_zip_with_its_checksum_and_datasheet(
@@ -312,7 +323,7 @@ def test_query_count_stays_flat_as_items_grow(db, tmp_path, django_assert_max_nu
             export_build(
                 project=project,
                 params=ExportParams(archive="directory"),
-                out_dir=tmp_path / f"n{n_items}",
+                sink=DirectorySink(tmp_path / f"n{n_items}"),
             )
 
 

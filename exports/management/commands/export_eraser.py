@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.models import Project
 from config.exceptions import ApplicationError
 from exports.params import AGGREGATIONS, LAYOUTS, SELECTIONS, export_params_from
-from exports.services import export_build, export_write_datasheet, zip_directory
-from rationale_metrics.eraser_writer import DocumentNotExportable
+from exports.services import export_build, export_write_datasheet
+from rationale_metrics.eraser_writer import DirectorySink, DocumentNotExportable, ZipSink
 
 
 class Command(BaseCommand):
@@ -57,17 +57,20 @@ class Command(BaseCommand):
             raw.update(splits="ratios", ratios=list(options["new_splits"]))
         try:
             params = export_params_from(raw)
-            with tempfile.TemporaryDirectory(
-                dir=target.parent if target.parent.exists() else None
-            ) as tmp:
-                dataset = Path(tmp) / target.stem
-                stats = export_build(project=found, params=params, out_dir=dataset)
-                export_write_datasheet(project=found, params=params, stats=stats, out_dir=dataset)
+            # Build beside the target and move it into place only when complete.
+            scratch_parent = target.parent if target.parent.exists() else None
+            with tempfile.TemporaryDirectory(dir=scratch_parent) as tmp:
+                built = Path(tmp) / target.name
                 if params.archive == "zip":
-                    zip_directory(dataset, Path(tmp) / target.name, target.stem)
-                    shutil.move(Path(tmp) / target.name, target)
+                    sink = ZipSink(built, target.stem, Path(tmp) / "scratch")
                 else:
-                    shutil.move(dataset, target)
+                    sink = DirectorySink(built)
+                try:
+                    stats = export_build(project=found, params=params, sink=sink)
+                    export_write_datasheet(project=found, params=params, stats=stats, sink=sink)
+                finally:
+                    sink.close()
+                shutil.move(built, target)
         except (ApplicationError, DocumentNotExportable) as exc:
             raise CommandError(f"nothing was exported: {exc}") from exc
         counts = ", ".join(f"{k} {v}" for k, v in stats.instances.items())

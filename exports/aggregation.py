@@ -1,0 +1,97 @@
+"""Turn annotators' highlights into ERASER evidences, and per-item quality figures.
+
+Plain functions over plain rows (no ORM), so they are easy to test and cheap to run for
+every item of a large export.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rationale_metrics.agreement import cohen_kappa_pairs
+from rationale_metrics.eraser_writer import ExportEvidence, runs_of
+
+Span = tuple[str, int, int]  # docid, start token, end token
+
+
+@dataclass
+class AnnotationRow:
+    worker_id: int
+    variant: str
+    time_spent_ms: int
+    sets: list[list[Span]]  # in set order, spans in position order
+
+    def tokens(self) -> dict[str, set[int]]:
+        chosen: dict[str, set[int]] = defaultdict(set)
+        for spans in self.sets:
+            for docid, start, end in spans:
+                chosen[docid].update(range(start, end))
+        return chosen
+
+
+@dataclass
+class QualityTally:
+    annotations: int = 0
+    annotations_per_item: dict[int, int] = field(default_factory=dict)
+    time_spent_ms: list[int] = field(default_factory=list)
+    workers_per_variant: dict[str, set] = field(default_factory=lambda: defaultdict(set))
+    kappa_per_variant: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    kappa_excluded: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+def evidences_for(annotations: list[AnnotationRow], aggregation: str) -> list[list[ExportEvidence]]:
+    """`majority`: tokens chosen by more than half the annotators, one group of runs;
+    `union`: tokens chosen by anyone; `annotator` / `all_sets`: every set is a group."""
+    if aggregation in ("annotator", "all_sets"):
+        return [
+            [ExportEvidence(docid, start, end) for docid, start, end in spans]
+            for annotation in annotations
+            for spans in annotation.sets
+            if spans
+        ]
+    votes: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for annotation in annotations:
+        for docid, tokens in annotation.tokens().items():
+            for token in tokens:
+                votes[docid][token] += 1
+    needed = 1 if aggregation == "union" else len(annotations) // 2 + 1
+    group = [
+        ExportEvidence(docid, start, end)
+        for docid in sorted(votes)
+        for start, end in runs_of(t for t, n in votes[docid].items() if n >= needed)
+    ]
+    return [group] if group else []
+
+
+def tally_item(
+    annotations: list[AnnotationRow], doc_lengths: dict[str, int], tally: QualityTally
+) -> None:
+    """Counts, times, workers, and the item's mean pairwise kappa within each variant."""
+    tally.annotations += len(annotations)
+    tally.annotations_per_item[len(annotations)] = (
+        tally.annotations_per_item.get(len(annotations), 0) + 1
+    )
+    offsets, total = {}, 0
+    for docid, length in doc_lengths.items():
+        offsets[docid] = total
+        total += length
+    by_variant: dict[str, list[np.ndarray]] = defaultdict(list)
+    for annotation in annotations:
+        tally.time_spent_ms.append(annotation.time_spent_ms)
+        tally.workers_per_variant[annotation.variant].add(annotation.worker_id)
+        vector = np.zeros(total, dtype=bool)
+        for docid, tokens in annotation.tokens().items():
+            vector[[offsets[docid] + t for t in tokens]] = True
+        by_variant[annotation.variant].append(vector)
+    for name, vectors in by_variant.items():
+        if len(vectors) < 2:
+            continue
+        left = [a for i, a in enumerate(vectors) for _ in vectors[i + 1 :]]
+        right = [b for i, _ in enumerate(vectors) for b in vectors[i + 1 :]]
+        kappas = cohen_kappa_pairs(np.stack(left), np.stack(right))
+        tally.kappa_excluded[name] += int(np.isnan(kappas).sum())
+        if not np.all(np.isnan(kappas)):
+            tally.kappa_per_variant[name].append(float(np.nanmean(kappas)))

@@ -4,6 +4,7 @@ from django.http import FileResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -11,7 +12,13 @@ from annotate.models import Role
 from annotate.selectors import project_get_for_user
 from config.exceptions import ConflictError
 from exports import selectors, services
-from exports.serializers import ExportCreateInputSerializer, ExportOutputSerializer
+from exports.runs import explainer_run_start
+from exports.serializers import (
+    ExplainerRunCreateInputSerializer,
+    ExplainerRunOutputSerializer,
+    ExportCreateInputSerializer,
+    ExportOutputSerializer,
+)
 
 EXPORT_ROLES = (Role.ADMIN, Role.RESEARCHER)
 
@@ -66,3 +73,32 @@ class ExportDownloadApi(APIView):
         response = FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)  # noqa: SIM115
         response["X-Checksum-SHA256"] = export.sha256
         return response
+
+
+class ExplainerRunListCreateApi(GenericAPIView):
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    serializer_class = ExplainerRunOutputSerializer
+
+    @extend_schema(operation_id="projects_exports_runs_list")
+    def get(self, request, project_id: int, export_id: int):
+        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        page = self.paginate_queryset(export.runs.all())
+        return self.get_paginated_response(ExplainerRunOutputSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=ExplainerRunCreateInputSerializer, responses={202: ExplainerRunOutputSerializer}
+    )
+    def post(self, request, project_id: int, export_id: int):
+        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        data = ExplainerRunCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = explainer_run_start(
+            export=export,
+            acting_user=request.user,
+            name=data.validated_data["name"],
+            split=data.validated_data["split"],
+            upload=data.validated_data.get("file"),
+            explainer=data.validated_data.get("explainer"),
+        )
+        run.refresh_from_db()
+        return Response(ExplainerRunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)

@@ -43,3 +43,38 @@ class Export(models.Model):
 
     def __str__(self) -> str:
         return f"export {self.pk} of {self.project} ({self.status})"
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class ExplainerRun(models.Model):
+    """A predictions file scored against an export: uploaded, or made by a bundled explainer."""
+
+    export = models.ForeignKey(Export, on_delete=models.CASCADE, related_name="runs")
+    name = models.CharField(max_length=120)
+    split = models.CharField(max_length=8, default="test")
+    explainer = models.CharField(
+        max_length=32, blank=True, help_text="Bundled explainer, or empty for an upload."
+    )
+    predictions = models.FileField(upload_to="runs/", max_length=500, blank=True)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING)
+    scores = models.JSONField(null=True, blank=True)
+    plausibility_by_variant = models.JSONField(null=True, blank=True)
+    problems = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"run {self.name} on export {self.export_id} ({self.status})"

@@ -48,3 +48,33 @@ class ExportOutputSerializer(serializers.ModelSerializer):
         if export.status == "succeeded" and export.file_path.endswith(".zip"):
             return f"/api/projects/{export.project_id}/exports/{export.pk}/download/"
         return None
+
+
+class ExplainerRunCreateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=120)
+    split = serializers.ChoiceField(choices=["train", "val", "test"], default="test")
+    file = serializers.FileField(required=False)
+    explainer = serializers.ChoiceField(
+        choices=["occlusion", "lime", "linear", "random"], required=False
+    )
+
+
+class ExplainerRunOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        from exports.models import ExplainerRun
+
+        model = ExplainerRun
+        fields = [
+            "id",
+            "export",
+            "name",
+            "split",
+            "explainer",
+            "status",
+            "scores",
+            "plausibility_by_variant",
+            "problems",
+            "error",
+            "created_at",
+            "finished_at",
+        ]

@@ -23,4 +23,9 @@ urlpatterns = [
         apis.ExportDownloadApi.as_view(),
         name="export-download",
     ),
+    path(
+        "projects/<int:project_id>/exports/<int:export_id>/runs/",
+        apis.ExplainerRunListCreateApi.as_view(),
+        name="run-list",
+    ),
 ]

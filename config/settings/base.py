@@ -110,6 +110,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "annotate.models.JobStatus.choices",
+        "ExportStatusEnum": "exports.models.ExportStatus.choices",
+    },
 }
 
 # Celery: with no broker configured, tasks run eagerly in the calling process.

@@ -1,0 +1,199 @@
+"""Explainer runs: score a predictions file against an export, overall and per variant.
+
+The scoring is `rationale_metrics`'; this module only feeds it the export's dataset, a
+predictions file (uploaded, or written by a bundled explainer) and, for plausibility per
+instruction variant, each variant's majority-vote rationales as the gold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from annotate.models import Assignment, AssignmentStatus, RationaleSpan
+from config.exceptions import ApplicationError
+from exports.aggregation import AnnotationRow, evidences_for
+from exports.models import ExplainerRun, Export, ExportStatus, RunStatus
+from rationale_metrics.eraser import SPLITS, EraserDataset, Evidence, read_eraser_dataset
+from rationale_metrics.explain import EXPLAINERS, explain_split
+from rationale_metrics.predictions import read_predictions
+from rationale_metrics.problems import DataValidationError, ProblemList
+from rationale_metrics.scoring import ScoreOptions, score_predictions
+from rationale_metrics.sources import open_dataset_source
+
+logger = logging.getLogger(__name__)
+MAX_PROBLEMS_SHOWN = 200
+
+
+def _dataset_of(export: Export) -> EraserDataset:
+    path = Path(settings.MEDIA_ROOT) / export.file_path
+    with open_dataset_source(path) as source:
+        return read_eraser_dataset(source)
+
+
+@transaction.atomic
+def explainer_run_start(
+    *, export: Export, acting_user, name: str, split: str, upload=None, explainer: str | None = None
+) -> ExplainerRun:
+    if export.status != ExportStatus.SUCCEEDED:
+        raise ApplicationError(
+            f"export {export.pk} is {export.status}; runs need a finished export"
+        )
+    if split not in SPLITS:
+        raise ApplicationError(f"split: {split!r} is not one of {', '.join(SPLITS)}")
+    if (upload is None) == (explainer is None):
+        raise ApplicationError("give either a predictions file or a bundled explainer, not both")
+    if explainer is not None and explainer not in EXPLAINERS:
+        raise ApplicationError(
+            f"explainer: {explainer!r} is not one of {', '.join(sorted(EXPLAINERS))}"
+        )
+    run = ExplainerRun.objects.create(
+        export=export, name=name, split=split, explainer=explainer or "", created_by=acting_user
+    )
+    if upload is not None:
+        run.predictions.save(f"run-{run.pk}.jsonl", upload, save=True)
+    from exports.tasks import explainer_run_execute
+
+    transaction.on_commit(lambda: explainer_run_execute.delay(run.pk))
+    return run
+
+
+def _variant_gold(export: Export, dataset: EraserDataset, split: str) -> dict[str, EraserDataset]:
+    """Per instruction variant: the split with each item's majority-vote evidence of that
+    variant's annotators as its gold rationale (items that variant did not annotate drop out)."""
+    instances = {inst.key: inst for inst in dataset.splits[split]}
+    rows = (
+        Assignment.objects.filter(
+            item__project=export.project,
+            item__annotation_id__in=list(instances),
+            status=AssignmentStatus.SUBMITTED,
+        )
+        .values_list(
+            "item__annotation_id",
+            "variant__name",
+            "annotation__pk",
+            "worker_id",
+            "annotation__time_spent_ms",
+        )
+        .order_by("pk")
+    )
+    rows = list(rows)
+    sets: dict[int, dict[int, list]] = defaultdict(lambda: defaultdict(list))
+    spans = RationaleSpan.objects.filter(
+        rationale_set__annotation_id__in=[r[2] for r in rows]
+    ).values_list(
+        "rationale_set__annotation_id",
+        "rationale_set__position",
+        "document__docid",
+        "start_token",
+        "end_token",
+    )
+    for annotation_id, position, docid, start, end in spans.order_by(
+        "rationale_set__annotation_id", "position"
+    ):
+        sets[annotation_id][position].append((docid, start, end))
+    by_variant: dict[str, dict[str, list[AnnotationRow]]] = defaultdict(lambda: defaultdict(list))
+    for key, variant, annotation_id, worker, time_ms in rows:
+        chosen = sets.get(annotation_id, {})
+        by_variant[variant][key].append(
+            AnnotationRow(worker, variant, time_ms, [chosen[p] for p in sorted(chosen)])
+        )
+    golds = {}
+    for variant, items in sorted(by_variant.items()):
+        gold_instances = []
+        for key, item_annotations in items.items():
+            groups = [
+                [Evidence(ev.docid, ev.start_token, ev.end_token) for ev in group]
+                for group in evidences_for(item_annotations, "majority")
+            ]
+            gold_instances.append(dataclasses.replace(instances[key], evidences=groups))
+        golds[variant] = EraserDataset(
+            documents=dataset.documents,
+            splits={s: (gold_instances if s == split else []) for s in SPLITS},
+            docs_layout=dataset.docs_layout,
+        )
+    return golds
+
+
+def _plausibility(scores: dict) -> dict:
+    token = scores.get("token_prf", {}).get("instance_macro", {})
+    iou = (scores.get("iou_scores") or [{}])[0].get("macro", {})
+    soft = scores.get("token_soft_metrics", {})
+    return {"token_f1": token.get("f1"), "iou_f1": iou.get("f1"), "auprc": soft.get("auprc")}
+
+
+def explainer_run_execute(*, run_id: int) -> ExplainerRun:
+    """Score a run. Safe to call twice: finished runs are left as they are."""
+    with transaction.atomic():
+        run = (
+            ExplainerRun.objects.select_for_update()
+            .select_related("export__project")
+            .get(pk=run_id)
+        )
+        if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
+            return run
+        run.status = RunStatus.RUNNING
+        run.save(update_fields=["status"])
+    try:
+        dataset = _dataset_of(run.export)
+        if run.explainer:
+            out = Path(settings.MEDIA_ROOT) / "runs" / f"run-{run.pk}-{run.explainer}.jsonl"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            train = next(
+                (
+                    s
+                    for s in ("train", "val")
+                    if len({i.classification for i in dataset.splits[s]}) > 1
+                ),
+                None,
+            )
+            if train is None:
+                raise ApplicationError(
+                    "the export has no split with two labelled classes to train the baseline on"
+                )
+            explain_split(
+                dataset, split=run.split, explainer=run.explainer, out_path=out, train_split=train
+            )
+            run.predictions.save(out.name, ContentFile(out.read_bytes()), save=False)
+            out.unlink()
+        problems = ProblemList()
+        predictions = read_predictions(
+            run.predictions.path,
+            dataset=dataset,
+            split=run.split,
+            aopc_thresholds=list(ScoreOptions().aopc_thresholds),
+            problems=problems,
+        )
+        problems.raise_if_any()
+        run.scores = score_predictions(dataset, run.split, predictions)
+        run.plausibility_by_variant = {
+            variant: {
+                **_plausibility(
+                    score_predictions(gold, run.split, predictions, ScoreOptions(extensions=False))
+                ),
+                "items": len(gold.splits[run.split]),
+            }
+            for variant, gold in _variant_gold(run.export, dataset, run.split).items()
+        }
+        run.status = RunStatus.SUCCEEDED
+    except DataValidationError as exc:
+        run.status = RunStatus.FAILED
+        run.problems = [p.as_dict() for p in exc.problems[:MAX_PROBLEMS_SHOWN]]
+        run.error = f"{len(exc.problems)} problem(s) in the predictions file; nothing was scored"
+    except (ApplicationError, ValueError) as exc:
+        run.status = RunStatus.FAILED
+        run.error = str(exc)
+    except Exception as exc:
+        logger.exception("explainer run %s crashed", run.pk)
+        run.status = RunStatus.FAILED
+        run.error = f"internal error: {type(exc).__name__}: {exc}"
+    run.finished_at = timezone.now()
+    run.save()
+    return run

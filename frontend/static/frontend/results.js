@@ -1,0 +1,147 @@
+// @ts-check
+// Results board: explainer runs on an export, every metric side by side, sortable.
+// Server strings are inserted as text only.
+
+const board = document.getElementById("results-board");
+if (board) {
+  const projectId = board.dataset.projectId;
+  const select = /** @type {HTMLSelectElement} */ (board.querySelector("#run-export"));
+  const form = /** @type {HTMLFormElement} */ (board.querySelector("#run-form"));
+  const status = /** @type {HTMLElement} */ (board.querySelector(".run-status"));
+  const table = /** @type {HTMLTableElement} */ (board.querySelector("#runs"));
+  const variantsTable = /** @type {HTMLTableElement} */ (board.querySelector("#plausibility"));
+  const problemsBox = /** @type {HTMLElement} */ (board.querySelector("#run-problems"));
+  const token = () => decodeURIComponent((document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "");
+  /** @type {any[]} */ let runs = [];
+  let sortKey = "name";
+  let sortDescending = false;
+
+  /** @param {string} tag @param {string} [text] */
+  const el = (tag, text) => { const n = document.createElement(tag); if (text !== undefined) n.textContent = text; return n; };
+
+  /** Flatten numeric leaves: "token_prf.instance_macro.f1" -> number. @param {any} value @param {string} path @param {Record<string, number>} out */
+  function flatten(value, path, out) {
+    if (typeof value === "number") { out[path] = value; return out; }
+    if (Array.isArray(value)) {
+      value.forEach((v, i) => {
+        const label = v && typeof v === "object" && "threshold" in v ? `@${v.threshold}` : `[${i}]`;
+        if (typeof v === "object") flatten(v, `${path}${label}`, out);
+      });
+      return out;
+    }
+    if (value && typeof value === "object") {
+      for (const [k, v] of Object.entries(value)) if (k !== "threshold") flatten(v, path ? `${path}.${k}` : k, out);
+    }
+    return out;
+  }
+
+  async function loadExports() {
+    const response = await fetch(`/api/projects/${projectId}/exports/?limit=200`, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const body = await response.json();
+    const current = select.value;
+    select.replaceChildren();
+    for (const exp of body.results.filter((/** @type {any} */ e) => e.status === "succeeded")) {
+      const option = /** @type {HTMLOptionElement} */ (el("option", `#${exp.id} ${exp.params.selection}/${exp.params.aggregation}`));
+      option.value = String(exp.id);
+      select.appendChild(option);
+    }
+    if (current) select.value = current;
+    loadRuns();
+  }
+
+  async function loadRuns() {
+    if (!select.value) return;
+    const response = await fetch(`/api/projects/${projectId}/exports/${select.value}/runs/?limit=200`, { credentials: "same-origin" });
+    if (!response.ok) return;
+    runs = (await response.json()).results;
+    render();
+    if (runs.some((r) => r.status === "pending" || r.status === "running")) window.setTimeout(loadRuns, 1000);
+  }
+
+  function render() {
+    const metrics = new Set();
+    const flat = runs.map((run) => {
+      const values = flatten(run.scores || {}, "", {});
+      Object.keys(values).forEach((k) => metrics.add(k));
+      return { run, values };
+    });
+    const columns = ["name", "status", ...[...metrics].sort()];
+    flat.sort((a, b) => {
+      const x = sortKey === "name" || sortKey === "status" ? a.run[sortKey] : a.values[sortKey];
+      const y = sortKey === "name" || sortKey === "status" ? b.run[sortKey] : b.values[sortKey];
+      if (x === undefined || y === undefined) return x === y ? 0 : x === undefined ? 1 : -1;  // missing last
+      const order = x < y ? -1 : x > y ? 1 : 0;
+      return sortDescending ? -order : order;
+    });
+    const head = el("tr");
+    for (const column of columns) {
+      const th = el("th", column + (column === sortKey ? (sortDescending ? " ▼" : " ▲") : ""));
+      th.dataset.key = column;
+      th.addEventListener("click", () => {
+        sortDescending = sortKey === column ? !sortDescending : true;
+        sortKey = column;
+        render();
+      });
+      head.appendChild(th);
+    }
+    const body = el("tbody");
+    problemsBox.replaceChildren();
+    for (const { run, values } of flat) {
+      const row = el("tr");
+      row.dataset.status = run.status;
+      row.dataset.run = run.name;
+      for (const column of columns) {
+        if (column === "name") row.appendChild(el("td", run.name + (run.explainer ? ` (${run.explainer})` : "")));
+        else if (column === "status") row.appendChild(el("td", run.status + (run.error ? `: ${run.error}` : "")));
+        else row.appendChild(el("td", column in values ? values[column].toFixed(4) : "")).dataset.metric = column;
+      }
+      body.appendChild(row);
+      if (run.problems && run.problems.length) {
+        const list = el("ul");
+        list.className = "problems";
+        for (const p of run.problems) list.appendChild(el("li", `${run.name}: ${p.file}${p.line ? ":" + p.line : ""}${p.field ? " " + p.field : ""}: ${p.message}`));
+        problemsBox.appendChild(list);
+      }
+    }
+    table.replaceChildren(el("thead"), body);
+    /** @type {HTMLElement} */ (table.tHead).appendChild(head);
+
+    const variants = new Set();
+    runs.forEach((r) => Object.keys(r.plausibility_by_variant || {}).forEach((v) => variants.add(v)));
+    const vhead = el("tr");
+    vhead.appendChild(el("th", "run"));
+    for (const v of [...variants].sort()) vhead.appendChild(el("th", `${v}: token F1 / IOU F1 / AUPRC (items)`));
+    const vbody = el("tbody");
+    for (const run of runs.filter((r) => r.plausibility_by_variant)) {
+      const row = el("tr");
+      row.appendChild(el("td", run.name));
+      for (const v of [...variants].sort()) {
+        const p = run.plausibility_by_variant[v];
+        const fmt = (/** @type {number|null} */ x) => (x === null || x === undefined ? "n/a" : x.toFixed(3));
+        row.appendChild(el("td", p ? `${fmt(p.token_f1)} / ${fmt(p.iou_f1)} / ${fmt(p.auprc)} (${p.items})` : ""));
+      }
+      vbody.appendChild(row);
+    }
+    variantsTable.replaceChildren(el("thead"), vbody);
+    /** @type {HTMLElement} */ (variantsTable.tHead).appendChild(vhead);
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const file = /** @type {File|null} */ (data.get("file"));
+    if (!file || !file.name) data.delete("file");
+    if (!data.get("explainer")) data.delete("explainer");
+    const response = await fetch(`/api/projects/${projectId}/exports/${select.value}/runs/`, {
+      method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": token() }, body: data,
+    });
+    const body = await response.json().catch(() => ({}));
+    status.textContent = response.ok ? `Run ${body.name} started.` : (body.detail || Object.entries(body).map(([k, v]) => `${k}: ${v}`).join("; "));
+    status.className = `run-status ${response.ok ? "muted" : "error"}`;
+    loadRuns();
+  });
+  select.addEventListener("change", loadRuns);
+  loadExports();
+  window.setInterval(loadExports, 10000);
+}

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from rationale_metrics.agreement import cohen_kappa_pairs
+from rationale_metrics.agreement import cohen_kappa_counts
 from rationale_metrics.eraser_writer import ExportEvidence, runs_of
 
 Span = tuple[str, int, int]  # docid, start token, end token
@@ -74,24 +72,20 @@ def tally_item(
     tally.annotations_per_item[len(annotations)] = (
         tally.annotations_per_item.get(len(annotations), 0) + 1
     )
-    offsets, total = {}, 0
-    for docid, length in doc_lengths.items():
-        offsets[docid] = total
-        total += length
-    by_variant: dict[str, list[np.ndarray]] = defaultdict(list)
+    total = sum(doc_lengths.values())
+    by_variant: dict[str, list[set]] = defaultdict(list)
     for annotation in annotations:
         tally.time_spent_ms.append(annotation.time_spent_ms)
         tally.workers_per_variant[annotation.variant].add(annotation.worker_id)
-        vector = np.zeros(total, dtype=bool)
-        for docid, tokens in annotation.tokens().items():
-            vector[[offsets[docid] + t for t in tokens]] = True
-        by_variant[annotation.variant].append(vector)
-    for name, vectors in by_variant.items():
-        if len(vectors) < 2:
-            continue
-        left = [a for i, a in enumerate(vectors) for _ in vectors[i + 1 :]]
-        right = [b for i, _ in enumerate(vectors) for b in vectors[i + 1 :]]
-        kappas = cohen_kappa_pairs(np.stack(left), np.stack(right))
-        tally.kappa_excluded[name] += int(np.isnan(kappas).sum())
-        if not np.all(np.isnan(kappas)):
-            tally.kappa_per_variant[name].append(float(np.nanmean(kappas)))
+        chosen = {(docid, t) for docid, tokens in annotation.tokens().items() for t in tokens}
+        by_variant[annotation.variant].append(chosen)
+    for name, sets in by_variant.items():
+        kappas = [
+            cohen_kappa_counts(len(a & b), len(a), len(b), total)
+            for i, a in enumerate(sets)
+            for b in sets[i + 1 :]
+        ]
+        defined = [k for k in kappas if k is not None]
+        tally.kappa_excluded[name] += len(kappas) - len(defined)
+        if defined:
+            tally.kappa_per_variant[name].append(sum(defined) / len(defined))

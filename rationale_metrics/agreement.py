@@ -18,6 +18,20 @@ import numpy as np
 from rationale_metrics.problems import ProblemList
 
 
+def cohen_kappa_counts(both: int, ones_a: int, ones_b: int, n: int) -> float | None:
+    """Kappa of two binary vectors of length n from their counts of ones and of shared ones;
+    None when undefined (p_e = 1). For a few small sets this beats building arrays."""
+    if n <= 0:
+        return None
+    neither = n - ones_a - ones_b + both
+    p_o = (both + neither) / n
+    pa, pb = ones_a / n, ones_b / n
+    p_e = pa * pb + (1 - pa) * (1 - pb)
+    if abs(1 - p_e) < 1e-12:
+        return None
+    return (p_o - p_e) / (1 - p_e)
+
+
 def cohen_kappa_pairs(a: np.ndarray, b: np.ndarray, *, undefined: str = "exclude") -> np.ndarray:
     """Kappa for each row pair of two (pairs x tokens) boolean arrays; NaN where undefined
     (unless `undefined == "one"`)."""

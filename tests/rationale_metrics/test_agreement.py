@@ -56,3 +56,19 @@ def test_intra_and_cross_variant_agreement_by_hand():
     # Item 1: each A annotation vs the B one: complementary vectors -> kappa -1.
     assert report["cells"]["A|B"]["kappa"] == pytest.approx(-1.0)
     assert report["cells"]["A|B"]["pairs"] == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(vectors)
+def test_kappa_from_counts_matches_the_vectorised_kappa(pair):
+    from rationale_metrics.agreement import cohen_kappa_counts
+
+    a, b = (np.array(v) for v in pair)
+
+    from_counts = cohen_kappa_counts(int((a & b).sum()), int(a.sum()), int(b.sum()), len(a))
+
+    [vectorised] = cohen_kappa_pairs(a[None], b[None])
+    if np.isnan(vectorised):
+        assert from_counts is None
+    else:
+        assert from_counts == pytest.approx(vectorised, abs=1e-12)

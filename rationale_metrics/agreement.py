@@ -157,3 +157,229 @@ def read_token_annotations(path: Path) -> list[TokenAnnotation]:
 
 def agreement_from_jsonl(path: Path, *, undefined: str = "exclude") -> dict:
     return variant_agreement(read_token_annotations(path), undefined=undefined)
+
+
+# ---------------------------------------------------------------- the whole matrix at once
+
+
+def kappa_from_counts(
+    both: np.ndarray, ones_a: np.ndarray, ones_b: np.ndarray, n: np.ndarray
+) -> np.ndarray:
+    """Elementwise kappa from counts (NaN where undefined)."""
+    n = n.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_o = (n - ones_a - ones_b + 2 * both) / n
+        pa, pb = ones_a / n, ones_b / n
+        p_e = pa * pb + (1 - pa) * (1 - pb)
+        kappa = (p_o - p_e) / (1 - p_e)
+    kappa[np.isclose(p_e, 1.0)] = np.nan
+    return kappa
+
+
+def kappa_matrix(highlights: np.ndarray) -> dict:
+    """Intra- and cross-variant kappa for a balanced design.
+
+    `highlights`: boolean (items, variants, annotators, tokens). Intra-variant cell (v, v):
+    per item the mean over that variant's annotator pairs, then the mean over items;
+    cross-variant (a, b): per item the mean over all annotators of a x all of b. Returns
+    the variants x variants matrix of means, item counts and excluded (undefined) pairs.
+    """
+    items, variants, annotators, tokens = highlights.shape
+    flat = highlights.reshape(items, variants * annotators, tokens).astype(np.float32)
+    both = np.matmul(flat, flat.transpose(0, 2, 1))  # (items, V*A, V*A) shared ones
+    ones = flat.sum(axis=2)
+    kappa = kappa_from_counts(both, ones[:, :, None], ones[:, None, :], np.full_like(both, tokens))
+    kappa = kappa.reshape(items, variants, annotators, variants, annotators)
+    mean = np.full((variants, variants), np.nan)
+    counted = np.zeros((variants, variants), dtype=np.int64)
+    excluded = np.zeros((variants, variants), dtype=np.int64)
+    upper = np.triu(np.ones((annotators, annotators), dtype=bool), k=1)
+    for a in range(variants):
+        for b in range(a, variants):
+            block = kappa[:, a, :, b, :]
+            pairs = block[:, upper] if a == b else block.reshape(items, -1)
+            excluded[a, b] = excluded[b, a] = int(np.isnan(pairs).sum())
+            valid = ~np.all(np.isnan(pairs), axis=1)
+            with np.errstate(invalid="ignore"):
+                per_item = np.nanmean(pairs[valid], axis=1) if valid.any() else np.zeros(0)
+            mean[a, b] = mean[b, a] = float(per_item.mean()) if len(per_item) else np.nan
+            counted[a, b] = counted[b, a] = len(per_item)
+    return {"kappa": mean, "items": counted, "excluded_pairs": excluded}
+
+
+# ---------------------------------------------------------------- against the majority
+
+
+def majority_agreement(item_annotations: list[np.ndarray]) -> dict:
+    """ERASER's human agreement: each annotator against the per-token majority of all the
+    item's annotators (more than half). `item_annotations[i]`: boolean (annotators, tokens).
+    Returns mean and sd of kappa, precision, recall and F1 over (annotator, item) pairs."""
+    rows = {"kappa": [], "precision": [], "recall": [], "f1": []}
+    for matrix in item_annotations:
+        matrix = np.asarray(matrix, dtype=bool)
+        majority = matrix.sum(axis=0) > matrix.shape[0] / 2
+        n = matrix.shape[1]
+        for row in matrix:
+            both, a, m = int((row & majority).sum()), int(row.sum()), int(majority.sum())
+            kappa = cohen_kappa_counts(both, a, m, n)
+            if kappa is not None:
+                rows["kappa"].append(kappa)
+            precision = both / a if a else 0.0
+            recall = both / m if m else 0.0
+            rows["precision"].append(precision)
+            rows["recall"].append(recall)
+            rows["f1"].append(
+                2 * precision * recall / (precision + recall) if precision + recall else 0.0
+            )
+    return {
+        name: {
+            "mean": float(np.mean(v)) if v else None,
+            "sd": float(np.std(v)) if v else None,
+            "n": len(v),
+        }
+        for name, v in rows.items()
+    }
+
+
+# ---------------------------------------------------------------- what annotations look like
+
+
+def annotation_statistics(
+    annotations: list[tuple[list[str], set[int], float]], stop_words: set[str]
+) -> dict:
+    """Length ratio L (mean h/m), stop-word share S (mean s/h over non-empty annotations),
+    punctuation share (likewise, counted apart), empty rate, and seconds per item.
+
+    Each annotation: (the item's token texts, highlighted token indexes, seconds spent)."""
+    ratios, stop_shares, punct_shares, seconds = [], [], [], []
+    empty = 0
+    for tokens, chosen, spent in annotations:
+        ratios.append(len(chosen) / len(tokens) if tokens else 0.0)
+        seconds.append(spent)
+        if not chosen:
+            empty += 1
+            continue
+        words = [tokens[i] for i in chosen]
+        punctuation = sum(1 for w in words if w and all(not ch.isalnum() for ch in w))
+        stop = sum(1 for w in words if w.lower() in stop_words)
+        stop_shares.append(stop / len(words))
+        punct_shares.append(punctuation / len(words))
+    quartiles = np.percentile(seconds, [25, 50, 75]).tolist() if seconds else [None] * 3
+    return {
+        "annotations": len(annotations),
+        "length_ratio": float(np.mean(ratios)) if ratios else None,
+        "stop_word_share": float(np.mean(stop_shares)) if stop_shares else None,
+        "punctuation_share": float(np.mean(punct_shares)) if punct_shares else None,
+        "empty_rate": empty / len(annotations) if annotations else None,
+        "seconds": {"q1": quartiles[0], "median": quartiles[1], "q3": quartiles[2]},
+    }
+
+
+# ---------------------------------------------------------------- more than two annotators
+
+
+def fleiss_kappa(counts: np.ndarray) -> float | None:
+    """Fleiss' kappa. `counts[subject, category]`: how many raters put the subject in the
+    category; every subject needs the same number of raters (at least two)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    raters = counts.sum(axis=1)
+    if len(counts) == 0 or raters.min() != raters.max() or raters[0] < 2:
+        return None
+    n = raters[0]
+    p_category = counts.sum(axis=0) / counts.sum()
+    p_subject = ((counts * (counts - 1)).sum(axis=1)) / (n * (n - 1))
+    p_bar, p_e = p_subject.mean(), (p_category**2).sum()
+    if np.isclose(p_e, 1.0):
+        return None
+    return float((p_bar - p_e) / (1 - p_e))
+
+
+def krippendorff_alpha_nominal(units: list[list]) -> float | None:
+    """Krippendorff's alpha for nominal data. `units[u]`: the values coders gave unit u
+    (missing values left out); units with fewer than two values are not pairable."""
+    coincidence: dict[tuple, float] = defaultdict(float)
+    for values in units:
+        m = len(values)
+        if m < 2:
+            continue
+        for i, a in enumerate(values):
+            for j, b in enumerate(values):
+                if i != j:
+                    coincidence[(a, b)] += 1 / (m - 1)
+    if not coincidence:
+        return None
+    totals: dict = defaultdict(float)
+    for (a, _b), weight in coincidence.items():
+        totals[a] += weight
+    n = sum(totals.values())
+    observed = sum(w for (a, b), w in coincidence.items() if a != b)
+    expected = sum(totals[a] * totals[b] for a in totals for b in totals if a != b) / (n - 1)
+    if expected == 0:
+        return None
+    return 1 - observed / expected
+
+
+# ---------------------------------------------------------------- uncertainty
+
+
+def bootstrap_ci(
+    per_item: np.ndarray, *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float] | None:
+    """Percentile bootstrap confidence interval of the mean, resampling items."""
+    values = np.asarray(per_item, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    if len(values) == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def permutation_test(
+    a: np.ndarray, b: np.ndarray, *, permutations: int = 5000, seed: int = 0
+) -> dict:
+    """Two-sided permutation test of the difference in means between two variants' per-item
+    values (labels shuffled between the groups)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    if len(a) == 0 or len(b) == 0:
+        return {"difference": None, "p_value": None, "permutations": 0}
+    observed = a.mean() - b.mean()
+    pooled = np.concatenate([a, b])
+    rng = np.random.default_rng(seed)
+    orders = rng.permuted(np.tile(pooled, (permutations, 1)), axis=1)
+    differences = orders[:, : len(a)].mean(axis=1) - orders[:, len(a) :].mean(axis=1)
+    extreme = int((np.abs(differences) >= abs(observed) - 1e-12).sum())
+    return {
+        "difference": float(observed),
+        "p_value": (extreme + 1) / (permutations + 1),
+        "permutations": permutations,
+    }
+
+
+# ---------------------------------------------------------------- explainers vs humans
+
+
+def explainer_plausibility(items: list[tuple[np.ndarray, list[np.ndarray]]]) -> dict:
+    """Per item: k = floor(mean highlight length of the variant's annotations); the
+    explainer's top-k tokens (ties by position) against each annotation by kappa; keep the
+    maximum; mean over items. `items`: (token scores, [boolean highlight vectors])."""
+    best = []
+    for scores, highlights in items:
+        if not highlights:
+            continue
+        k = int(np.floor(np.mean([a.sum() for a in highlights])))
+        order = np.lexsort((np.arange(len(scores)), -np.asarray(scores, dtype=np.float64)))
+        top = np.zeros(len(scores), dtype=bool)
+        top[order[:k]] = True
+        kappas = [
+            cohen_kappa_counts(int((top & a).sum()), int(top.sum()), int(a.sum()), len(scores))
+            for a in highlights
+        ]
+        defined = [x for x in kappas if x is not None]
+        if defined:
+            best.append(max(defined))
+    return {"plausibility": float(np.mean(best)) if best else None, "items": len(best)}

@@ -72,3 +72,104 @@ def test_kappa_from_counts_matches_the_vectorised_kappa(pair):
         assert from_counts is None
     else:
         assert from_counts == pytest.approx(vectorised, abs=1e-12)
+
+
+def test_fleiss_kappa_by_hand():
+    from rationale_metrics.agreement import fleiss_kappa
+
+    # 3 subjects x 3 raters, categories (0, 1): p = (4/9, 5/9); P_i = 1, 1, 1/3;
+    # P-bar = 7/9, P_e = 41/81, kappa = (7/9 - 41/81) / (1 - 41/81) = 22/40.
+    assert fleiss_kappa(np.array([[3, 0], [0, 3], [1, 2]])) == pytest.approx(0.55)
+    assert fleiss_kappa(np.array([[2, 0], [1, 2]])) is None  # unequal raters
+
+
+def test_krippendorff_alpha_nominal_by_hand():
+    from rationale_metrics.agreement import krippendorff_alpha_nominal
+
+    # Coincidences o_aa = 2, o_ab = o_ba = 1, o_bb = 2; n_a = n_b = 3, n = 6:
+    # alpha = 1 - (n - 1) * 2 / (2 * 3 * 3) = 1 - 10/18 = 4/9.
+    assert krippendorff_alpha_nominal([["a", "a"], ["a", "b"], ["b", "b"]]) == pytest.approx(4 / 9)
+    assert krippendorff_alpha_nominal([["a", "a", "a"], ["b", "b"]]) == pytest.approx(1.0)
+    assert krippendorff_alpha_nominal([["a"]]) is None
+
+
+def test_majority_agreement_by_hand():
+    from rationale_metrics.agreement import majority_agreement
+
+    matrix = np.array(
+        [[1, 1, 0, 0], [1, 0, 0, 0], [1, 1, 1, 0]], dtype=bool
+    )  # majority = [1, 1, 0, 0]
+
+    result = majority_agreement([matrix])
+
+    # A matches exactly (kappa 1); B: P 1, R 1/2, kappa 1/2; C: P 2/3, R 1, kappa 1/2.
+    assert result["kappa"]["mean"] == pytest.approx(2 / 3)
+    assert result["precision"]["mean"] == pytest.approx((1 + 1 + 2 / 3) / 3)
+    assert result["recall"]["mean"] == pytest.approx((1 + 0.5 + 1) / 3)
+    assert result["f1"]["mean"] == pytest.approx((1 + 2 / 3 + 0.8) / 3)
+
+
+def test_annotation_statistics_by_hand():
+    from rationale_metrics.agreement import annotation_statistics
+
+    tokens = ["The", "film", "is", "great", "!"]
+    result = annotation_statistics(
+        [(tokens, {0, 3}, 10.0), (tokens, {3, 4}, 20.0), (tokens, set(), 30.0)],
+        stop_words={"the", "is"},
+    )
+
+    assert result["length_ratio"] == pytest.approx((2 / 5 + 2 / 5 + 0) / 3)
+    assert result["stop_word_share"] == pytest.approx((1 / 2 + 0) / 2)
+    assert result["punctuation_share"] == pytest.approx((0 + 1 / 2) / 2)
+    assert result["empty_rate"] == pytest.approx(1 / 3)
+    assert result["seconds"]["median"] == 20.0
+
+
+def test_kappa_matrix_equals_the_pairwise_definition():
+    from rationale_metrics.agreement import kappa_matrix
+
+    rng = np.random.default_rng(5)
+    highlights = rng.random((30, 3, 3, 12)) < 0.3
+    annotations = [
+        TokenAnnotation(
+            str(i), f"{v}-{a}", f"v{v}", 12, frozenset(np.flatnonzero(highlights[i, v, a]).tolist())
+        )
+        for i in range(30)
+        for v in range(3)
+        for a in range(3)
+    ]
+
+    fast = kappa_matrix(highlights)
+    slow = variant_agreement(annotations)
+
+    for a in range(3):
+        for b in range(a, 3):
+            cell = slow["cells"][f"v{a}|v{b}"]
+            assert fast["kappa"][a, b] == pytest.approx(cell["kappa"], abs=1e-9)
+            assert fast["excluded_pairs"][a, b] == cell["excluded_pairs"]
+
+
+def test_bootstrap_and_permutation():
+    from rationale_metrics.agreement import bootstrap_ci, permutation_test
+
+    values = np.array([0.2, 0.4, 0.6, 0.8])
+    low, high = bootstrap_ci(values, seed=1)
+    assert low < values.mean() < high
+    assert bootstrap_ci(np.array([0.5, 0.5])) == (0.5, 0.5)
+    assert permutation_test(values, values)["p_value"] > 0.9
+    far = permutation_test(
+        np.full(20, 0.9) + np.linspace(0, 0.01, 20), np.full(20, 0.1), permutations=999
+    )
+    assert far["p_value"] < 0.01 and far["difference"] == pytest.approx(0.805, abs=0.01)
+
+
+def test_explainer_plausibility_by_hand():
+    from rationale_metrics.agreement import explainer_plausibility
+
+    annotations = [np.array([1, 0, 1, 0], dtype=bool), np.array([1, 0, 0, 0], dtype=bool)]
+
+    # k = floor(1.5) = 1: the top token is 0; kappa 1/2 against the first, 1 against the second.
+    assert explainer_plausibility([(np.array([0.9, 0.1, 0.8, 0.0]), annotations)]) == {
+        "plausibility": 1.0,
+        "items": 1,
+    }

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<int:project_id>/", views.project_page, name="project-page"),
     path("projects/<int:project_id>/annotate/", views.workspace, name="workspace"),
+    path("projects/<int:project_id>/agreement/", views.agreement_page, name="agreement-page"),
     path("assignments/<int:assignment_id>/", views.assignment_page, name="assignment-page"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -49,3 +49,11 @@ def assignment_page(request, assignment_id: int):
         "frontend/workspace.html",
         {"project": assignment.item.project, "assignment_id": assignment.pk},
     )
+
+
+@login_required
+def agreement_page(request, project_id: int):
+    project = selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
+    )
+    return render(request, "frontend/agreement.html", {"project": project})

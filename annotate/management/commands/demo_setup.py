@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from annotate.demo_simulation import simulate_demo_annotations
 from annotate.models import Project, Role
 from annotate.services import (
     dataset_import,
@@ -64,6 +65,13 @@ class Command(BaseCommand):
             membership_add(project=project, user=users[username], role=role)
         summary = dataset_import(project=project, path=DEMO_DATA)
         variant_presets_install(project=project)
+        simulated = simulate_demo_annotations(project)
+        from qc.agreement import agreement_report_refresh
+
+        agreement_report_refresh(project_id=project.pk)
+        self.stdout.write(
+            f"Simulated annotators submitted {simulated} annotations; agreement report computed."
+        )
         self.stdout.write(
             f"Demo project {project.name!r}: {summary.items_created} new items, "
             f"{summary.items_unchanged} already present."

@@ -1,0 +1,110 @@
+// @ts-check
+// Agreement dashboard: heat map, per-variant and per-worker tables, drawn client-side from
+// the cached report (no external libraries, works offline). Text is inserted as text.
+
+const root = document.getElementById("agreement");
+if (root) {
+  const base = `/api/projects/${root.dataset.projectId}/agreement/`;
+  const status = /** @type {HTMLElement} */ (root.querySelector(".agreement-status"));
+  const token = () => decodeURIComponent((document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "");
+  /** @param {string} tag @param {string} [text] */
+  const el = (tag, text) => { const n = document.createElement(tag); if (text !== undefined) n.textContent = text; return n; };
+  /** @param {any} x @param {number} [digits] */
+  const fmt = (x, digits = 3) => (x === null || x === undefined ? "n/a" : typeof x === "number" ? x.toFixed(digits) : String(x));
+
+  /** A diverging colour for kappa in [-1, 1]. @param {number|null} k */
+  function colour(k) {
+    if (k === null || k === undefined) return "#f2f4f7";
+    const t = Math.max(-1, Math.min(1, k));
+    return t >= 0 ? `rgba(47, 111, 222, ${0.15 + 0.75 * t})` : `rgba(180, 35, 24, ${0.15 + 0.75 * -t})`;
+  }
+
+  /** @param {HTMLTableElement} table @param {string[]} headers @param {any[][]} rows @param {string} [key] */
+  function fill(table, headers, rows, key) {
+    const head = el("tr");
+    headers.forEach((h) => head.appendChild(el("th", h)));
+    const body = el("tbody");
+    for (const row of rows) {
+      const tr = el("tr");
+      if (key) tr.dataset.key = String(row[0]);
+      row.forEach((cell, i) => { const td = el("td", String(cell)); td.dataset.column = headers[i]; tr.appendChild(td); });
+      body.appendChild(tr);
+    }
+    const thead = el("thead");
+    thead.appendChild(head);
+    table.replaceChildren(thead, body);
+  }
+
+  /** @param {any} report */
+  function render(report) {
+    const matrix = /** @type {HTMLTableElement} */ (root.querySelector("#matrix"));
+    const variants = report.matrix.variants;
+    const head = el("tr");
+    head.appendChild(el("th", ""));
+    variants.forEach((/** @type {string} */ v) => head.appendChild(el("th", v)));
+    const body = el("tbody");
+    for (const a of variants) {
+      const tr = el("tr");
+      tr.appendChild(el("th", a));
+      for (const b of variants) {
+        const cell = report.matrix.cells[a <= b ? `${a}|${b}` : `${b}|${a}`];
+        const td = el("td");
+        td.dataset.cell = `${a}|${b}`;
+        if (cell) {
+          td.style.background = colour(cell.kappa);
+          td.appendChild(el("div", fmt(cell.kappa))).className = "kappa";
+          td.appendChild(el("div", `n=${cell.items} · excl. ${cell.excluded_pairs}`)).className = "muted small";
+        } else {
+          td.textContent = "–";
+        }
+        tr.appendChild(td);
+      }
+      body.appendChild(tr);
+    }
+    const thead = el("thead");
+    thead.appendChild(head);
+    matrix.replaceChildren(thead, body);
+
+    fill(/** @type {HTMLTableElement} */ (root.querySelector("#variant-table")),
+      ["variant", "length ratio", "stop-word share", "punctuation share", "intra kappa", "95% CI", "Fleiss", "Krippendorff α",
+        "median s", "empty rate", "annotators", "items"],
+      report.variants.map((/** @type {any} */ v) => [v.variant, fmt(v.length_ratio), fmt(v.stop_word_share), fmt(v.punctuation_share),
+        fmt(v.intra_kappa), v.intra_kappa_ci95 ? `${fmt(v.intra_kappa_ci95[0])} – ${fmt(v.intra_kappa_ci95[1])}` : "n/a",
+        fmt(v.fleiss_kappa), fmt(v.krippendorff_alpha), fmt(v.seconds.median, 1), fmt(v.empty_rate), v.annotators, v.items]), "key");
+    fill(/** @type {HTMLTableElement} */ (root.querySelector("#worker-table")),
+      ["worker", "variants", "annotations", "kappa vs majority", "F1 vs majority", "median s", "empty rate", "stop-word share"],
+      report.workers.map((/** @type {any} */ w) => [w.worker, w.variants.join(", "), w.annotations, fmt(w.majority_kappa),
+        fmt(w.majority_f1), fmt(w.median_seconds, 1), fmt(w.empty_rate), fmt(w.stop_word_share)]), "key");
+    fill(/** @type {HTMLTableElement} */ (root.querySelector("#test-table")),
+      ["variant A", "variant B", "difference", "p-value", "permutations"],
+      report.permutation_tests.map((/** @type {any} */ t) => [t.a, t.b, fmt(t.difference), fmt(t.p_value, 4), t.permutations]));
+    /** @type {HTMLElement} */ (root.querySelector("#cohort-note")).textContent = report.cohorts;
+  }
+
+  async function load() {
+    const response = await fetch(base, { credentials: "same-origin" });
+    if (!response.ok) { status.textContent = `Error ${response.status}`; return; }
+    const body = await response.json();
+    root.dataset.status = body.status;
+    root.dataset.stale = String(body.stale);
+    if (body.status === "running") {
+      status.textContent = `Computing… ${Math.round(body.progress * 100)}%`;
+      window.setTimeout(load, 1000);
+    } else if (body.status === "none") {
+      status.textContent = "No report yet: press Recompute.";
+    } else if (body.status === "failed") {
+      status.textContent = `The last computation failed: ${body.error}`;
+    } else {
+      status.textContent = `Computed ${body.computed_at} over ${body.annotations_seen} annotations.` +
+        (body.stale ? " New annotations have arrived since: the figures are stale, recompute them." : "");
+      status.className = `agreement-status ${body.stale ? "error" : "muted"}`;
+    }
+    if (body.report) render(body.report);
+  }
+
+  root.querySelector("#refresh-report")?.addEventListener("click", async () => {
+    await fetch(`${base}refresh/`, { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": token() } });
+    load();
+  });
+  load();
+}

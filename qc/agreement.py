@@ -1,0 +1,301 @@
+"""Agreement reports: read a project's annotations and feed rationale_metrics.agreement.
+
+Per instruction variant: length ratio, stop-word and punctuation share, intra-variant
+kappa with a bootstrap CI, Fleiss' kappa, Krippendorff's alpha, seconds per item, empty
+rate; the variant x variant kappa matrix; per worker: agreement with the item's majority;
+and permutation tests between variants.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+from spacy.util import get_lang_class
+
+from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project, RationaleSpan
+from qc.models import AgreementReport, ReportStatus
+from rationale_metrics.agreement import (
+    TokenAnnotation,
+    annotation_statistics,
+    bootstrap_ci,
+    cohen_kappa_counts,
+    fleiss_kappa,
+    krippendorff_alpha_nominal,
+    majority_agreement,
+    permutation_test,
+    variant_agreement,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Annotation:
+    item_id: int
+    worker: str
+    variant: str
+    seconds: float
+    tokens: set[int]  # indexes into the item's concatenated documents
+
+
+def _submitted_count(project: Project) -> int:
+    return Assignment.objects.filter(
+        item__project=project, status=AssignmentStatus.SUBMITTED
+    ).count()
+
+
+def _load(project: Project) -> tuple[list[_Annotation], dict[int, list[str]]]:
+    rows = list(
+        Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED)
+        .values_list(
+            "item_id",
+            "worker__username",
+            "variant__name",
+            "annotation__pk",
+            "annotation__time_spent_ms",
+        )
+        .order_by("pk")
+    )
+    item_ids = {r[0] for r in rows}
+    item_tokens: dict[int, list[str]] = defaultdict(list)
+    offsets: dict[tuple[int, int], int] = {}
+    links = (
+        ItemDocument.objects.filter(item_id__in=item_ids)
+        .order_by("item_id", "position")
+        .values_list("item_id", "document_id", "document__text", "document__tokens")
+    )
+    for item_id, doc_id, text, tokens in links:
+        offsets[(item_id, doc_id)] = len(item_tokens[item_id])
+        item_tokens[item_id].extend(text[s:e] for s, e in tokens.tolist())
+    chosen: dict[int, set] = defaultdict(set)
+    annotation_item = {r[3]: r[0] for r in rows}
+    spans = RationaleSpan.objects.filter(
+        rationale_set__annotation_id__in=list(annotation_item)
+    ).values_list("rationale_set__annotation_id", "document_id", "start_token", "end_token")
+    for annotation_id, doc_id, start, end in spans:
+        base = offsets[(annotation_item[annotation_id], doc_id)]
+        chosen[annotation_id].update(range(base + start, base + end))
+    annotations = [
+        _Annotation(
+            item_id, worker, variant, (time_ms or 0) / 1000, chosen.get(annotation_id, set())
+        )
+        for item_id, worker, variant, annotation_id, time_ms in rows
+    ]
+    return annotations, item_tokens
+
+
+def _vector(tokens: set[int], n: int) -> np.ndarray:
+    row = np.zeros(n, dtype=bool)
+    row[list(tokens)] = True
+    return row
+
+
+def _variant_figures(variant, annotations, item_tokens, stop_words) -> tuple[dict, list[float]]:
+    by_item: dict[int, list[_Annotation]] = defaultdict(list)
+    for a in annotations:
+        by_item[a.item_id].append(a)
+    per_item_kappa: list[float] = []
+    excluded = 0
+    fleiss_counts = []
+    units = []
+    for item_id, group in by_item.items():
+        n = len(item_tokens[item_id])
+        kappas = [
+            cohen_kappa_counts(len(x.tokens & y.tokens), len(x.tokens), len(y.tokens), n)
+            for x, y in combinations(group, 2)
+        ]
+        defined = [k for k in kappas if k is not None]
+        excluded += len(kappas) - len(defined)
+        if defined:
+            per_item_kappa.append(float(np.mean(defined)))
+        votes = np.sum([_vector(a.tokens, n) for a in group], axis=0)
+        if len(group) >= 2:
+            fleiss_counts.append((len(group), np.stack([len(group) - votes, votes], axis=1)))
+            units.extend([[int(t in a.tokens) for a in group] for t in range(n)])
+    raters = {r for r, _ in fleiss_counts}
+    fleiss = None
+    if len(raters) == 1:
+        fleiss = fleiss_kappa(np.concatenate([c for _, c in fleiss_counts]))
+    stats = annotation_statistics(
+        [(item_tokens[a.item_id], a.tokens, a.seconds) for a in annotations], stop_words
+    )
+    ci = bootstrap_ci(np.array(per_item_kappa)) if per_item_kappa else None
+    return (
+        {
+            "variant": variant,
+            "annotators": len({a.worker for a in annotations}),
+            "items": len(by_item),
+            **stats,
+            "intra_kappa": float(np.mean(per_item_kappa)) if per_item_kappa else None,
+            "intra_kappa_ci95": list(ci) if ci else None,
+            "excluded_pairs": excluded,
+            "fleiss_kappa": fleiss,
+            "krippendorff_alpha": krippendorff_alpha_nominal(units) if units else None,
+        },
+        per_item_kappa,
+    )
+
+
+def _worker_figures(annotations, item_tokens, stop_words) -> list[dict]:
+    by_item_variant: dict[tuple[int, str], list[_Annotation]] = defaultdict(list)
+    for a in annotations:
+        by_item_variant[(a.item_id, a.variant)].append(a)
+    per_worker: dict[str, list[_Annotation]] = defaultdict(list)
+    for a in annotations:
+        per_worker[a.worker].append(a)
+    rows = []
+    for worker, own in sorted(per_worker.items()):
+        matrices = []
+        for a in own:
+            group = by_item_variant[(a.item_id, a.variant)]
+            if len(group) < 2:
+                continue
+            n = len(item_tokens[a.item_id])
+            majority = np.sum([_vector(g.tokens, n) for g in group], axis=0) > len(group) / 2
+            matrices.append(np.stack([_vector(a.tokens, n), majority]))
+        # Compare the worker's row with the majority: the "majority" row counts as an annotator
+        # of a two-row matrix, so take the first row's figures only.
+        figures = _against_majority(matrices)
+        stats = annotation_statistics(
+            [(item_tokens[a.item_id], a.tokens, a.seconds) for a in own], stop_words
+        )
+        rows.append(
+            {
+                "worker": worker,
+                "variants": sorted({a.variant for a in own}),
+                "annotations": len(own),
+                "median_seconds": stats["seconds"]["median"],
+                "empty_rate": stats["empty_rate"],
+                "stop_word_share": stats["stop_word_share"],
+                **figures,
+            }
+        )
+    return rows
+
+
+def _against_majority(pairs: list[np.ndarray]) -> dict:
+    kappas, f1s = [], []
+    for worker_row, majority in pairs:
+        both, a, m, n = (
+            int((worker_row & majority).sum()),
+            int(worker_row.sum()),
+            int(majority.sum()),
+            len(majority),
+        )
+        kappa = cohen_kappa_counts(both, a, m, n)
+        if kappa is not None:
+            kappas.append(kappa)
+        p = both / a if a else 0.0
+        r = both / m if m else 0.0
+        f1s.append(2 * p * r / (p + r) if p + r else 0.0)
+    return {
+        "majority_kappa": float(np.mean(kappas)) if kappas else None,
+        "majority_f1": float(np.mean(f1s)) if f1s else None,
+        "items_compared": len(pairs),
+    }
+
+
+def agreement_compute(project: Project, progress=None) -> dict:
+    annotations, item_tokens = _load(project)
+    stop_words = set(get_lang_class(project.language).Defaults.stop_words)
+    by_variant: dict[str, list[_Annotation]] = defaultdict(list)
+    for a in annotations:
+        by_variant[a.variant].append(a)
+    variants, per_item = [], {}
+    for i, (name, group) in enumerate(sorted(by_variant.items())):
+        figures, values = _variant_figures(name, group, item_tokens, stop_words)
+        variants.append(figures)
+        per_item[name] = values
+        if progress:
+            progress(0.1 + 0.6 * (i + 1) / max(len(by_variant), 1))
+    matrix = variant_agreement(
+        [
+            TokenAnnotation(
+                str(a.item_id),
+                a.worker,
+                a.variant,
+                len(item_tokens[a.item_id]),
+                frozenset(a.tokens),
+            )
+            for a in annotations
+        ]
+    )
+    tests = [
+        {
+            "a": x,
+            "b": y,
+            **permutation_test(np.array(per_item[x]), np.array(per_item[y]), permutations=2000),
+        }
+        for x, y in combinations(sorted(per_item), 2)
+    ]
+    all_items: dict[int, list[np.ndarray]] = defaultdict(list)
+    for a in annotations:
+        all_items[a.item_id].append(_vector(a.tokens, len(item_tokens[a.item_id])))
+    return {
+        "annotations": len(annotations),
+        "matrix": matrix,
+        "variants": variants,
+        "workers": _worker_figures(annotations, item_tokens, stop_words),
+        "majority_agreement": majority_agreement(
+            [np.stack(v) for v in all_items.values() if len(v) >= 2]
+        ),
+        "permutation_tests": tests,
+        "undefined_kappa_policy": "pairs where both annotations are constant and equal are excluded and counted",
+        "cohorts": "qualification cohorts arrive with quality control; every worker is in one cohort for now",
+    }
+
+
+def agreement_report_get(*, project: Project) -> tuple[AgreementReport, bool]:
+    """The cached report and whether newer annotations have arrived since it was computed."""
+    report, _ = AgreementReport.objects.get_or_create(project=project)
+    stale = report.status == ReportStatus.READY and report.annotations_seen != _submitted_count(
+        project
+    )
+    return report, stale
+
+
+@transaction.atomic
+def agreement_report_request(*, project: Project) -> AgreementReport:
+    report, _ = AgreementReport.objects.select_for_update().get_or_create(project=project)
+    if report.status != ReportStatus.RUNNING:
+        report.status = ReportStatus.RUNNING
+        report.progress = 0
+        report.save(update_fields=["status", "progress"])
+        from qc.tasks import agreement_report_job
+
+        transaction.on_commit(lambda: agreement_report_job.delay(project.pk))
+    return report
+
+
+def agreement_report_refresh(*, project_id: int) -> AgreementReport:
+    project = Project.objects.get(pk=project_id)
+    report, _ = AgreementReport.objects.get_or_create(project=project)
+    seen = _submitted_count(project)
+
+    def progress(fraction: float) -> None:
+        AgreementReport.objects.filter(pk=report.pk).update(progress=fraction)
+
+    try:
+        data = agreement_compute(project, progress)
+    except Exception as exc:
+        logger.exception("agreement report of project %s failed", project_id)
+        AgreementReport.objects.filter(pk=report.pk).update(
+            status=ReportStatus.FAILED, error=str(exc)
+        )
+    else:
+        AgreementReport.objects.filter(pk=report.pk).update(
+            status=ReportStatus.READY,
+            progress=1,
+            data=data,
+            annotations_seen=seen,
+            error="",
+            computed_at=timezone.now(),
+        )
+    report.refresh_from_db()
+    return report

@@ -102,6 +102,89 @@ def main() -> None:
         f"speed-up: {per_pair * total_pairs / ours:,.0f}x; largest |difference| from the loop over all cells of the sample: {worst:.2e}"
     )
     print("intra-variant kappa per variant:", np.round(np.diag(result["kappa"]), 3).tolist())
+    measure_cached_api(args)
+
+
+def measure_cached_api(args) -> None:
+    """Median time of the agreement API answering from its cached report (a 200-item,
+    7-variant x 3-annotator project computed once), through Django's full request path."""
+    import os
+    import statistics
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+        from django.test import Client
+
+        from annotate.models import ProjectMembership
+        from qc.agreement import agreement_report_refresh
+        from tests.annotate.workflow_helpers import make_project
+        from tests.factories import UserFactory
+
+        call_command("migrate", verbosity=0)
+        rng = np.random.default_rng(3)
+        variants = [f"v{i}" for i in range(args.variants)]
+        project = make_project(items=200, variants=variants, quota=args.annotators)
+        populate_annotations(project, variants, args.annotators, rng)
+        start = time.perf_counter()
+        agreement_report_refresh(project_id=project.pk)
+        compute = time.perf_counter() - start
+        user = UserFactory(username="bench-researcher")
+        ProjectMembership.objects.create(project=project, user=user, role="researcher")
+        client = Client(HTTP_HOST="127.0.0.1")
+        client.force_login(user)
+        times = []
+        for _ in range(50):
+            t0 = time.perf_counter()
+            response = client.get(f"/api/projects/{project.pk}/agreement/")
+            times.append(time.perf_counter() - t0)
+            assert response.status_code == 200
+        print(
+            f"agreement report of 200 items x {args.variants} variants x {args.annotators} annotators: computed in {compute:.2f} s"
+        )
+        print(
+            f"cached dashboard answer from the API: median {statistics.median(times) * 1000:.1f} ms, "
+            f"max {max(times) * 1000:.1f} ms over 50 requests ({len(response.content) / 1024:.0f} KiB)"
+        )
+
+
+def populate_annotations(project, variants, annotators, rng) -> None:
+    import uuid
+
+    from annotate.models import InstructionVariant, WorkerVariantBinding
+    from annotate.services import annotation_submit, assignment_next
+    from tests.factories import UserFactory
+
+    for name in variants:
+        variant = InstructionVariant.objects.get(project=project, name=name)
+        for n in range(annotators):
+            user = UserFactory(username=f"{name}-{n}")
+            WorkerVariantBinding.objects.create(
+                project=project, worker=user, variant=variant, seed=0
+            )
+            while (lease := assignment_next(project=project, worker=user)) is not None:
+                docid = lease.item.documents.get().docid
+                start = int(rng.integers(0, 8))
+                annotation_submit(
+                    assignment_id=lease.pk,
+                    worker=user,
+                    client_uuid=uuid.uuid4(),
+                    rationale_sets=[
+                        [
+                            {
+                                "docid": docid,
+                                "start_token": start,
+                                "end_token": start + int(rng.integers(1, 4)),
+                            }
+                        ]
+                    ],
+                    time_spent_ms=int(rng.integers(1000, 30000)),
+                )
 
 
 if __name__ == "__main__":

@@ -127,9 +127,7 @@ def _sentence_pairs(dataset, gold: _Gold, predictions) -> list[tuple[np.ndarray,
         for rationale in pred.rationales:
             if rationale.soft_sentences is None:
                 continue
-            truth = np.zeros(
-                len(dataset.documents[rationale.docid].sentence_ranges), dtype=np.int64
-            )
+            truth = np.zeros(dataset.documents[rationale.docid].n_sentences, dtype=np.int64)
             for start, end in gold.sentence_spans.get((pred.key, rationale.docid), ()):
                 truth[start:end] = 1
             pairs.append((truth, rationale.soft_sentences))

@@ -12,3 +12,6 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# One JSON line per request is noise in test output.
+LOGGING["loggers"]["rationale_workbench.requests"]["level"] = "WARNING"  # noqa: F405

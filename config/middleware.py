@@ -1,0 +1,70 @@
+"""Request ids, structured request logs, and 503 instead of 500 when the database is away."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+
+from django.db import InterfaceError, OperationalError
+from django.http import JsonResponse
+
+logger = logging.getLogger("rationale_workbench.requests")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+RETRY_AFTER_SECONDS = "5"
+
+
+class RequestIdMiddleware:
+    """Tags every request with an id (the client's X-Request-ID if sane, else a new one),
+    echoes it in the response and writes one JSON log line per request."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        given = request.headers.get("X-Request-ID", "")
+        request.request_id = given if _SAFE_ID.match(given) else uuid.uuid4().hex
+        start = time.perf_counter()
+        response = self.get_response(request)
+        response["X-Request-ID"] = request.request_id
+        user = getattr(request, "user", None)
+        logger.info(
+            json.dumps(
+                {
+                    "request_id": request.request_id,
+                    "method": request.method,
+                    "path": request.path,
+                    "status": response.status_code,
+                    "duration_ms": round((time.perf_counter() - start) * 1000, 1),
+                    "user": user.pk if user is not None and user.is_authenticated else None,
+                }
+            )
+        )
+        return response
+
+
+class DatabaseUnavailableMiddleware:
+    """A lost database connection answers 503 with Retry-After, not 500; Django opens a new
+    connection on the next request, so service recovers by itself when the database returns."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, OperationalError | InterfaceError):
+            logger.warning("database unavailable: %s", exception)
+            response = JsonResponse(
+                {
+                    "detail": "the database is unavailable; retry shortly",
+                    "code": "database_unavailable",
+                },
+                status=503,
+            )
+            response["Retry-After"] = RETRY_AFTER_SECONDS
+            return response
+        return None

@@ -1,0 +1,133 @@
+"""Health and readiness, request ids, 503 when the database is away, a bounded hot path."""
+
+import json
+import logging
+import uuid
+from unittest import mock
+
+from django.db import OperationalError
+from django.urls import reverse
+
+from annotate.models import ProjectMembership, Role
+from tests.annotate.workflow_helpers import make_project
+from tests.conftest import client_for
+from tests.factories import UserFactory
+
+
+def test_healthz_needs_nothing(client):
+    assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_readyz_checks_the_database(db, client):
+    response = client.get("/readyz")
+
+    assert response.status_code == 200 and response.json()["checks"]["database"] == "ok"
+
+
+def test_readyz_is_503_when_the_database_is_unreachable(db, client):
+    with mock.patch(
+        "config.health.connection.cursor",
+        side_effect=OperationalError("could not connect to server"),
+    ):
+        response = client.get("/readyz")
+
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert "could not connect" in response.json()["checks"]["database"]
+
+
+def test_readyz_reports_an_unreachable_broker(db, client, settings):
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 503 and response.json()["checks"]["broker"] != "ok"
+
+
+def test_a_lost_database_is_a_503_with_retry_after_not_a_500(db):
+    user = UserFactory()
+    client = client_for(user)
+
+    with mock.patch(
+        "annotate.apis.selectors.project_list_for_user",
+        side_effect=OperationalError("server closed the connection"),
+    ):
+        response = client.get(reverse("annotate:project-list"))
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json()["code"] == "database_unavailable"
+    assert client.get(reverse("annotate:project-list")).status_code == 200, (
+        "recovers on the next request"
+    )
+
+
+def test_requests_carry_an_id_and_log_one_json_line(db, client, caplog):
+    with caplog.at_level(logging.INFO, logger="rationale_workbench.requests"):
+        given = client.get("/healthz", HTTP_X_REQUEST_ID="abc-123")
+        made = client.get("/healthz", HTTP_X_REQUEST_ID="<script>")
+
+    assert given["X-Request-ID"] == "abc-123"
+    assert made["X-Request-ID"] != "<script>" and len(made["X-Request-ID"]) == 32
+    lines = [
+        json.loads(r.getMessage())
+        for r in caplog.records
+        if r.name == "rationale_workbench.requests"
+    ]
+    assert lines[0] == {
+        **lines[0],
+        "request_id": "abc-123",
+        "method": "GET",
+        "path": "/healthz",
+        "status": 200,
+    }
+
+
+def _hot_path_queries(items: int) -> tuple[int, int]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    project = make_project(items=items, variants=("a", "b", "c"), quota=3)
+    worker = UserFactory()
+    ProjectMembership.objects.create(project=project, user=worker, role=Role.ANNOTATOR)
+    client = client_for(worker)
+    first = client.post(
+        reverse("annotate:assignment-next", args=[project.id])
+    ).data  # binds a variant
+    client.post(
+        reverse("annotate:assignment-submit", args=[first["id"]]),
+        {
+            "client_uuid": str(uuid.uuid4()),
+            "rationale_sets": [
+                [
+                    {
+                        "docid": first["item"]["documents"][0]["docid"],
+                        "start_token": 0,
+                        "end_token": 1,
+                    }
+                ]
+            ],
+        },
+        format="json",
+    )
+    with CaptureQueriesContext(connection) as next_queries:
+        lease = client.post(reverse("annotate:assignment-next", args=[project.id])).data
+    body = {
+        "client_uuid": str(uuid.uuid4()),
+        "rationale_sets": [
+            [{"docid": lease["item"]["documents"][0]["docid"], "start_token": 0, "end_token": 2}]
+        ],
+    }
+    with CaptureQueriesContext(connection) as submit_queries:
+        response = client.post(
+            reverse("annotate:assignment-submit", args=[lease["id"]]), body, format="json"
+        )
+    assert response.status_code == 201
+    return len(next_queries), len(submit_queries)
+
+
+def test_next_and_submit_use_a_bounded_number_of_queries_whatever_the_project_size(db):
+    small = _hot_path_queries(5)
+    large = _hot_path_queries(150)
+
+    assert small == large, "the number of queries must not grow with the project"
+    assert small[0] <= 24 and small[1] <= 16

@@ -5,8 +5,7 @@
 /** @typedef {{docid: string, text: string, tokens: number[][], sentences: number[][]}} Doc */
 /** @typedef {{id: number, status: string, draft: any, item: {query: string|null, label: string|null, documents: Doc[]},
  *   variant: {name: string, version: number, text: string, examples: any[]},
- *   project: {id: number, name: string, labels: string[], min_highlight: number},
- *   progress: {submitted_by_you: number, variant_submitted: number, variant_quota: number}}} Assignment */
+ *   project: {id: number, name: string, labels: string[], min_highlight: number}}} Assignment */
 
 const COLOURS = 6;
 
@@ -88,6 +87,17 @@ class Workspace {
       return;
     }
     this.load(response.data);
+    this.loadProgress();
+  }
+
+  async loadProgress() {
+    if (!this.assignment) return;
+    const response = await api(`/api/projects/${this.assignment.project.id}/progress/mine/`, "GET");
+    const box = this.root.querySelector(".progress");
+    if (response.ok && box) {
+      const p = response.data;
+      box.textContent = `Done by you: ${p.submitted_by_you} · your variant: ${p.variant_submitted} / ${p.variant_quota}`;
+    }
   }
 
   /** @param {Assignment} assignment */
@@ -160,7 +170,7 @@ class Workspace {
     const facts = el("div", "facts-row");
     if (a.item.query) facts.appendChild(el("div", "query", `Question: ${a.item.query}`));
     facts.appendChild(el("div", "gold-label", `Answer: ${a.item.label ?? "(none)"}`));
-    facts.appendChild(el("div", "progress", this.progressText()));
+    facts.appendChild(el("div", "progress", "Progress: …"));
     body.appendChild(facts);
 
     this.tokenNodes = [];
@@ -216,11 +226,6 @@ class Workspace {
     box.addEventListener("mouseover", (e) => this.onMouseOver(/** @type {MouseEvent} */ (e)));
     this.tokenNodes.push(nodes);
     return box;
-  }
-
-  progressText() {
-    const p = /** @type {Assignment} */ (this.assignment).progress;
-    return `Done by you: ${p.submitted_by_you} · your variant: ${p.variant_submitted} / ${p.variant_quota}`;
   }
 
   /** @param {number} d @param {number} i */

@@ -1,0 +1,358 @@
+"""Load benchmark: annotators hammering "next item" and "submit" on gunicorn + PostgreSQL.
+
+    python bench/load.py [--clients 20 50] [--seconds 30] [--items 2000]
+
+Starts the production stack on loopback (gunicorn with config/gunicorn.conf.py, production
+settings, a fresh PostgreSQL database), creates a project of --items items of about 100
+words, then for each client count runs that many annotator clients for --seconds (client
+processes x threads, session login, keep-alive). Each client loops: next item, then
+submit 3 spans. Prints submits/s, p50/p95/p99 of next and submit, error counts, and checks
+that every acknowledged submit is stored exactly once. A retry phase then resubmits 10 % of
+the acknowledged submits with the same client UUID and checks that nothing is duplicated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATABASE_URL = os.environ.get(
+    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rw_bench_load"
+)
+PASSWORD = "load-bench-password"
+WORDS = [
+    "the",
+    "film",
+    "was",
+    "a",
+    "quiet",
+    "and",
+    "honest",
+    "story",
+    "about",
+    "loss",
+    "with",
+    "sharp",
+    "dialogue",
+    "but",
+    "slow",
+    "pacing",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def setup_database(items: int, users: int) -> int:
+    from bench.export import recreate_database
+
+    recreate_database(DATABASE_URL)
+    os.environ["DATABASE_URL"] = DATABASE_URL
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.core.management import call_command
+    from django.db import connection
+
+    from annotate.models import Document, Item, ItemDocument, Project, ProjectMembership
+    from annotate.services import variant_presets_install
+    from annotate.tokenization import tokenize_texts
+
+    call_command("migrate", verbosity=0)
+    rng = random.Random(1)
+    project = Project.objects.create(
+        name="load", labels=["neg", "pos"], annotators_per_item=3, min_highlight=1
+    )
+    texts = [" ".join(rng.choice(WORDS) for _ in range(100)) + " ." for _ in range(items)]
+    docs = []
+    for n, (text, tokens) in enumerate(
+        zip(texts, tokenize_texts(texts, language="en"), strict=True)
+    ):
+        docs.append(
+            Document(
+                project=project,
+                docid=f"d{n}",
+                text=text,
+                tokens=tokens.token_offsets,
+                sentences=tokens.sentence_ranges,
+                token_count=len(tokens.token_offsets),
+                text_sha256=str(n),
+                tokenizer="bench",
+            )
+        )
+    docs = Document.objects.bulk_create(docs)
+    rows = Item.objects.bulk_create(
+        [
+            Item(project=project, annotation_id=f"i{n}", label="pos", split="train")
+            for n in range(items)
+        ]
+    )
+    ItemDocument.objects.bulk_create(
+        [ItemDocument(item=i, document=d, position=0) for i, d in zip(rows, docs, strict=True)]
+    )
+    variant_presets_install(project=project)
+    hashed = make_password(PASSWORD)
+    people = get_user_model().objects.bulk_create(
+        [get_user_model()(username=f"load{n}", password=hashed) for n in range(users)]
+    )
+    ProjectMembership.objects.bulk_create(
+        [ProjectMembership(project=project, user=u, role="annotator") for u in people]
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return project.pk
+
+
+def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SECRET_KEY": "load-bench-" + "x" * 40,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECURE_COOKIES": "false",
+        "DATABASE_URL": DATABASE_URL,
+        "CACHE_URL": os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/11"),
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_WORKERS": str(workers),
+        "GUNICORN_THREADS": str(threads),
+        "REQUEST_LOG_LEVEL": "WARNING",
+        "LOG_LEVEL": "WARNING",
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "-c",
+            "config/gunicorn.conf.py",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    for _ in range(100):
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status == 200:
+                return server
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not become ready")
+
+
+class Client:
+    def __init__(self, port: int, username: str):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.cookies: dict[str, str] = {}
+        self.login(username)
+
+    def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict | None = None
+    ):
+        headers = dict(headers or {})
+        if self.cookies:
+            headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        self.conn.request(method, path, body=body, headers=headers)
+        response = self.conn.getresponse()
+        data = response.read()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            name, value = header.split(";", 1)[0].split("=", 1)
+            self.cookies[name] = value
+        return response.status, data
+
+    def login(self, username: str) -> None:
+        _, page = self.request("GET", "/accounts/login/")
+        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1).decode()
+        body = urlencode(
+            {"csrfmiddlewaretoken": token, "username": username, "password": PASSWORD}
+        ).encode()
+        status, _ = self.request(
+            "POST",
+            "/accounts/login/",
+            body,
+            {
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Referer": "http://127.0.0.1/accounts/login/",
+            },
+        )
+        if status != 302:
+            raise RuntimeError(f"login failed for {username}: {status}")
+
+    def post_json(self, path: str, payload: dict | None = None):
+        body = json.dumps(payload).encode() if payload is not None else b""
+        return self.request(
+            "POST",
+            path,
+            body,
+            {
+                "Content-Type": "application/json",
+                "X-CSRFToken": self.cookies.get("csrftoken", ""),
+                "Referer": "http://127.0.0.1/",
+            },
+        )
+
+
+def run_client(args) -> dict:
+    port, username, project_id, deadline, seed = args
+    rng = random.Random(seed)
+    client = Client(port, username)
+    out = {"next": [], "submit": [], "errors": {}, "acknowledged": [], "sent": []}
+    while time.time() < deadline:
+        t0 = time.perf_counter()
+        status, data = client.post_json(f"/api/projects/{project_id}/assignments/next/")
+        out["next"].append(time.perf_counter() - t0)
+        if status != 200:
+            out["errors"][f"next {status}"] = out["errors"].get(f"next {status}", 0) + 1
+            continue
+        lease = json.loads(data)
+        if "id" not in lease:
+            break  # nothing left for this annotator
+        document = lease["item"]["documents"][0]
+        n = len(document["tokens"])
+        starts = sorted(rng.sample(range(0, n - 2, 3), 3))
+        spans = [{"docid": document["docid"], "start_token": s, "end_token": s + 2} for s in starts]
+        body = {
+            "client_uuid": str(uuid.uuid4()),
+            "rationale_sets": [spans],
+            "time_spent_ms": rng.randint(1000, 9000),
+        }
+        t0 = time.perf_counter()
+        status, data = client.post_json(f"/api/assignments/{lease['id']}/submit/", body)
+        out["submit"].append(time.perf_counter() - t0)
+        if status == 201:
+            out["acknowledged"].append(json.loads(data)["annotation_id"])
+            out["sent"].append((lease["id"], body))
+        else:
+            out["errors"][f"submit {status}"] = out["errors"].get(f"submit {status}", 0) + 1
+    return out
+
+
+def run_retries(args) -> dict:
+    port, username, resend = args
+    client = Client(port, username)
+    result = {"same": 0, "different": 0, "errors": 0}
+    for assignment_id, body, annotation_id in resend:
+        status, data = client.post_json(f"/api/assignments/{assignment_id}/submit/", body)
+        if status == 200 and json.loads(data)["annotation_id"] == annotation_id:
+            result["same"] += 1
+        elif status in (200, 201):
+            result["different"] += 1
+        else:
+            result["errors"] += 1
+    return result
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))] * 1000
+
+
+def stored_annotations() -> tuple[int, int]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COUNT(*), COUNT(DISTINCT client_uuid) FROM annotate_annotation")
+        return cursor.fetchone()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, nargs="+", default=[20, 50])
+    parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("GUNICORN_WORKERS", 5)))
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("GUNICORN_THREADS", 4)))
+    args = parser.parse_args()
+    users = sum(args.clients)
+    project_id = setup_database(args.items, users)
+    port = free_port()
+    server = start_server(port, args.workers, args.threads)
+    print(
+        f"gunicorn: {args.workers} workers x {args.threads} threads on PostgreSQL; {args.items} items of ~100 words"
+    )
+    print(
+        f"{'clients':>7} {'submits':>8} {'submits/s':>10} {'next p50/p95/p99 ms':>22} {'submit p50/p95/p99 ms':>24} {'errors':>8} {'lost':>5} {'dups':>5}"
+    )
+    try:
+        first_user = 0
+        all_sent = []
+        for clients in args.clients:
+            deadline = time.time() + args.seconds
+            jobs = [
+                (port, f"load{first_user + i}", project_id, deadline, i) for i in range(clients)
+            ]
+            first_user += clients
+            before, _ = stored_annotations()
+            start = time.time()
+            with multiprocessing.Pool(clients) as pool:
+                results = pool.map(run_client, jobs)
+            elapsed = time.time() - start
+            nexts = [x for r in results for x in r["next"]]
+            submits = [x for r in results for x in r["submit"]]
+            acknowledged = [a for r in results for a in r["acknowledged"]]
+            errors: dict[str, int] = {}
+            for r in results:
+                for k, v in r["errors"].items():
+                    errors[k] = errors.get(k, 0) + v
+            after, distinct = stored_annotations()
+            lost = len(acknowledged) - (after - before)
+            duplicates = after - distinct + (len(acknowledged) - len(set(acknowledged)))
+            for job, r in zip(jobs, results, strict=True):
+                all_sent += [
+                    (job[1], a, b, ann)
+                    for (a, b), ann in zip(r["sent"], r["acknowledged"], strict=True)
+                ]
+            print(
+                f"{clients:>7} {len(acknowledged):>8} {len(acknowledged) / elapsed:>10.1f} "
+                f"{percentile(nexts, 0.5):>6.0f}/{percentile(nexts, 0.95):>5.0f}/{percentile(nexts, 0.99):>5.0f}      "
+                f"{percentile(submits, 0.5):>7.0f}/{percentile(submits, 0.95):>5.0f}/{percentile(submits, 0.99):>5.0f}       "
+                f"{sum(errors.values()):>5} {lost:>5} {duplicates:>5}  {errors or ''}"
+            )
+        resend = random.Random(2).sample(all_sent, max(1, len(all_sent) // 10))
+        by_user: dict[str, list] = {}
+        for username, assignment_id, body, annotation_id in resend:
+            by_user.setdefault(username, []).append((assignment_id, body, annotation_id))
+        before, _ = stored_annotations()
+        with multiprocessing.Pool(min(20, len(by_user))) as pool:
+            retried = pool.map(run_retries, [(port, u, items) for u, items in by_user.items()])
+        after, distinct = stored_annotations()
+        same = sum(r["same"] for r in retried)
+        print(
+            f"retries: {len(resend)} resubmitted with their client UUID: {same} returned the same annotation, "
+            f"{sum(r['different'] for r in retried)} a different one, {sum(r['errors'] for r in retried)} errors; "
+            f"stored annotations {before} -> {after} ({after - distinct} duplicates)"
+        )
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

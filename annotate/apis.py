@@ -203,15 +203,23 @@ class AssignmentNextApi(APIView):
             project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
         )
         assignment = services.assignment_next(project=project, worker=request.user)
-        progress = selectors.worker_progress(project=project, worker=request.user)
         if assignment is None:
-            return Response(
-                {"detail": "no more items for you in this project", "progress": progress}
-            )
+            return Response({"detail": "no more items for you in this project"})
         assignment = selectors.assignment_get_for_worker(
             assignment_id=assignment.pk, worker=request.user
         )
-        return Response({**AssignmentOutputSerializer(assignment).data, "progress": progress})
+        return Response(AssignmentOutputSerializer(assignment).data)
+
+
+class WorkerProgressApi(APIView):
+    """The calling annotator's progress; kept out of "next" so the hot path stays lean."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, project_id: int):
+        project = selectors.project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
+        )
+        return Response(selectors.worker_progress(project=project, worker=request.user))
 
 
 class AssignmentDetailApi(APIView):
@@ -220,8 +228,7 @@ class AssignmentDetailApi(APIView):
         assignment = selectors.assignment_get_for_worker(
             assignment_id=assignment_id, worker=request.user
         )
-        progress = selectors.worker_progress(project=assignment.item.project, worker=request.user)
-        return Response({**AssignmentOutputSerializer(assignment).data, "progress": progress})
+        return Response(AssignmentOutputSerializer(assignment).data)
 
 
 class AssignmentDraftApi(APIView):

@@ -21,6 +21,11 @@ urlpatterns = [
         name="project-progress",
     ),
     path(
+        "projects/<int:project_id>/progress/mine/",
+        apis.WorkerProgressApi.as_view(),
+        name="worker-progress",
+    ),
+    path(
         "projects/<int:project_id>/imports/",
         apis.ImportJobListCreateApi.as_view(),
         name="import-list",

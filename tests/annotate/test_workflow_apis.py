@@ -99,11 +99,11 @@ def test_the_annotator_payload_has_the_item_but_no_gold_rationales(setup):
     assert payload["item"]["documents"][0]["tokens"][0] == [0, 4]
     assert payload["item"]["label"] == "pos"
     assert payload["variant"]["text"].startswith("Highlight")
-    assert payload["progress"] == {
-        "submitted_by_you": 0,
-        "variant_submitted": 0,
-        "variant_quota": 6,
-    }
+    assert "progress" not in payload
+    progress = client_for(users["annotator"]).get(
+        reverse("annotate:worker-progress", args=[project.id])
+    )
+    assert progress.data == {"submitted_by_you": 0, "variant_submitted": 0, "variant_quota": 6}
     text = json.dumps(payload)
     assert "evidence" not in text and "reference" not in text and "annotator2-w" not in text
 
@@ -254,3 +254,14 @@ def test_progress_counts_per_variant_and_worker(setup):
             "expired": 0,
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("who", "code"), [("annotator", 200), ("admin", 403), ("researcher", 403), ("outsider", 404)]
+)
+def test_worker_progress_is_for_annotators(setup, who, code):
+    project, users = setup
+
+    response = client_for(users[who]).get(reverse("annotate:worker-progress", args=[project.id]))
+
+    assert response.status_code == code

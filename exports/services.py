@@ -417,7 +417,9 @@ def export_run(*, export_id: int) -> Export:
             return export
         export.status = ExportStatus.RUNNING
         export.started_at = timezone.now()
-        export.save(update_fields=["status", "started_at"])
+        export.heartbeat_at = timezone.now()
+        export.save(update_fields=["status", "started_at", "heartbeat_at"])
+    _remove_work_folders(export.pk)  # left by a run whose worker died
 
     params = export_params_from(export.params)
     work = _exports_root() / "tmp" / f"{export.pk}-{uuid.uuid4().hex}"
@@ -488,6 +490,34 @@ def export_run(*, export_id: int) -> Export:
     export.finished_at = timezone.now()
     export.phase = "done"
     export.save()
+    return export
+
+
+def _remove_work_folders(export_id: int) -> None:
+    for folder in (_exports_root() / "tmp").glob(f"{export_id}-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def export_fail_if_worker_lost(export: Export) -> Export:
+    """A running export whose worker stopped reporting is marked failed and its temporary
+    folder removed; nothing was published, since publishing is the job's last step."""
+    if export.status != ExportStatus.RUNNING:
+        return export
+    last = export.heartbeat_at or export.started_at
+    if last and (timezone.now() - last).total_seconds() < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
+        return export
+    updated = Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING).update(
+        status=ExportStatus.FAILED,
+        phase="done",
+        finished_at=timezone.now(),
+        error=(
+            f"the worker running this export stopped (no report for {settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); "
+            "no file was published; start the export again"
+        ),
+    )
+    if updated:
+        _remove_work_folders(export.pk)
+    export.refresh_from_db()
     return export
 
 

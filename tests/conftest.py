@@ -73,41 +73,20 @@ def client_for(user) -> APIClient:
     return client
 
 
-def _database_url_for_worker() -> str:
-    settings_dict = connection.settings_dict
-    user = settings_dict.get("USER") or ""
-    password = settings_dict.get("PASSWORD") or ""
-    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
-    host = settings_dict.get("HOST") or "127.0.0.1"
-    port = settings_dict.get("PORT") or 5432
-    return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
-
-
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real Celery worker process on the configured broker, consuming a private queue,
-    connected to the test database. Yields (queue name, media root)."""
+def start_celery_worker(*, queue: str, media_root, log, extra_env: dict | None = None):
+    """Start a Celery worker process on `queue`, connected to the test database; wait for it."""
     import subprocess
     import sys
     import time
-    import uuid
-
-    from django.conf import settings
 
     from config.celery import app
 
-    if not settings.CELERY_BROKER_URL:
-        skip_or_fail("needs a Celery broker: set CELERY_BROKER_URL=redis://...")
-    if connection.vendor != "postgresql":
-        skip_or_fail("the worker shares the test database, which needs PostgreSQL")
-    queue = f"rw-test-{uuid.uuid4().hex[:8]}"
-    media = tmp_path_factory.mktemp("worker-media")
-    log = tmp_path_factory.mktemp("worker-log") / "worker.log"
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": _database_url_for_worker(),
-        "DJANGO_MEDIA_ROOT": str(media),
+        "DJANGO_MEDIA_ROOT": str(media_root),
+        **(extra_env or {}),
     }
     with open(log, "w") as log_handle:
         worker = subprocess.Popen(
@@ -136,12 +115,39 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if worker.poll() is not None:
-            pytest.fail(f"Celery worker exited early:\n{log.read_text()}")
+            pytest.fail(f"Celery worker exited early:\n{Path(log).read_text()}")
         if app.control.ping(destination=[f"{queue}@{os.uname().nodename}"], timeout=1.0):
-            break
-    else:
-        worker.terminate()
-        pytest.fail(f"Celery worker did not answer a ping within 60 s:\n{log.read_text()}")
+            return worker
+    worker.terminate()
+    pytest.fail(f"Celery worker did not answer a ping within 60 s:\n{Path(log).read_text()}")
+
+
+def _database_url_for_worker() -> str:
+    settings_dict = connection.settings_dict
+    user = settings_dict.get("USER") or ""
+    password = settings_dict.get("PASSWORD") or ""
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    port = settings_dict.get("PORT") or 5432
+    return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real Celery worker process on the configured broker, consuming a private queue,
+    connected to the test database. Yields (queue name, media root)."""
+    import uuid
+
+    from django.conf import settings
+
+    if not settings.CELERY_BROKER_URL:
+        skip_or_fail("needs a Celery broker: set CELERY_BROKER_URL=redis://...")
+    if connection.vendor != "postgresql":
+        skip_or_fail("the worker shares the test database, which needs PostgreSQL")
+    queue = f"rw-test-{uuid.uuid4().hex[:8]}"
+    media = tmp_path_factory.mktemp("worker-media")
+    log = tmp_path_factory.mktemp("worker-log") / "worker.log"
+    worker = start_celery_worker(queue=queue, media_root=media, log=log)
     yield {"queue": queue, "media_root": str(media), "log": log}
     worker.terminate()
     worker.wait(timeout=30)

@@ -509,6 +509,31 @@ def import_job_progress(job: ImportJob) -> dict:
     return {"phase": job.phase, "done": job.progress_done, "total": job.progress_total}
 
 
+def import_job_fail_if_worker_lost(job: ImportJob) -> ImportJob:
+    """A running job whose worker stopped reporting (killed, machine lost) is marked failed.
+
+    Its write transaction died with the worker's connection, so nothing was imported; a
+    redelivered task then finds the job finished and leaves it alone."""
+    if job.status != JobStatus.RUNNING:
+        return job
+    live = cache.get(_progress_cache_key(job.pk)) or {}
+    beats = [t for t in (job.heartbeat_at, job.started_at) if t]
+    last = max([*(t.timestamp() for t in beats), live.get("at", 0)], default=0)
+    if time.time() - last < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
+        return job
+    ImportJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
+        status=JobStatus.FAILED,
+        phase="done",
+        finished_at=timezone.now(),
+        error=(
+            f"the worker running this import stopped (no report for {settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); "
+            "nothing was imported; start the import again"
+        ),
+    )
+    job.refresh_from_db()
+    return job
+
+
 @transaction.atomic
 def import_job_create(
     *, project: Project, acting_user, upload, source_format: str | None = None
@@ -542,10 +567,16 @@ def import_job_run(*, job_id: int) -> ImportJob:
             return job
         job.status = JobStatus.RUNNING
         job.started_at = job.started_at or timezone.now()
-        job.save(update_fields=["status", "started_at"])
+        job.heartbeat_at = timezone.now()
+        job.save(update_fields=["status", "started_at", "heartbeat_at"])
 
     def report(phase: str, done: int, total: int) -> None:
-        cache.set(_progress_cache_key(job.pk), {"phase": phase, "done": done, "total": total}, 3600)
+        # In the cache, not the row: the write phase is one transaction the page cannot see into.
+        cache.set(
+            _progress_cache_key(job.pk),
+            {"phase": phase, "done": done, "total": total, "at": time.time()},
+            3600,
+        )
 
     try:
         summary = dataset_import(

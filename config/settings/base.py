@@ -131,6 +131,9 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=60 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=55 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
+# A running job whose worker has not reported for this long is marked failed when next read.
+JOB_HEARTBEAT_TIMEOUT_SECONDS = env.int("JOB_HEARTBEAT_TIMEOUT_SECONDS", default=120)
+
 # Dataset import limits: a line or document larger than this is reported, not loaded.
 IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=16 * 1024 * 1024)
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=1024 * 1024 * 1024)

@@ -252,3 +252,24 @@ def test_openapi_schema_and_docs_are_served(db, client):
     assert schema.status_code == 200
     assert b"/api/projects/{project_id}/imports/" in schema.content
     assert docs.status_code == 200
+
+
+def test_a_running_job_with_a_recent_heartbeat_is_left_running(db, project, settings):
+    from django.utils import timezone
+
+    from annotate.services.dataset_import import import_job_fail_if_worker_lost
+
+    job = ImportJob.objects.create(
+        project=project,
+        source_format="jsonl",
+        source_name="x",
+        upload="x",
+        status="running",
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+    )
+    settings.JOB_HEARTBEAT_TIMEOUT_SECONDS = 60
+
+    assert import_job_fail_if_worker_lost(job).status == "running"
+    settings.JOB_HEARTBEAT_TIMEOUT_SECONDS = 0
+    assert import_job_fail_if_worker_lost(job).status == "failed"

@@ -133,6 +133,9 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
         "DJANGO_SECURE_COOKIES": "false",
         "DATABASE_URL": DATABASE_URL,
         "CACHE_URL": os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/11"),
+        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", ""),
+        "JOB_HEARTBEAT_TIMEOUT_SECONDS": os.environ.get("JOB_HEARTBEAT_TIMEOUT_SECONDS", "120"),
+        "DJANGO_MEDIA_ROOT": str(ROOT / "media"),
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": str(workers),
         "GUNICORN_THREADS": str(threads),
@@ -180,6 +183,7 @@ class Client:
         self.conn.request(method, path, body=body, headers=headers)
         response = self.conn.getresponse()
         data = response.read()
+        self.last_retry_after = response.headers.get("Retry-After", "")
         for header in response.headers.get_all("Set-Cookie") or []:
             name, value = header.split(";", 1)[0].split("=", 1)
             self.cookies[name] = value

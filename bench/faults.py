@@ -179,6 +179,7 @@ def killed_worker(port: int, project_id: int, env: dict) -> None:
         f"  items in the project: {Item.objects.filter(project_id=project_id).count()} (before the import: {items_before})"
     )
     time.sleep(int(env["JOB_HEARTBEAT_TIMEOUT_SECONDS"]) + 1)
+    client = Client(port, "load0")  # the idle keep-alive connection has been closed
     _, data = client.request("GET", f"/api/projects/{project_id}/imports/{job_id}/")
     job = json.loads(data)
     print(

@@ -8,6 +8,7 @@ import re
 import time
 import uuid
 
+from django.contrib.sessions.middleware import SessionMiddleware
 from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
 
@@ -29,7 +30,9 @@ class RequestIdMiddleware:
         start = time.perf_counter()
         response = self.get_response(request)
         response["X-Request-ID"] = request.request_id
-        user = getattr(request, "user", None)
+        # Only a user already loaded: resolving the lazy one would query the database here,
+        # outside every error handler, and turn an outage's 503 into a 500.
+        user = getattr(request, "_cached_user", None)
         logger.info(
             json.dumps(
                 {
@@ -68,3 +71,27 @@ class DatabaseUnavailableMiddleware:
             response["Retry-After"] = RETRY_AFTER_SECONDS
             return response
         return None
+
+
+class OutageTolerantSessionMiddleware(SessionMiddleware):
+    """Django's session middleware, minus two ways a database outage became a 500: touching
+    a session whose load failed, and saving one while the database is away."""
+
+    def process_response(self, request, response):
+        session = getattr(request, "session", None)
+        if session is not None and session.accessed and not hasattr(session, "_session_cache"):
+            return response  # loading it failed; there is nothing to save
+        try:
+            return super().process_response(request, response)
+        except (OperationalError, InterfaceError) as exc:
+            logger.warning("database unavailable while saving the session: %s", exc)
+            return _unavailable()
+
+
+def _unavailable() -> JsonResponse:
+    response = JsonResponse(
+        {"detail": "the database is unavailable; retry shortly", "code": "database_unavailable"},
+        status=503,
+    )
+    response["Retry-After"] = RETRY_AFTER_SECONDS
+    return response

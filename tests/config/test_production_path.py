@@ -5,6 +5,7 @@ import logging
 import uuid
 from unittest import mock
 
+import pytest
 from django.db import OperationalError
 from django.urls import reverse
 
@@ -131,3 +132,20 @@ def test_next_and_submit_use_a_bounded_number_of_queries_whatever_the_project_si
 
     assert small == large, "the number of queries must not grow with the project"
     assert small[0] <= 24 and small[1] <= 16
+
+
+@pytest.mark.parametrize(
+    "failing",
+    [
+        "django.contrib.sessions.backends.db.SessionStore.load",
+        "django.contrib.auth.backends.ModelBackend.get_user",
+    ],
+)
+def test_a_lost_database_while_loading_the_session_or_user_is_a_503(db, client, failing):
+    client.force_login(UserFactory())
+
+    with mock.patch(failing, side_effect=OperationalError("could not connect to server")):
+        response = client.get(reverse("annotate:project-list"))
+
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert client.get(reverse("annotate:project-list")).status_code == 200

@@ -23,28 +23,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.common import recreate_database
+
 TOKENS = 40
-
-
-def recreate_database(url: str) -> None:
-    from urllib.parse import urlparse
-
-    import psycopg2
-
-    parsed = urlparse(url)
-    admin = psycopg2.connect(
-        host=parsed.hostname,
-        port=parsed.port or 5432,
-        user=parsed.username or "postgres",
-        password=parsed.password,
-        dbname="postgres",
-    )
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        name = parsed.path.lstrip("/")
-        cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        cur.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
 
 
 def populate(n_items: int):

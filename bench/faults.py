@@ -27,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import free_port
 from bench.load import (
     DATABASE_URL,
     Client,
-    free_port,
     setup_database,
     start_server,
     stored_annotations,

@@ -25,6 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import recreate_database
+
 
 def vocabulary(rng: random.Random, size: int = 30_000) -> tuple[list[str], list[float]]:
     """Pseudo-words with Zipf-distributed frequencies, like a real text's vocabulary."""
@@ -72,27 +74,6 @@ def bare_tokenizer_rate(path: Path) -> tuple[float, int]:
     start = time.perf_counter()
     count = sum(len(doc) for doc in nlp.tokenizer.pipe(texts, batch_size=256))
     return count / (time.perf_counter() - start), count
-
-
-def recreate_database(url: str) -> None:
-    from urllib.parse import urlparse
-
-    import psycopg2
-
-    parsed = urlparse(url)
-    name = parsed.path.lstrip("/")
-    admin = psycopg2.connect(
-        host=parsed.hostname,
-        port=parsed.port or 5432,
-        user=parsed.username or "postgres",
-        password=parsed.password,
-        dbname="postgres",
-    )
-    admin.autocommit = True
-    with admin.cursor() as cur:
-        cur.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        cur.execute(f'CREATE DATABASE "{name}"')
-    admin.close()
 
 
 def child(path: Path) -> None:

@@ -21,7 +21,6 @@ import os
 import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,9 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.common import free_port, recreate_database
+
 DATABASE_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rw_bench_load"
 )
@@ -55,14 +57,7 @@ WORDS = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def setup_database(items: int, users: int) -> int:
-    from bench.export import recreate_database
 
     recreate_database(DATABASE_URL)
     os.environ["DATABASE_URL"] = DATABASE_URL

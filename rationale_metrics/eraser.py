@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 
+from rationale_metrics.jsonl import iter_json_objects, json_kind
 from rationale_metrics.problems import ProblemList
-from rationale_metrics.sources import DatasetSource, iter_lines
+from rationale_metrics.sources import DatasetSource
 
 SPLITS = ("train", "val", "test")
 INSTANCE_KEYS = ("annotation_id", "classification", "docids", "evidences", "query", "query_type")
@@ -229,10 +229,12 @@ def _read_docs_jsonl(
         docid, text = record.get("docid"), record.get("document")
         ok = True
         if not isinstance(docid, str) or not docid:
-            problems.add(label, number, "docid", f"must be a non-empty string, got {_kind(docid)}")
+            problems.add(
+                label, number, "docid", f"must be a non-empty string, got {json_kind(docid)}"
+            )
             ok = False
         if not isinstance(text, str):
-            problems.add(label, number, "document", f"must be a string, got {_kind(text)}")
+            problems.add(label, number, "document", f"must be a string, got {json_kind(text)}")
             ok = False
         if not ok:
             continue
@@ -257,48 +259,12 @@ def _read_docs_jsonl(
 # ---------------------------------------------------------------- instances
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _json_records(source: DatasetSource, name: str, problems: ProblemList, max_line_bytes: int):
     """Yield (line_number, object) for each non-blank line that parses to a JSON object."""
-    label = source.display(name)
     with source.open(name) as stream:
-        for number, raw, length in iter_lines(stream, max_line_bytes=max_line_bytes):
-            if raw is None:
-                problems.add(
-                    label,
-                    number,
-                    None,
-                    f"line is {length} bytes, over the limit of {max_line_bytes} bytes",
-                )
-                continue
-            if not raw.strip():
-                continue
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                problems.add(label, number, None, f"malformed JSON: {exc}")
-                continue
-            if not isinstance(record, dict):
-                problems.add(label, number, None, f"expected a JSON object, got {_kind(record)}")
-                continue
-            yield number, record
+        yield from iter_json_objects(
+            stream, label=source.display(name), problems=problems, max_line_bytes=max_line_bytes
+        )
 
 
 def _is_int(value: Any) -> bool:
@@ -313,28 +279,32 @@ def _parse_evidence(
     raw: Any, where: str, label: str, number: int, problems: ProblemList
 ) -> Evidence | None:
     if not isinstance(raw, dict):
-        problems.add(label, number, where, f"evidence must be an object, got {_kind(raw)}")
+        problems.add(label, number, where, f"evidence must be an object, got {json_kind(raw)}")
         return None
     ok = True
     docid = raw.get("docid")
     if not isinstance(docid, str) or not docid:
         problems.add(
-            label, number, f"{where}.docid", f"must be a non-empty string, got {_kind(docid)}"
+            label, number, f"{where}.docid", f"must be a non-empty string, got {json_kind(docid)}"
         )
         ok = False
     for key in ("start_token", "end_token"):
         value = raw.get(key)
         if not _is_int(value):
-            problems.add(label, number, f"{where}.{key}", f"must be an integer, got {_kind(value)}")
+            problems.add(
+                label, number, f"{where}.{key}", f"must be an integer, got {json_kind(value)}"
+            )
             ok = False
     for key in ("start_sentence", "end_sentence"):
         if key in raw and not (raw[key] is None or _is_int(raw[key])):
             problems.add(
-                label, number, f"{where}.{key}", f"must be an integer, got {_kind(raw[key])}"
+                label, number, f"{where}.{key}", f"must be an integer, got {json_kind(raw[key])}"
             )
             ok = False
     if "text" in raw and not _optional_str(raw["text"]):
-        problems.add(label, number, f"{where}.text", f"must be a string, got {_kind(raw['text'])}")
+        problems.add(
+            label, number, f"{where}.text", f"must be a string, got {json_kind(raw['text'])}"
+        )
         ok = False
     if not ok:
         return None
@@ -374,13 +344,15 @@ def parse_instance(
             label,
             number,
             "annotation_id",
-            f"must be a non-empty string or an integer, got {_kind(aid)}",
+            f"must be a non-empty string or an integer, got {json_kind(aid)}",
         )
     if "evidences" not in record:
         problems.add(label, number, "evidences", "missing")
     for key in ("classification", "query", "query_type"):
         if key in record and not _optional_str(record[key]):
-            problems.add(label, number, key, f"must be a string or null, got {_kind(record[key])}")
+            problems.add(
+                label, number, key, f"must be a string or null, got {json_kind(record[key])}"
+            )
     docids = record.get("docids")
     if docids is not None and not (
         isinstance(docids, list) and all(isinstance(d, str) and d for d in docids)
@@ -389,7 +361,9 @@ def parse_instance(
     groups: list[list[Evidence]] = []
     evidences = record.get("evidences", [])
     if not isinstance(evidences, list):
-        problems.add(label, number, "evidences", f"must be a list of lists, got {_kind(evidences)}")
+        problems.add(
+            label, number, "evidences", f"must be a list of lists, got {json_kind(evidences)}"
+        )
     else:
         for g, group in enumerate(evidences):
             if not isinstance(group, list):
@@ -397,7 +371,7 @@ def parse_instance(
                     label,
                     number,
                     f"evidences[{g}]",
-                    f"must be a list of evidences, got {_kind(group)}",
+                    f"must be a list of evidences, got {json_kind(group)}",
                 )
                 continue
             parsed = []

@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from rationale_metrics.eraser import EraserDataset
+from rationale_metrics.jsonl import iter_json_objects, json_kind
 from rationale_metrics.problems import ProblemList
-from rationale_metrics.sources import iter_lines
 
 OPTIONAL_TOP = (
     "classification",
@@ -67,16 +66,6 @@ class Prediction:
         return str(self.annotation_id)
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    return {int: "integer", float: "number", str: "string", list: "list", dict: "object"}.get(
-        type(value), type(value).__name__
-    )
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -97,7 +86,9 @@ class _LineChecker:
 
     def score_dict(self, value: Any, field_name: str, labels: set[str] | None) -> dict | None:
         if not isinstance(value, dict) or not value:
-            self.fail(field_name, f"must be an object of label -> probability, got {_kind(value)}")
+            self.fail(
+                field_name, f"must be an object of label -> probability, got {json_kind(value)}"
+            )
             return None
         # Fast path for the common case: known labels, plain finite floats.
         if (labels is None or labels.issuperset(value)) and all(
@@ -107,7 +98,9 @@ class _LineChecker:
         scores = {}
         for label, prob in value.items():
             if not _is_number(prob):
-                self.fail(f"{field_name}.{label}", f"must be a finite number, got {_kind(prob)}")
+                self.fail(
+                    f"{field_name}.{label}", f"must be a finite number, got {json_kind(prob)}"
+                )
                 continue
             if labels is not None and label not in labels:
                 self.ok = False
@@ -118,7 +111,7 @@ class _LineChecker:
 
     def vector(self, value: Any, field_name: str, length: int | None) -> np.ndarray | None:
         if not isinstance(value, list):
-            self.fail(field_name, f"must be a list of numbers, got {_kind(value)}")
+            self.fail(field_name, f"must be a list of numbers, got {json_kind(value)}")
             return None
         try:
             array = np.asarray(value, dtype=np.float64)
@@ -140,11 +133,11 @@ def _parse_rationale(
     raw: Any, where: str, check: _LineChecker, dataset: EraserDataset | None
 ) -> RationalePrediction | None:
     if not isinstance(raw, dict):
-        check.fail(where, f"must be an object, got {_kind(raw)}")
+        check.fail(where, f"must be an object, got {json_kind(raw)}")
         return None
     docid = raw.get("docid")
     if not isinstance(docid, str) or not docid:
-        check.fail(f"{where}.docid", f"must be a non-empty string, got {_kind(docid)}")
+        check.fail(f"{where}.docid", f"must be a non-empty string, got {json_kind(docid)}")
         return None
     doc = dataset.documents.get(docid) if dataset else None
     if dataset is not None and doc is None:
@@ -156,18 +149,20 @@ def _parse_rationale(
     if "hard_rationale_predictions" in raw:
         spans = raw["hard_rationale_predictions"]
         if not isinstance(spans, list):
-            check.fail(f"{where}.hard_rationale_predictions", f"must be a list, got {_kind(spans)}")
+            check.fail(
+                f"{where}.hard_rationale_predictions", f"must be a list, got {json_kind(spans)}"
+            )
         else:
             parsed = []
             for i, span in enumerate(spans):
                 at = f"{where}.hard_rationale_predictions[{i}]"
                 if not isinstance(span, dict):
-                    check.fail(at, f"must be an object, got {_kind(span)}")
+                    check.fail(at, f"must be an object, got {json_kind(span)}")
                     continue
                 start, end = span.get("start_token"), span.get("end_token")
                 if not _is_int(start) or not _is_int(end):
                     bad = "start_token" if not _is_int(start) else "end_token"
-                    check.fail(f"{at}.{bad}", f"must be an integer, got {_kind(span.get(bad))}")
+                    check.fail(f"{at}.{bad}", f"must be an integer, got {json_kind(span.get(bad))}")
                     continue
                 if start < 0 or end <= start or (n_tokens is not None and end > n_tokens):
                     limit = f" of a document with {n_tokens} tokens" if n_tokens is not None else ""
@@ -206,14 +201,16 @@ def parse_prediction(
     check = _LineChecker(label, number, problems)
     aid = record.get("annotation_id")
     if not (isinstance(aid, str) and aid) and not _is_int(aid):
-        check.fail("annotation_id", f"must be a non-empty string or an integer, got {_kind(aid)}")
+        check.fail(
+            "annotation_id", f"must be a non-empty string or an integer, got {json_kind(aid)}"
+        )
     unknown = sorted(set(record) - set(KNOWN_TOP))
     if unknown:
         check.fail(unknown[0], f"unknown field(s): {', '.join(unknown)}")
     prediction = Prediction(annotation_id=aid, line=number, present=frozenset(record))
     rationales = record.get("rationales")
     if not isinstance(rationales, list):
-        check.fail("rationales", f"must be a list, got {_kind(rationales)}")
+        check.fail("rationales", f"must be a list, got {json_kind(rationales)}")
     else:
         for i, raw in enumerate(rationales):
             parsed = _parse_rationale(raw, f"rationales[{i}]", check, dataset)
@@ -225,7 +222,7 @@ def parse_prediction(
     if "classification" in record:
         value = record["classification"]
         if not isinstance(value, str):
-            check.fail("classification", f"must be a string, got {_kind(value)}")
+            check.fail("classification", f"must be a string, got {json_kind(value)}")
         elif labels is not None and value not in labels:
             check.ok = False
             check.unknown_labels.setdefault(value, "classification")
@@ -241,7 +238,7 @@ def parse_prediction(
     if "thresholded_scores" in record:
         entries = record["thresholded_scores"]
         if not isinstance(entries, list):
-            check.fail("thresholded_scores", f"must be a list, got {_kind(entries)}")
+            check.fail("thresholded_scores", f"must be a list, got {json_kind(entries)}")
         else:
             prediction.thresholded = []
             for i, entry in enumerate(entries):
@@ -273,7 +270,9 @@ def parse_prediction(
             f"label(s) {names} not in the dataset's labels {sorted(labels or ())}",
         )
     if "tokens_to_flip" in record and not _is_int(record["tokens_to_flip"]):
-        check.fail("tokens_to_flip", f"must be an integer, got {_kind(record['tokens_to_flip'])}")
+        check.fail(
+            "tokens_to_flip", f"must be an integer, got {json_kind(record['tokens_to_flip'])}"
+        )
     return prediction, check.ok
 
 
@@ -307,20 +306,9 @@ def read_predictions(
             problems.raise_if_any()
         return predictions
     with stream:
-        for number, raw, length in iter_lines(stream, max_line_bytes=MAX_LINE_BYTES):
-            if raw is None:
-                problems.add(label, number, None, f"line is {length} bytes, over the limit")
-                continue
-            if not raw.strip():
-                continue
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                problems.add(label, number, None, f"malformed JSON: {exc}")
-                continue
-            if not isinstance(record, dict):
-                problems.add(label, number, None, f"expected a JSON object, got {_kind(record)}")
-                continue
+        for number, record in iter_json_objects(
+            stream, label=label, problems=problems, max_line_bytes=MAX_LINE_BYTES
+        ):
             prediction, ok = parse_prediction(record, number, label, problems, dataset, labels)
             valid_id = _is_int(prediction.annotation_id) or isinstance(
                 prediction.annotation_id, str
@@ -365,8 +353,8 @@ def _check_against_gold(prediction, gold, label, problems, strict, aopc_threshol
             prediction.line,
             "annotation_id",
             f"type mismatch: the dataset has {instance.annotation_id!r} "
-            f"({_kind(instance.annotation_id)}), the prediction {prediction.annotation_id!r} "
-            f"({_kind(prediction.annotation_id)})",
+            f"({json_kind(instance.annotation_id)}), the prediction {prediction.annotation_id!r} "
+            f"({json_kind(prediction.annotation_id)})",
         )
     if prediction.thresholded is not None and aopc_thresholds:
         have = {round(t.threshold, 9) for t in prediction.thresholded}

@@ -1,0 +1,60 @@
+"""Reading JSON-lines files line by line, reporting every bad line instead of stopping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import orjson
+
+from rationale_metrics.problems import ProblemList
+from rationale_metrics.sources import iter_lines
+
+
+def json_kind(value: Any) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def iter_json_objects(
+    stream: BinaryIO, *, label: str, problems: ProblemList, max_line_bytes: int
+) -> Iterator[tuple[int, dict]]:
+    """Yield (line number, object) for each non-blank line holding a JSON object.
+
+    Over-long lines, malformed JSON (NaN, Infinity and out-of-range numbers included) and
+    non-object lines are added to `problems` with their line number and skipped.
+    """
+    for number, raw, length in iter_lines(stream, max_line_bytes=max_line_bytes):
+        if raw is None:
+            problems.add(
+                label,
+                number,
+                None,
+                f"line is {length} bytes, over the limit of {max_line_bytes} bytes",
+            )
+            continue
+        if not raw.strip():
+            continue
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            problems.add(label, number, None, f"malformed JSON: {exc}")
+            continue
+        if not isinstance(record, dict):
+            problems.add(label, number, None, f"expected a JSON object, got {json_kind(record)}")
+            continue
+        yield number, record

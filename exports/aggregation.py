@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from rationale_metrics.agreement import cohen_kappa_counts
+from rationale_metrics.agreement import mean_pairwise_kappa
 from rationale_metrics.eraser_writer import ExportEvidence, runs_of
 
 Span = tuple[str, int, int]  # docid, start token, end token
@@ -80,12 +80,7 @@ def tally_item(
         chosen = {(docid, t) for docid, tokens in annotation.tokens().items() for t in tokens}
         by_variant[annotation.variant].append(chosen)
     for name, sets in by_variant.items():
-        kappas = [
-            cohen_kappa_counts(len(a & b), len(a), len(b), total)
-            for i, a in enumerate(sets)
-            for b in sets[i + 1 :]
-        ]
-        defined = [k for k in kappas if k is not None]
-        tally.kappa_excluded[name] += len(kappas) - len(defined)
-        if defined:
-            tally.kappa_per_variant[name].append(sum(defined) / len(defined))
+        mean, excluded = mean_pairwise_kappa(sets, total)
+        tally.kappa_excluded[name] += excluded
+        if mean is not None:
+            tally.kappa_per_variant[name].append(mean)

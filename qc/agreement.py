@@ -22,12 +22,14 @@ from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project,
 from qc.models import AgreementReport, ReportStatus
 from rationale_metrics.agreement import (
     TokenAnnotation,
+    against_majority,
     annotation_statistics,
     bootstrap_ci,
-    cohen_kappa_counts,
     fleiss_kappa,
     krippendorff_alpha_nominal,
     majority_agreement,
+    majority_vote,
+    mean_pairwise_kappa,
     permutation_test,
     variant_agreement,
 )
@@ -106,14 +108,10 @@ def _variant_figures(variant, annotations, item_tokens, stop_words) -> tuple[dic
     units = []
     for item_id, group in by_item.items():
         n = len(item_tokens[item_id])
-        kappas = [
-            cohen_kappa_counts(len(x.tokens & y.tokens), len(x.tokens), len(y.tokens), n)
-            for x, y in combinations(group, 2)
-        ]
-        defined = [k for k in kappas if k is not None]
-        excluded += len(kappas) - len(defined)
-        if defined:
-            per_item_kappa.append(float(np.mean(defined)))
+        mean, item_excluded = mean_pairwise_kappa([a.tokens for a in group], n)
+        excluded += item_excluded
+        if mean is not None:
+            per_item_kappa.append(mean)
         votes = np.sum([_vector(a.tokens, n) for a in group], axis=0)
         if len(group) >= 2:
             fleiss_counts.append((len(group), np.stack([len(group) - votes, votes], axis=1)))
@@ -151,17 +149,17 @@ def _worker_figures(annotations, item_tokens, stop_words) -> list[dict]:
         per_worker[a.worker].append(a)
     rows = []
     for worker, own in sorted(per_worker.items()):
-        matrices = []
+        kappas, f1s = [], []
         for a in own:
             group = by_item_variant[(a.item_id, a.variant)]
             if len(group) < 2:
                 continue
             n = len(item_tokens[a.item_id])
-            majority = np.sum([_vector(g.tokens, n) for g in group], axis=0) > len(group) / 2
-            matrices.append(np.stack([_vector(a.tokens, n), majority]))
-        # Compare the worker's row with the majority: the "majority" row counts as an annotator
-        # of a two-row matrix, so take the first row's figures only.
-        figures = _against_majority(matrices)
+            majority = majority_vote(np.stack([_vector(g.tokens, n) for g in group]))
+            figures = against_majority(_vector(a.tokens, n), majority)
+            if figures["kappa"] is not None:
+                kappas.append(figures["kappa"])
+            f1s.append(figures["f1"])
         stats = annotation_statistics(
             [(item_tokens[a.item_id], a.tokens, a.seconds) for a in own], stop_words
         )
@@ -173,32 +171,12 @@ def _worker_figures(annotations, item_tokens, stop_words) -> list[dict]:
                 "median_seconds": stats["seconds"]["median"],
                 "empty_rate": stats["empty_rate"],
                 "stop_word_share": stats["stop_word_share"],
-                **figures,
+                "majority_kappa": float(np.mean(kappas)) if kappas else None,
+                "majority_f1": float(np.mean(f1s)) if f1s else None,
+                "items_compared": len(f1s),
             }
         )
     return rows
-
-
-def _against_majority(pairs: list[np.ndarray]) -> dict:
-    kappas, f1s = [], []
-    for worker_row, majority in pairs:
-        both, a, m, n = (
-            int((worker_row & majority).sum()),
-            int(worker_row.sum()),
-            int(majority.sum()),
-            len(majority),
-        )
-        kappa = cohen_kappa_counts(both, a, m, n)
-        if kappa is not None:
-            kappas.append(kappa)
-        p = both / a if a else 0.0
-        r = both / m if m else 0.0
-        f1s.append(2 * p * r / (p + r) if p + r else 0.0)
-    return {
-        "majority_kappa": float(np.mean(kappas)) if kappas else None,
-        "majority_f1": float(np.mean(f1s)) if f1s else None,
-        "items_compared": len(pairs),
-    }
 
 
 def agreement_compute(project: Project, progress=None) -> dict:

@@ -210,35 +210,62 @@ def kappa_matrix(highlights: np.ndarray) -> dict:
 # ---------------------------------------------------------------- against the majority
 
 
-def majority_agreement(item_annotations: list[np.ndarray]) -> dict:
-    """ERASER's human agreement: each annotator against the per-token majority of all the
-    item's annotators (more than half). `item_annotations[i]`: boolean (annotators, tokens).
-    Returns mean and sd of kappa, precision, recall and F1 over (annotator, item) pairs."""
-    rows = {"kappa": [], "precision": [], "recall": [], "f1": []}
-    for matrix in item_annotations:
-        matrix = np.asarray(matrix, dtype=bool)
-        majority = matrix.sum(axis=0) > matrix.shape[0] / 2
-        n = matrix.shape[1]
-        for row in matrix:
-            both, a, m = int((row & majority).sum()), int(row.sum()), int(majority.sum())
-            kappa = cohen_kappa_counts(both, a, m, n)
-            if kappa is not None:
-                rows["kappa"].append(kappa)
-            precision = both / a if a else 0.0
-            recall = both / m if m else 0.0
-            rows["precision"].append(precision)
-            rows["recall"].append(recall)
-            rows["f1"].append(
-                2 * precision * recall / (precision + recall) if precision + recall else 0.0
-            )
+def mean_pairwise_kappa(token_sets: list[set], n_tokens: int) -> tuple[float | None, int]:
+    """An item's mean kappa over all pairs of its annotations (token index sets over
+    n_tokens), and how many pairs were excluded as undefined."""
+    kappas = [
+        cohen_kappa_counts(len(a & b), len(a), len(b), n_tokens)
+        for i, a in enumerate(token_sets)
+        for b in token_sets[i + 1 :]
+    ]
+    defined = [k for k in kappas if k is not None]
+    return (sum(defined) / len(defined) if defined else None), len(kappas) - len(defined)
+
+
+def against_majority(row: np.ndarray, majority: np.ndarray) -> dict:
+    """One annotation (boolean tokens) against the majority: kappa (None when undefined),
+    precision, recall and F1."""
+    both, a, m = int((row & majority).sum()), int(row.sum()), int(majority.sum())
+    precision = both / a if a else 0.0
+    recall = both / m if m else 0.0
+    return {
+        "kappa": cohen_kappa_counts(both, a, m, len(majority)),
+        "precision": precision,
+        "recall": recall,
+        "f1": 2 * precision * recall / (precision + recall) if precision + recall else 0.0,
+    }
+
+
+def majority_vote(matrix: np.ndarray) -> np.ndarray:
+    """Tokens chosen by more than half of the annotators (rows)."""
+    matrix = np.asarray(matrix, dtype=bool)
+    return matrix.sum(axis=0) > matrix.shape[0] / 2
+
+
+def summarize(values: dict[str, list[float]]) -> dict:
     return {
         name: {
             "mean": float(np.mean(v)) if v else None,
             "sd": float(np.std(v)) if v else None,
             "n": len(v),
         }
-        for name, v in rows.items()
+        for name, v in values.items()
     }
+
+
+def majority_agreement(item_annotations: list[np.ndarray]) -> dict:
+    """ERASER's human agreement: each annotator against the per-token majority of all the
+    item's annotators (more than half). `item_annotations[i]`: boolean (annotators, tokens).
+    Returns mean and sd of kappa, precision, recall and F1 over (annotator, item) pairs."""
+    rows: dict[str, list[float]] = {"kappa": [], "precision": [], "recall": [], "f1": []}
+    for matrix in item_annotations:
+        matrix = np.asarray(matrix, dtype=bool)
+        majority = majority_vote(matrix)
+        for row in matrix:
+            for name, value in against_majority(row, majority).items():
+                if value is not None:
+                    rows[name].append(value)
+    return summarize(rows)
 
 
 # ---------------------------------------------------------------- what annotations look like

@@ -166,6 +166,10 @@ class Item(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="perturbations"
     )
     perturbation_type = models.CharField(max_length=64, blank=True)
+    held_out = models.BooleanField(
+        default=False,
+        help_text="Kept out of ordinary work, e.g. a qualification test's gold item.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -116,6 +116,11 @@ class ProjectPolicyInputSerializer(serializers.Serializer):
     lease_seconds = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, required=False)
     allow_variant_mixing = serializers.BooleanField(required=False)
     allocation_seed = serializers.IntegerField(min_value=0, required=False)
+    reviewers_per_annotation = serializers.IntegerField(min_value=1, max_value=10, required=False)
+    max_rounds = serializers.IntegerField(min_value=1, max_value=10, required=False)
+    sufficiency_threshold = serializers.FloatField(min_value=1, max_value=3, required=False)
+    compactness_threshold = serializers.FloatField(min_value=1, max_value=4, required=False)
+    comprehensiveness_threshold = serializers.FloatField(min_value=1, max_value=3, required=False)
 
 
 class MembershipInputSerializer(serializers.Serializer):
@@ -148,6 +153,26 @@ class VariantUpdateInputSerializer(serializers.Serializer):
     granularity = serializers.ChoiceField(choices=Granularity.choices, required=False)
     examples = VariantExampleSerializer(many=True, required=False)
     active = serializers.BooleanField(required=False)
+
+
+def item_for_annotator(item) -> dict:
+    """An item as a worker or reviewer sees it: its text and tokens, never the reference
+    rationales (documents come from `item.item_documents`, prefetch it)."""
+    return {
+        "annotation_id": item.annotation_id_value,
+        "query": item.query,
+        "query_type": item.query_type,
+        "label": item.label,
+        "documents": [
+            {
+                "docid": link.document.docid,
+                "text": link.document.text,
+                "tokens": link.document.tokens.tolist(),
+                "sentences": link.document.sentences.tolist(),
+            }
+            for link in item.item_documents.all()
+        ],
+    }
 
 
 class AssignmentOutputSerializer(serializers.Serializer):
@@ -183,22 +208,7 @@ class AssignmentOutputSerializer(serializers.Serializer):
         }
 
     def get_item(self, assignment) -> dict:
-        item = assignment.item
-        return {
-            "annotation_id": item.annotation_id_value,
-            "query": item.query,
-            "query_type": item.query_type,
-            "label": item.label,
-            "documents": [
-                {
-                    "docid": link.document.docid,
-                    "text": link.document.text,
-                    "tokens": link.document.tokens.tolist(),
-                    "sentences": link.document.sentences.tolist(),
-                }
-                for link in item.item_documents.all()
-            ],
-        }
+        return item_for_annotator(assignment.item)
 
 
 class SpanInputSerializer(serializers.Serializer):

@@ -1,4 +1,5 @@
-"""Agreement report API: admins and researchers of the project only."""
+"""Quality-control API: agreement reports, the review loop, workers and qualification.
+Each view checks the caller's role in the project; services and selectors do the work."""
 
 import csv
 import io
@@ -6,13 +7,27 @@ import io
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Role
+from annotate.models import Item, Role
 from annotate.selectors import project_get_for_user
-from config.exceptions import ApplicationError
+from annotate.serializers import item_for_annotator
+from config.exceptions import ApplicationError, NotFoundError
+from qc import models as qc_models
+from qc import selectors as qc_selectors
+from qc import services as qc_services
 from qc.agreement import agreement_report_get, agreement_report_request
+from qc.serializers import (
+    DecisionInputSerializer,
+    GoldItemsInputSerializer,
+    QualityPolicySerializer,
+    ReasonInputSerializer,
+    ReviewInputSerializer,
+    TestAnswerInputSerializer,
+    WorkerCsvInputSerializer,
+)
 
 REPORT_ROLES = (Role.ADMIN, Role.RESEARCHER)
 CSV_TABLES = ("variants", "workers", "matrix", "permutation_tests")
@@ -91,3 +106,276 @@ class AgreementCsvApi(APIView):
         response = HttpResponse(buffer.getvalue(), content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="agreement-{table}.csv"'
         return response
+
+
+# ---------------------------------------------------------------- quality control
+
+REVIEW_ROLES = (Role.REVIEWER, Role.ADMIN)
+ADMIN_ROLES = (Role.ADMIN,)
+
+
+def _project_as(request, project_id: int, roles):
+    return project_get_for_user(project_id=project_id, user=request.user, roles=roles)
+
+
+class ReviewNextApi(APIView):
+    """The next annotation for the calling reviewer, blind: nothing names the annotator."""
+
+    @extend_schema(request=None, responses=dict)
+    def post(self, request, project_id: int):
+        project = _project_as(request, project_id, REVIEW_ROLES)
+        annotation = qc_selectors.review_queue_next(project=project, reviewer=request.user)
+        if annotation is None:
+            return Response({"detail": "nothing is waiting for your review", "queue": 0})
+        detail = qc_selectors.review_detail(annotation_id=annotation.pk, reviewer=request.user)
+        detail["queue"] = qc_selectors.review_queue_size(project=project, reviewer=request.user)
+        return Response(detail)
+
+
+def _annotation_project(request, annotation_id: int, roles):
+    project_id = qc_selectors.annotation_project_id(annotation_id=annotation_id)
+    return _project_as(request, project_id, roles)
+
+
+class ReviewDetailApi(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request, annotation_id: int):
+        _annotation_project(request, annotation_id, REVIEW_ROLES)
+        return Response(
+            qc_selectors.review_detail(annotation_id=annotation_id, reviewer=request.user)
+        )
+
+
+class ReviewSubmitApi(APIView):
+    """Reviewers score; they cannot change highlights (this takes scores only)."""
+
+    @extend_schema(request=ReviewInputSerializer, responses={201: dict})
+    def post(self, request, annotation_id: int):
+        _annotation_project(request, annotation_id, REVIEW_ROLES)
+        data = ReviewInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        review = qc_services.review_submit(
+            annotation_id=annotation_id,
+            reviewer=request.user,
+            comprehensiveness=data.validated_data["comprehensiveness"],
+            set_scores=[dict(s) for s in data.validated_data["set_scores"]],
+            comment=data.validated_data["comment"],
+        )
+        verdict = qc_models.ReviewVerdict.objects.filter(annotation_id=annotation_id).first()
+        return Response(
+            {
+                "review": review.pk,
+                "verdict": None
+                if verdict is None
+                else {"outcome": verdict.outcome, "failed": verdict.failed_properties},
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class RevisionFeedbackApi(APIView):
+    """For the annotator of a revision: the scores, comments and failed properties."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, assignment_id: int):
+        return Response(
+            qc_selectors.revision_feedback(assignment_id=assignment_id, worker=request.user)
+        )
+
+
+class PipelineApi(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, REPORT_ROLES)
+        return Response(qc_selectors.pipeline_counts(project=project))
+
+
+class QualityPolicyApi(APIView):
+    @extend_schema(responses=QualityPolicySerializer)
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        policy = qc_services.quality_policy_get(project)
+        payload = QualityPolicySerializer(policy).data
+        payload["gold_items"] = qc_selectors.gold_item_ids(project=project)
+        return Response(payload)
+
+    @extend_schema(request=QualityPolicySerializer, responses=QualityPolicySerializer)
+    def patch(self, request, project_id: int):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        data = QualityPolicySerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        policy = qc_services.quality_policy_update(project=project, **data.validated_data)
+        payload = QualityPolicySerializer(policy).data
+        payload["gold_items"] = qc_selectors.gold_item_ids(project=project)
+        return Response(payload)
+
+
+class GoldItemsApi(APIView):
+    @extend_schema(request=GoldItemsInputSerializer, responses=dict)
+    def put(self, request, project_id: int):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        data = GoldItemsInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        qc_services.gold_items_set(project=project, **data.validated_data)
+        return Response({"gold_items": qc_selectors.gold_item_ids(project=project)})
+
+
+class WorkerListApi(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, REPORT_ROLES)
+        return Response({"workers": qc_selectors.worker_table(project=project)})
+
+
+def _worker_in(project, worker_id: int):
+    from django.contrib.auth import get_user_model
+
+    worker = (
+        get_user_model().objects.filter(pk=worker_id, project_standings__project=project).first()
+    )
+    if worker is None:
+        raise NotFoundError("this worker has not worked on this project")
+    return worker
+
+
+class WorkerBlockApi(APIView):
+    @extend_schema(request=ReasonInputSerializer, responses=dict)
+    def post(self, request, project_id: int, worker_id: int, action: str):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        worker = _worker_in(project, worker_id)
+        data = ReasonInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        change = (
+            qc_services.project_worker_block
+            if action == "block"
+            else qc_services.project_worker_unblock
+        )
+        standing = change(
+            project=project, worker=worker, reason=data.validated_data["reason"], actor=request.user
+        )
+        return Response({"worker_id": worker.pk, "status": standing.status})
+
+
+class CandidateListApi(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        return Response({"candidates": qc_selectors.candidate_list(project=project)})
+
+
+class CandidateDecisionApi(APIView):
+    @extend_schema(request=DecisionInputSerializer, responses=dict)
+    def post(self, request, project_id: int, worker_id: int):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        worker = _worker_in(project, worker_id)
+        data = DecisionInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        standing = qc_services.candidate_decide(
+            project=project, worker=worker, actor=request.user, **data.validated_data
+        )
+        return Response({"worker_id": worker.pk, "status": standing.status})
+
+
+class AuditListApi(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        return Response({"events": qc_selectors.audit_list(project=project)})
+
+
+class WorkerCsvImportApi(APIView):
+    """A crowd platform's worker CSV. Profiles are shared across projects, so this is
+    open to admins of a project, who run the crowd campaigns."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(request=WorkerCsvInputSerializer, responses=dict)
+    def post(self, request, project_id: int):
+        _project_as(request, project_id, ADMIN_ROLES)
+        data = WorkerCsvInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        upload = data.validated_data["file"]
+        summary = qc_services.worker_profiles_import_csv(data=upload.read(), source=upload.name)
+        return Response(
+            {"created": summary.created, "updated": summary.updated, "linked": summary.linked}
+        )
+
+
+class QualificationStatusApi(APIView):
+    """The calling worker's standing in the project."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, (Role.ANNOTATOR,))
+        standing = qc_services.qualification_standing(project=project, worker=request.user)
+        refusal = qc_services.qualification_gate(project=project, worker=request.user)
+        return Response(
+            {
+                "status": standing.status,
+                "reason": standing.reason
+                if standing.status != qc_models.QualificationStatus.BLOCKED
+                else "",
+                "code": refusal.code if refusal else None,
+                "message": refusal.message if refusal else None,
+            }
+        )
+
+
+class QualificationNextApi(APIView):
+    """The next test item: the item's text and tokens, never its gold rationale."""
+
+    @extend_schema(request=None, responses=dict)
+    def post(self, request, project_id: int):
+        project = _project_as(request, project_id, (Role.ANNOTATOR,))
+        gold, attempt, total = qc_services.qualification_test_next(
+            project=project, worker=request.user
+        )
+        policy = qc_services.quality_policy_get(project)
+        item = Item.objects.prefetch_related("item_documents__document").get(pk=gold.item_id)
+        answered = attempt.answers.count()
+        return Response(
+            {
+                "id": gold.pk,
+                "test": {
+                    "attempt": attempt.number,
+                    "max_attempts": policy.test_max_attempts,
+                    "position": answered + 1,
+                    "total": total,
+                },
+                "status": "test",
+                "round": 1,
+                "draft": None,
+                "project": {
+                    "id": project.id,
+                    "name": project.name,
+                    "labels": project.labels,
+                    "min_highlight": 0,
+                    "task_type": project.task_type,
+                },
+                "variant": {
+                    "name": "qualification test",
+                    "version": 1,
+                    "text": policy.test_instructions,
+                    "examples": [],
+                },
+                "item": item_for_annotator(item),
+            }
+        )
+
+
+class QualificationAnswerApi(APIView):
+    @extend_schema(request=TestAnswerInputSerializer, responses={201: dict})
+    def post(self, request, project_id: int):
+        project = _project_as(request, project_id, (Role.ANNOTATOR,))
+        data = TestAnswerInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        qc_services.qualification_answer_submit(
+            project=project,
+            worker=request.user,
+            gold_item_id=data.validated_data["gold_item"],
+            rationale_sets=data.validated_data["rationale_sets"],
+            time_spent_ms=data.validated_data["time_spent_ms"],
+        )
+        # The score is not returned: answers stay blind until the attempt is decided.
+        standing = qc_services.qualification_standing(project=project, worker=request.user)
+        return Response({"status": standing.status}, status=status.HTTP_201_CREATED)

@@ -5,3 +5,12 @@ class QcConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "qc"
     verbose_name = "Quality control"
+
+    def ready(self) -> None:
+        from annotate.gates import work_gate_register
+        from annotate.signals import annotation_submitted
+        from qc.receivers import annotation_submitted_check
+        from qc.services import qualification_gate
+
+        work_gate_register(qualification_gate)
+        annotation_submitted.connect(annotation_submitted_check, dispatch_uid="qc-check")

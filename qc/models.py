@@ -1,7 +1,14 @@
-"""Quality control. For now: cached agreement reports (workers, qualification, flags and
-reviews arrive with the quality-control issue)."""
+"""Quality control: workers and their qualification, automatic quality flags, the senior
+reviewers' score-and-revise loop, the audit trail, and cached agreement reports.
 
+Invariants that concurrent requests could break are constraints here: one review per
+(annotation, reviewer), one verdict per annotation, one flag of a kind per annotation,
+one qualification record per (project, worker).
+"""
+
+from django.conf import settings
 from django.db import models
+from django.db.models import Q
 
 
 class ReportStatus(models.TextChoices):
@@ -32,3 +39,381 @@ class AgreementReport(models.Model):
 
     def __str__(self) -> str:
         return f"agreement report of {self.project} ({self.status})"
+
+
+# ---------------------------------------------------------------- workers
+
+
+class WorkerStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    BLOCKED = "blocked", "Blocked"
+
+
+class WorkerProfile(models.Model):
+    """A worker as a crowd platform describes them, kept up to date by our own reviews.
+
+    A profile imported from a platform's CSV may exist before its account does; it is
+    linked to the user whose username equals its external id on their first visit.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="worker_profile",
+    )
+    external_id = models.CharField(max_length=200, unique=True)
+    approval_rate = models.FloatField(
+        null=True, blank=True, help_text="Percent of judged work approved (0-100)."
+    )
+    approved_count = models.PositiveIntegerField(default=0)
+    judged_count = models.PositiveIntegerField(
+        default=0, help_text="Work judged (approved or rejected), imported and reviewed here."
+    )
+    locale = models.CharField(max_length=16, blank=True, help_text="Country code, e.g. US.")
+    is_master = models.BooleanField(default=False)
+    status = models.CharField(
+        max_length=16, choices=WorkerStatus.choices, default=WorkerStatus.ACTIVE
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["external_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(approval_rate__isnull=True)
+                | Q(approval_rate__gte=0, approval_rate__lte=100),
+                name="workerprofile_approval_rate_percent",
+            ),
+            models.CheckConstraint(
+                condition=Q(approved_count__lte=models.F("judged_count")),
+                name="workerprofile_approved_within_judged",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class QualityPolicy(models.Model):
+    """A project's qualification rules, flag thresholds and per-worker limits."""
+
+    project = models.OneToOneField(
+        "annotate.Project", on_delete=models.CASCADE, related_name="quality_policy"
+    )
+    # Qualification rules on worker attributes; None or empty means no rule.
+    min_approval_rate = models.FloatField(null=True, blank=True)
+    min_approved_count = models.PositiveIntegerField(null=True, blank=True)
+    allowed_locales = models.JSONField(default=list, blank=True)
+    masters_only = models.BooleanField(default=False)
+    # The optional test on gold items.
+    test_enabled = models.BooleanField(default=False)
+    test_pass_f1 = models.FloatField(default=0.5)
+    test_max_attempts = models.PositiveSmallIntegerField(default=2)
+    test_instructions = models.TextField(
+        default="Highlight the words that show why the given answer is correct.",
+        help_text="Shown in the test instead of any variant's wording, so the test does not "
+        "expose anyone to an instruction variant before allocation.",
+    )
+    manual_selection = models.BooleanField(
+        default=False, help_text="An admin accepts or rejects each candidate who passed."
+    )
+    # Flags on each submission.
+    min_seconds = models.FloatField(default=10)
+    max_stopword_share = models.FloatField(default=0.6)
+    first_k_tokens = models.PositiveSmallIntegerField(default=3)
+    min_coannotator_kappa = models.FloatField(default=0.1)
+    # Per-worker aggregates: warnings, and automatic blocking when enabled.
+    aggregate_min_annotations = models.PositiveSmallIntegerField(default=5)
+    warn_median_seconds = models.FloatField(default=15)
+    block_median_seconds = models.FloatField(default=5)
+    warn_empty_rate = models.FloatField(default=0.1)
+    block_empty_rate = models.FloatField(default=0.3)
+    warn_stopword_share = models.FloatField(default=0.4)
+    block_stopword_share = models.FloatField(default=0.7)
+    warn_majority_kappa = models.FloatField(default=0.3)
+    block_majority_kappa = models.FloatField(default=0.0)
+    auto_block = models.BooleanField(default=True)
+
+    class Meta:
+        verbose_name_plural = "quality policies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(test_pass_f1__gte=0, test_pass_f1__lte=1),
+                name="qualitypolicy_test_pass_f1_unit",
+            ),
+            models.CheckConstraint(
+                condition=Q(test_max_attempts__gte=1), name="qualitypolicy_attempts_gte_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"quality policy of {self.project}"
+
+
+class GoldItem(models.Model):
+    """An item of the qualification test; its gold rationale is the item's reference
+    rationale. Gold items are never served as ordinary work."""
+
+    item = models.OneToOneField("annotate.Item", on_delete=models.CASCADE, related_name="gold")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "item_id"]
+
+    def __str__(self) -> str:
+        return f"gold {self.item}"
+
+
+class QualificationStatus(models.TextChoices):
+    TESTING = "testing", "Taking the test"
+    PENDING = "pending", "Awaiting an admin"
+    QUALIFIED = "qualified", "Qualified"
+    REJECTED = "rejected", "Not qualified"
+    BLOCKED = "blocked", "Blocked"
+
+
+class ProjectWorker(models.Model):
+    """A worker's standing in one project: the gate in front of "next item"."""
+
+    project = models.ForeignKey(
+        "annotate.Project", on_delete=models.CASCADE, related_name="project_workers"
+    )
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_standings"
+    )
+    status = models.CharField(max_length=16, choices=QualificationStatus.choices)
+    reason = models.TextField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    aggregates = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "worker"], name="projectworker_unique_project_worker"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} in {self.project}: {self.status}"
+
+
+class QualificationAttempt(models.Model):
+    project_worker = models.ForeignKey(
+        ProjectWorker, on_delete=models.CASCADE, related_name="attempts"
+    )
+    number = models.PositiveSmallIntegerField()
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    mean_f1 = models.FloatField(null=True, blank=True)
+    passed = models.BooleanField(null=True)
+
+    class Meta:
+        ordering = ["number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project_worker", "number"], name="attempt_unique_number"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of {self.project_worker}"
+
+
+class QualificationAnswer(models.Model):
+    """One gold item answered in an attempt. `tokens` maps docid to highlighted indexes."""
+
+    attempt = models.ForeignKey(
+        QualificationAttempt, on_delete=models.CASCADE, related_name="answers"
+    )
+    gold_item = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
+    tokens = models.JSONField(default=dict)
+    time_spent_ms = models.PositiveIntegerField(default=0)
+    f1 = models.FloatField()
+    flags = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["attempt", "gold_item"], name="answer_unique_attempt_gold_item"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"answer to {self.gold_item} (F1 {self.f1:.2f})"
+
+
+# ---------------------------------------------------------------- flags
+
+
+class FlagKind(models.TextChoices):
+    EMPTY = "empty", "Empty"
+    TOO_FAST = "too_fast", "Faster than the project minimum"
+    STOPWORDS = "stopwords", "Mostly stop words and punctuation"
+    FIRST_TOKENS = "first_tokens", "Only the first tokens"
+    LOW_AGREEMENT = "low_agreement", "Low agreement with co-annotators"
+
+
+class QualityFlag(models.Model):
+    annotation = models.ForeignKey(
+        "annotate.Annotation", on_delete=models.CASCADE, related_name="quality_flags"
+    )
+    kind = models.CharField(max_length=32, choices=FlagKind.choices)
+    value = models.FloatField(null=True, blank=True)
+    detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotation", "kind"], name="flag_unique_kind")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} on annotation {self.annotation_id}"
+
+
+# ---------------------------------------------------------------- reviews
+
+
+class Review(models.Model):
+    """One senior reviewer's scores of one annotation (one round of it)."""
+
+    annotation = models.ForeignKey(
+        "annotate.Annotation", on_delete=models.CASCADE, related_name="reviews"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews"
+    )
+    comprehensiveness = models.PositiveSmallIntegerField()
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotation", "reviewer"], name="review_unique_annotation_reviewer"
+            ),
+            models.CheckConstraint(
+                condition=Q(comprehensiveness__gte=1, comprehensiveness__lte=3),
+                name="review_comprehensiveness_1_3",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"review of annotation {self.annotation_id} by {self.reviewer_id}"
+
+
+class SetScore(models.Model):
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="set_scores")
+    rationale_set = models.ForeignKey(
+        "annotate.RationaleSet", on_delete=models.CASCADE, related_name="scores"
+    )
+    sufficiency = models.PositiveSmallIntegerField()
+    compactness = models.PositiveSmallIntegerField()
+    comment = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["review", "rationale_set"], name="setscore_unique_review_set"
+            ),
+            models.CheckConstraint(
+                condition=Q(sufficiency__gte=1, sufficiency__lte=3), name="setscore_sufficiency_1_3"
+            ),
+            models.CheckConstraint(
+                condition=Q(compactness__gte=1, compactness__lte=4), name="setscore_compactness_1_4"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"scores of set {self.rationale_set_id} in {self.review}"
+
+
+class VerdictOutcome(models.TextChoices):
+    ACCEPTED = "accepted", "Accepted"
+    REVISE = "revise", "Sent back for revision"
+    DISCARDED = "discarded", "Discarded after the last round"
+
+
+class ReviewVerdict(models.Model):
+    """The outcome of one annotation's review, computed once when its last review lands."""
+
+    annotation = models.OneToOneField(
+        "annotate.Annotation", on_delete=models.CASCADE, related_name="verdict"
+    )
+    outcome = models.CharField(max_length=16, choices=VerdictOutcome.choices)
+    means = models.JSONField(help_text="Mean score per property over reviewers.")
+    failed_properties = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.outcome}: annotation {self.annotation_id}"
+
+
+# ---------------------------------------------------------------- audit
+
+
+class AuditAction(models.TextChoices):
+    ACCEPT = "accept", "Accept"
+    REJECT = "reject", "Reject"
+    BLOCK = "block", "Block"
+    UNBLOCK = "unblock", "Unblock"
+
+
+class AuditEvent(models.Model):
+    """Who accepted, rejected, blocked or unblocked whom, when and why. `actor` None is
+    the platform itself (a rule or a threshold)."""
+
+    project = models.ForeignKey(
+        "annotate.Project",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="audit_events",
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="audit_events"
+    )
+    action = models.CharField(max_length=16, choices=AuditAction.choices)
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.worker} by {self.actor or 'the platform'}"
+
+
+class SubmissionCheck(models.Model):
+    """What the automatic checks measured on one submission; the per-worker aggregates
+    are computed from these rows, so they cost one query whatever the worker's history."""
+
+    annotation = models.OneToOneField(
+        "annotate.Annotation", on_delete=models.CASCADE, related_name="submission_check"
+    )
+    project = models.ForeignKey(
+        "annotate.Project", on_delete=models.CASCADE, related_name="submission_checks"
+    )
+    worker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submission_checks"
+    )
+    highlighted = models.PositiveIntegerField()
+    seconds = models.FloatField()
+    stopword_share = models.FloatField(null=True, blank=True)
+    coannotator_kappa = models.FloatField(null=True, blank=True)
+    majority_kappa = models.FloatField(null=True, blank=True)
+    checked_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "worker"])]
+
+    def __str__(self) -> str:
+        return f"checks of annotation {self.annotation_id}"

@@ -1,8 +1,14 @@
 from celery import shared_task
 
 from qc.agreement import agreement_report_refresh
+from qc.services import annotation_quality_check
 
 
 @shared_task(acks_late=True)
 def agreement_report_job(project_id: int) -> str:
     return agreement_report_refresh(project_id=project_id).status
+
+
+@shared_task(acks_late=True)
+def annotation_quality_check_job(annotation_id: int) -> list[str]:
+    return annotation_quality_check(annotation_id=annotation_id)

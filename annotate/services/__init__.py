@@ -3,8 +3,10 @@ from annotate.services.assignments import (
     annotation_submit,
     assignment_draft_save,
     assignment_next,
+    assignment_revision_create,
     assignment_skip,
     leases_expire,
+    rationale_sets_validate,
 )
 from annotate.services.dataset_import import (
     ImportSummary,
@@ -26,6 +28,7 @@ __all__ = [
     "annotation_submit",
     "assignment_draft_save",
     "assignment_next",
+    "assignment_revision_create",
     "assignment_skip",
     "dataset_import",
     "import_job_create",
@@ -35,6 +38,7 @@ __all__ = [
     "membership_add_by_username",
     "project_create",
     "project_update_policy",
+    "rationale_sets_validate",
     "variant_create",
     "variant_presets_install",
     "variant_update",

@@ -21,6 +21,7 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery,
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotate.gates import work_refusal
 from annotate.models import (
     LIVE_ASSIGNMENT,
     Annotation,
@@ -34,7 +35,13 @@ from annotate.models import (
     RationaleSpan,
     WorkerVariantBinding,
 )
-from config.exceptions import ApplicationError, ConflictError, NotFoundError
+from annotate.signals import annotation_submitted
+from config.exceptions import (
+    ApplicationError,
+    ConflictError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 
 
 def _skip_locked() -> dict:
@@ -42,9 +49,13 @@ def _skip_locked() -> dict:
 
 
 def leases_expire(*, project: Project) -> int:
-    """Mark leases past their time as expired, which frees their quota slots."""
+    """Mark first-round leases past their time as expired, which frees their quota slots.
+    Revisions (round > 1) belong to their annotator and never expire."""
     return Assignment.objects.filter(
-        item__project=project, status=AssignmentStatus.LEASED, lease_expires_at__lt=timezone.now()
+        item__project=project,
+        status=AssignmentStatus.LEASED,
+        round=1,
+        lease_expires_at__lt=timezone.now(),
     ).update(status=AssignmentStatus.EXPIRED)
 
 
@@ -123,7 +134,7 @@ def _candidate_items(project: Project, worker, variant: InstructionVariant):
     )
     mine = Assignment.objects.filter(item=OuterRef("pk"), worker=worker)
     return (
-        Item.objects.filter(project=project)
+        Item.objects.filter(project=project, held_out=False)
         .annotate(live=live)
         .filter(live__lt=project.annotators_per_item)
         .exclude(Exists(mine))
@@ -145,15 +156,19 @@ def _take_slot(
 
 @transaction.atomic
 def assignment_next(*, project: Project, worker) -> Assignment | None:
-    """The worker's current lease, or a new one; None when nothing is left for them."""
+    """The worker's current lease (a revision owed counts), or a new one; None when
+    nothing is left for them. Raises PermissionDeniedError when a gate refuses them."""
+    refusal = work_refusal(project=project, worker=worker)
+    if refusal is not None:
+        raise PermissionDeniedError(refusal.message, extra={"code": refusal.code, **refusal.extra})
     now = timezone.now()
     leases_expire(project=project)
     current = (
         Assignment.objects.filter(
+            Q(lease_expires_at__gte=now) | Q(round__gt=1),
             item__project=project,
             worker=worker,
             status=AssignmentStatus.LEASED,
-            lease_expires_at__gte=now,
         )
         .order_by("created_at")
         .first()
@@ -239,7 +254,7 @@ class SubmitResult:
     late: bool = False  # the lease had expired, and the work was kept
 
 
-def _validate_sets(
+def rationale_sets_validate(
     item: Item, sets: list, min_highlight: int
 ) -> list[list[tuple[Document, int, int]]]:
     documents = {d.docid: d for d in item.documents.all()}
@@ -316,7 +331,15 @@ def annotation_submit(
         return replay
     try:
         with transaction.atomic():
-            return _submit(assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms)
+            result = _submit(
+                assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms
+            )
+            annotation_id = result.annotation.pk
+            transaction.on_commit(
+                lambda: annotation_submitted.send(sender=Annotation, annotation_id=annotation_id),
+                robust=True,
+            )
+            return result
     except IntegrityError:
         # A concurrent retry of the same submission won the race: answer as a replay.
         replay = _replay(client_uuid, worker)
@@ -340,9 +363,11 @@ def _submit(
         )
     if not isinstance(time_spent_ms, int) or time_spent_ms < 0:
         raise ApplicationError("time_spent_ms must be a non-negative integer")
-    cleaned = _validate_sets(assignment.item, rationale_sets, project.min_highlight)
+    cleaned = rationale_sets_validate(assignment.item, rationale_sets, project.min_highlight)
     now = timezone.now()
-    late = assignment.status == AssignmentStatus.EXPIRED or assignment.lease_expires_at < now
+    late = assignment.round == 1 and (
+        assignment.status == AssignmentStatus.EXPIRED or assignment.lease_expires_at < now
+    )
     if assignment.status == AssignmentStatus.EXPIRED:
         # Its slot may have gone to someone else: take a free one, or refuse clearly.
         Item.objects.select_for_update().filter(pk=assignment.item_id).first()
@@ -360,8 +385,19 @@ def _submit(
     assignment.submitted_at = now
     assignment.draft = None
     assignment.save(update_fields=["status", "submitted_at", "slot", "draft"])
+    revision_of = None
+    if assignment.round > 1:
+        revision_of = Annotation.objects.filter(
+            assignment__item=assignment.item,
+            assignment__worker=worker,
+            assignment__round=assignment.round - 1,
+        ).first()
     annotation = Annotation.objects.create(
-        assignment=assignment, client_uuid=client_uuid, label=label, time_spent_ms=time_spent_ms
+        assignment=assignment,
+        client_uuid=client_uuid,
+        label=label,
+        time_spent_ms=time_spent_ms,
+        revision_of=revision_of,
     )
     sets = RationaleSet.objects.bulk_create(
         [RationaleSet(annotation=annotation, position=i) for i in range(len(cleaned))]
@@ -376,3 +412,29 @@ def _submit(
         ]
     )
     return SubmitResult(annotation=annotation, late=late)
+
+
+def assignment_revision_create(*, annotation: Annotation) -> Assignment:
+    """Send an annotation back to its annotator: the next round of the same (item,
+    variant, slot), opened with the previous highlights as the draft. Revisions do not
+    expire; the unique (item, worker, round) makes a second one for a round impossible."""
+    previous = annotation.assignment
+    draft_sets = []
+    for rset in annotation.rationale_sets.order_by("position").prefetch_related("spans__document"):
+        tokens: dict[str, list[int]] = {}
+        for span in rset.spans.all():
+            tokens.setdefault(span.document.docid, []).extend(
+                range(span.start_token, span.end_token)
+            )
+        draft_sets.append([[docid, sorted(ids)] for docid, ids in tokens.items()])
+    now = timezone.now()
+    return Assignment.objects.create(
+        item=previous.item,
+        worker=previous.worker,
+        variant=previous.variant,
+        round=previous.round + 1,
+        slot=previous.slot,
+        lease_expires_at=now + timedelta(seconds=previous.item.project.lease_seconds),
+        draft={"sets": draft_sets or [[]], "current": 0},
+        draft_saved_at=now,
+    )

@@ -51,6 +51,12 @@ POLICY_FIELDS = (
     "lease_seconds",
     "allow_variant_mixing",
     "allocation_seed",
+    # The review policy.
+    "reviewers_per_annotation",
+    "max_rounds",
+    "sufficiency_threshold",
+    "compactness_threshold",
+    "comprehensiveness_threshold",
 )
 
 

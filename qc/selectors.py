@@ -1,0 +1,384 @@
+"""Reads for quality control: the reviewer queue and what a reviewer sees, the feedback a
+revising annotator sees, the pipeline counts, workers, candidates and the audit trail."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from django.db.models import Count
+
+from annotate.models import Annotation, Assignment, AssignmentStatus, Project, RationaleSpan
+from annotate.serializers import item_for_annotator
+from config.exceptions import NotFoundError
+from qc.models import (
+    AuditEvent,
+    GoldItem,
+    ProjectWorker,
+    QualificationStatus,
+    QualityFlag,
+    Review,
+    ReviewVerdict,
+    VerdictOutcome,
+)
+from qc.review_rules import highlight_diff
+
+
+def review_queue_next(*, project: Project, reviewer) -> Annotation | None:
+    """The next annotation this reviewer may score: undecided, short of reviews, not
+    their own and not reviewed by them. Those already under review come first."""
+    return (
+        Annotation.objects.filter(
+            assignment__item__project=project,
+            assignment__status=AssignmentStatus.SUBMITTED,
+            verdict__isnull=True,
+        )
+        .exclude(assignment__worker=reviewer)
+        .exclude(reviews__reviewer=reviewer)
+        .annotate(reviews_done=Count("reviews"))
+        .filter(reviews_done__lt=project.reviewers_per_annotation)
+        .order_by("-reviews_done", "pk")
+        .first()
+    )
+
+
+def review_queue_size(*, project: Project, reviewer) -> int:
+    return (
+        Annotation.objects.filter(
+            assignment__item__project=project,
+            assignment__status=AssignmentStatus.SUBMITTED,
+            verdict__isnull=True,
+        )
+        .exclude(assignment__worker=reviewer)
+        .exclude(reviews__reviewer=reviewer)
+        .annotate(reviews_done=Count("reviews"))
+        .filter(reviews_done__lt=project.reviewers_per_annotation)
+        .count()
+    )
+
+
+def annotation_project_id(*, annotation_id: int) -> int:
+    project_id = (
+        Annotation.objects.filter(pk=annotation_id)
+        .values_list("assignment__item__project_id", flat=True)
+        .first()
+    )
+    if project_id is None:
+        raise NotFoundError("annotation not found")
+    return project_id
+
+
+def _sets_of(annotation: Annotation) -> list[dict]:
+    sets = []
+    for rset in annotation.rationale_sets.order_by("position").prefetch_related("spans__document"):
+        tokens: dict[str, list[int]] = defaultdict(list)
+        for span in rset.spans.all():
+            tokens[span.document.docid].extend(range(span.start_token, span.end_token))
+        sets.append({"id": rset.pk, "position": rset.position, "tokens": dict(tokens)})
+    return sets
+
+
+def _union(sets: list[dict]) -> dict[str, set[int]]:
+    union: dict[str, set[int]] = defaultdict(set)
+    for rset in sets:
+        for docid, ids in rset["tokens"].items():
+            union[docid].update(ids)
+    return union
+
+
+def _reviews_of(annotation: Annotation) -> list[dict]:
+    """Reviews with reviewers named by order only: the annotator never learns who."""
+    positions = dict(annotation.rationale_sets.values_list("pk", "position"))
+    return [
+        {
+            "reviewer": f"Reviewer {chr(ord('A') + n)}",
+            "comprehensiveness": review.comprehensiveness,
+            "comment": review.comment,
+            "sets": sorted(
+                (
+                    {
+                        "position": positions[s.rationale_set_id],
+                        "sufficiency": s.sufficiency,
+                        "compactness": s.compactness,
+                        "comment": s.comment,
+                    }
+                    for s in review.set_scores.all()
+                ),
+                key=lambda s: s["position"],
+            ),
+        }
+        for n, review in enumerate(
+            Review.objects.filter(annotation=annotation).prefetch_related("set_scores")
+        )
+    ]
+
+
+def _verdict_of(annotation: Annotation) -> dict | None:
+    verdict = ReviewVerdict.objects.filter(annotation=annotation).first()
+    if verdict is None:
+        return None
+    return {
+        "outcome": verdict.outcome,
+        "means": verdict.means,
+        "failed": verdict.failed_properties,
+    }
+
+
+def _chain(annotation: Annotation) -> list[Annotation]:
+    """The annotation's earlier rounds, oldest first."""
+    chain = []
+    current = annotation.revision_of
+    while current is not None:
+        chain.append(current)
+        current = current.revision_of
+    return chain[::-1]
+
+
+def review_detail(*, annotation_id: int, reviewer) -> dict:
+    """What a reviewer sees: the item, the highlights (read-only), earlier rounds with
+    their scores and the change between rounds. Nothing names the annotator."""
+    annotation = (
+        Annotation.objects.select_related("assignment__item__project", "assignment__variant")
+        .prefetch_related("assignment__item__item_documents__document")
+        .filter(pk=annotation_id)
+        .first()
+    )
+    if annotation is None:
+        raise NotFoundError("annotation not found")
+    assignment = annotation.assignment
+    project = assignment.item.project
+    sets = _sets_of(annotation)
+    history = [
+        {
+            "round": earlier.assignment.round,
+            "sets": _sets_of(earlier),
+            "verdict": _verdict_of(earlier),
+            "reviews": _reviews_of(earlier),
+        }
+        for earlier in _chain(annotation)
+    ]
+    reviewers = list(annotation.reviews.values_list("reviewer_id", flat=True))
+    return {
+        "id": annotation.pk,
+        "project": {"id": project.id, "name": project.name},
+        "round": assignment.round,
+        "max_rounds": project.max_rounds,
+        "reviews_done": len(reviewers),
+        "reviews_needed": project.reviewers_per_annotation,
+        "reviewed_by_you": reviewer.pk in reviewers,
+        "verdict": _verdict_of(annotation),
+        "label": annotation.label,
+        "item": item_for_annotator(assignment.item),
+        "variant": {
+            "name": assignment.variant.name,
+            "version": assignment.variant.version,
+            "text": assignment.variant.text,
+        },
+        "sets": sets,
+        "history": history,
+        "diff": highlight_diff(_union(history[-1]["sets"]), _union(sets)) if history else None,
+        "thresholds": _thresholds(project),
+    }
+
+
+def _thresholds(project: Project) -> dict:
+    return {
+        "sufficiency": project.sufficiency_threshold,
+        "compactness": project.compactness_threshold,
+        "comprehensiveness": project.comprehensiveness_threshold,
+    }
+
+
+def revision_feedback(*, assignment_id: int, worker) -> dict:
+    """For a revision assignment: why the previous round failed, with the reviewers'
+    scores and comments (anonymous) and the previous highlights."""
+    assignment = (
+        Assignment.objects.select_related("item__project")
+        .filter(pk=assignment_id, worker=worker)
+        .first()
+    )
+    if assignment is None:
+        raise NotFoundError("assignment not found")
+    if assignment.round == 1:
+        return {"round": 1, "revision": False}
+    previous = (
+        Annotation.objects.filter(
+            assignment__item=assignment.item,
+            assignment__worker=worker,
+            assignment__round=assignment.round - 1,
+        )
+        .select_related("assignment")
+        .first()
+    )
+    if previous is None:
+        raise NotFoundError("the earlier round of this revision is missing")
+    return {
+        "round": assignment.round,
+        "max_rounds": assignment.item.project.max_rounds,
+        "revision": True,
+        "verdict": _verdict_of(previous),
+        "thresholds": _thresholds(assignment.item.project),
+        "reviews": _reviews_of(previous),
+        "previous_sets": _sets_of(previous),
+    }
+
+
+# ---------------------------------------------------------------- admin views
+
+PIPELINE_STAGES = ("submitted", "in_review", "revising", "accepted", "discarded")
+
+
+def pipeline_counts(*, project: Project) -> dict:
+    """Each annotation chain counted once, at its newest round: submitted (no review
+    yet), in review, revising (sent back, not resubmitted), accepted, discarded."""
+    newest = (
+        Annotation.objects.filter(assignment__item__project=project, revisions__isnull=True)
+        .annotate(reviews_done=Count("reviews"))
+        .values_list("verdict__outcome", "reviews_done", "assignment__round")
+    )
+    counts = dict.fromkeys(PIPELINE_STAGES, 0)
+    by_round: dict[int, Counter] = defaultdict(Counter)
+    for outcome, reviews_done, round_number in newest:
+        if outcome == VerdictOutcome.ACCEPTED:
+            stage = "accepted"
+        elif outcome == VerdictOutcome.DISCARDED:
+            stage = "discarded"
+        elif outcome == VerdictOutcome.REVISE:
+            stage = "revising"
+        else:
+            stage = "in_review" if reviews_done else "submitted"
+        counts[stage] += 1
+        by_round[round_number][stage] += 1
+    flags = dict(
+        QualityFlag.objects.filter(annotation__assignment__item__project=project)
+        .values_list("kind")
+        .annotate(n=Count("pk"))
+        .values_list("kind", "n")
+    )
+    return {
+        "stages": counts,
+        "by_round": {str(r): dict(c) for r, c in sorted(by_round.items())},
+        "flags": flags,
+        "reviewers_per_annotation": project.reviewers_per_annotation,
+        "max_rounds": project.max_rounds,
+        "thresholds": _thresholds(project),
+    }
+
+
+def worker_table(*, project: Project) -> list[dict]:
+    flags: dict[int, Counter] = defaultdict(Counter)
+    for worker_id, kind, n in (
+        QualityFlag.objects.filter(annotation__assignment__item__project=project)
+        .values_list("annotation__assignment__worker_id", "kind")
+        .annotate(n=Count("pk"))
+    ):
+        flags[worker_id][kind] = n
+    outcomes: dict[int, Counter] = defaultdict(Counter)
+    for worker_id, outcome, n in (
+        ReviewVerdict.objects.filter(annotation__assignment__item__project=project)
+        .values_list("annotation__assignment__worker_id", "outcome")
+        .annotate(n=Count("pk"))
+    ):
+        outcomes[worker_id][outcome] = n
+    rows = []
+    for standing in (
+        ProjectWorker.objects.filter(project=project)
+        .select_related("worker__worker_profile")
+        .order_by("worker__username")
+    ):
+        profile = getattr(standing.worker, "worker_profile", None)
+        rows.append(
+            {
+                "worker_id": standing.worker_id,
+                "username": standing.worker.username,
+                "status": standing.status,
+                "reason": standing.reason,
+                "warnings": standing.warnings,
+                "aggregates": standing.aggregates,
+                "flags": dict(flags[standing.worker_id]),
+                "verdicts": dict(outcomes[standing.worker_id]),
+                "profile": None
+                if profile is None
+                else {
+                    "external_id": profile.external_id,
+                    "approval_rate": profile.approval_rate,
+                    "approved_count": profile.approved_count,
+                    "locale": profile.locale,
+                    "is_master": profile.is_master,
+                    "status": profile.status,
+                },
+            }
+        )
+    return rows
+
+
+def candidate_list(*, project: Project) -> list[dict]:
+    """The manual selection queue: everyone not yet qualified, with their test answers,
+    times, flags and F1 against the gold (admins may see the gold)."""
+    gold_tokens: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for gold_id, docid, start, end in RationaleSpan.objects.filter(
+        rationale_set__reference_item__gold__item__project=project
+    ).values_list(
+        "rationale_set__reference_item__gold__pk", "document__docid", "start_token", "end_token"
+    ):
+        gold_tokens[gold_id][docid].extend(range(start, end))
+    standings = (
+        ProjectWorker.objects.filter(project=project)
+        .exclude(status__in=[QualificationStatus.QUALIFIED, QualificationStatus.BLOCKED])
+        .select_related("worker")
+        .prefetch_related(
+            "attempts__answers__gold_item__item",
+        )
+        .order_by("status", "updated_at")
+    )
+    return [
+        {
+            "worker_id": s.worker_id,
+            "username": s.worker.username,
+            "status": s.status,
+            "reason": s.reason,
+            "attempts": [
+                {
+                    "number": a.number,
+                    "mean_f1": a.mean_f1,
+                    "passed": a.passed,
+                    "finished_at": a.finished_at,
+                    "answers": [
+                        {
+                            "item": answer.gold_item.item.annotation_id,
+                            "f1": answer.f1,
+                            "seconds": answer.time_spent_ms / 1000,
+                            "flags": answer.flags,
+                            "tokens": answer.tokens,
+                            "gold": {
+                                k: sorted(v) for k, v in gold_tokens[answer.gold_item_id].items()
+                            },
+                        }
+                        for answer in a.answers.all()
+                    ],
+                }
+                for a in s.attempts.all()
+            ],
+        }
+        for s in standings
+    ]
+
+
+def gold_item_ids(*, project: Project) -> list[str]:
+    return list(
+        GoldItem.objects.filter(item__project=project).values_list("item__annotation_id", flat=True)
+    )
+
+
+def audit_list(*, project: Project, limit: int = 200) -> list[dict]:
+    return [
+        {
+            "at": e.created_at,
+            "action": e.action,
+            "worker": e.worker.username,
+            "actor": e.actor.username if e.actor else "platform",
+            "reason": e.reason,
+        }
+        for e in AuditEvent.objects.filter(project=project).select_related("worker", "actor")[
+            :limit
+        ]
+    ]

@@ -1,0 +1,62 @@
+"""Input and output shapes of the quality-control API."""
+
+from rest_framework import serializers
+
+from annotate.serializers import SpanInputSerializer
+from qc.models import QualityPolicy
+
+
+class QualityPolicySerializer(serializers.ModelSerializer):
+    allowed_locales = serializers.ListField(
+        child=serializers.CharField(max_length=16), required=False
+    )
+    min_approval_rate = serializers.FloatField(
+        min_value=0, max_value=100, allow_null=True, required=False
+    )
+    test_pass_f1 = serializers.FloatField(min_value=0, max_value=1, required=False)
+    test_max_attempts = serializers.IntegerField(min_value=1, max_value=10, required=False)
+    min_seconds = serializers.FloatField(min_value=0, required=False)
+    max_stopword_share = serializers.FloatField(min_value=0, max_value=1, required=False)
+    min_coannotator_kappa = serializers.FloatField(min_value=-1, max_value=1, required=False)
+
+    class Meta:
+        model = QualityPolicy
+        exclude = ["id", "project"]
+
+
+class GoldItemsInputSerializer(serializers.Serializer):
+    annotation_ids = serializers.ListField(
+        child=serializers.CharField(max_length=255), min_length=1, max_length=100
+    )
+
+
+class SetScoreInputSerializer(serializers.Serializer):
+    rationale_set = serializers.IntegerField()
+    sufficiency = serializers.IntegerField(min_value=1, max_value=3)
+    compactness = serializers.IntegerField(min_value=1, max_value=4)
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000, default="")
+
+
+class ReviewInputSerializer(serializers.Serializer):
+    comprehensiveness = serializers.IntegerField(min_value=1, max_value=3)
+    set_scores = SetScoreInputSerializer(many=True)
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000, default="")
+
+
+class ReasonInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class DecisionInputSerializer(serializers.Serializer):
+    accept = serializers.BooleanField()
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+class TestAnswerInputSerializer(serializers.Serializer):
+    gold_item = serializers.IntegerField()
+    rationale_sets = serializers.ListField(child=SpanInputSerializer(many=True), max_length=50)
+    time_spent_ms = serializers.IntegerField(min_value=0, max_value=7 * 24 * 3600 * 1000, default=0)
+
+
+class WorkerCsvInputSerializer(serializers.Serializer):
+    file = serializers.FileField()

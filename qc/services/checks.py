@@ -1,0 +1,205 @@
+"""The automatic checks on every submission: flags on the annotation, agreement with its
+co-annotators, the worker's aggregates, and blocking when a limit is crossed.
+
+Runs after the submit commits (a Celery task, eager without a broker), so the annotator's
+submit stays fast; every step is idempotent, so a retried task changes nothing.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from django.db import transaction
+from spacy.util import get_lang_class
+
+from annotate.models import Annotation, AssignmentStatus, Item, ItemDocument, RationaleSpan
+from qc.flag_rules import (
+    EMPTY,
+    FIRST_TOKENS,
+    LOW_AGREEMENT,
+    STOPWORDS,
+    TOO_FAST,
+    FlagThresholds,
+    SubmissionFigures,
+    WorkerLimits,
+    low_agreement_flag,
+    stopword_share,
+    submission_flags,
+    worker_aggregates,
+    worker_assessment,
+)
+from qc.models import ProjectWorker, QualificationStatus, QualityFlag, SubmissionCheck
+from qc.services.qualification import quality_policy_get
+from qc.services.workers import project_worker_block
+from rationale_metrics.agreement import against_majority, majority_vote, mean_pairwise_kappa
+
+SUBMISSION_FLAG_KINDS = (EMPTY, TOO_FAST, STOPWORDS, FIRST_TOKENS)
+
+
+@lru_cache(maxsize=8)
+def stop_words_for(language: str) -> frozenset[str]:
+    return frozenset(get_lang_class(language).Defaults.stop_words)
+
+
+def item_token_texts(item: Item) -> tuple[list[str], dict[str, int]]:
+    """The item's token texts, documents concatenated in order, and each docid's offset."""
+    texts: list[str] = []
+    offsets: dict[str, int] = {}
+    for link in (
+        ItemDocument.objects.filter(item=item).select_related("document").order_by("position")
+    ):
+        offsets[link.document.docid] = len(texts)
+        texts.extend(link.document.token_texts())
+    return texts, offsets
+
+
+def _chosen_by_annotation(annotation_ids, offsets) -> dict[int, set[int]]:
+    chosen: dict[int, set[int]] = {a: set() for a in annotation_ids}
+    for annotation_id, docid, start, end in RationaleSpan.objects.filter(
+        rationale_set__annotation_id__in=annotation_ids
+    ).values_list("rationale_set__annotation_id", "document__docid", "start_token", "end_token"):
+        base = offsets[docid]
+        chosen[annotation_id].update(range(base + start, base + end))
+    return chosen
+
+
+def _thresholds(policy) -> FlagThresholds:
+    return FlagThresholds(
+        min_seconds=policy.min_seconds,
+        max_stopword_share=policy.max_stopword_share,
+        first_k_tokens=policy.first_k_tokens,
+        min_coannotator_kappa=policy.min_coannotator_kappa,
+    )
+
+
+def _limits(policy) -> WorkerLimits:
+    return WorkerLimits(
+        min_annotations=policy.aggregate_min_annotations,
+        warn_median_seconds=policy.warn_median_seconds,
+        block_median_seconds=policy.block_median_seconds,
+        warn_empty_rate=policy.warn_empty_rate,
+        block_empty_rate=policy.block_empty_rate,
+        warn_stopword_share=policy.warn_stopword_share,
+        block_stopword_share=policy.block_stopword_share,
+        warn_majority_kappa=policy.warn_majority_kappa,
+        block_majority_kappa=policy.block_majority_kappa,
+    )
+
+
+def _flags_replace(annotation_id: int, kinds, flags) -> None:
+    QualityFlag.objects.filter(annotation_id=annotation_id, kind__in=kinds).exclude(
+        kind__in=[f.kind for f in flags]
+    ).delete()
+    for flag in flags:
+        QualityFlag.objects.update_or_create(
+            annotation_id=annotation_id,
+            kind=flag.kind,
+            defaults={"value": flag.value, "detail": flag.detail},
+        )
+
+
+@transaction.atomic
+def annotation_quality_check(*, annotation_id: int) -> list[str]:
+    """Flag one submission, update its co-annotators' agreement and the workers'
+    aggregates. Returns the flag kinds now on the annotation."""
+    annotation = (
+        Annotation.objects.select_related("assignment__item__project", "assignment__worker")
+        .filter(pk=annotation_id)
+        .first()
+    )
+    if annotation is None:  # deleted since; nothing to check
+        return []
+    assignment = annotation.assignment
+    item, project = assignment.item, assignment.item.project
+    policy = quality_policy_get(project)
+    thresholds = _thresholds(policy)
+    texts, offsets = item_token_texts(item)
+    stop_words = stop_words_for(project.language)
+
+    # Co-annotators: the same item, variant and round.
+    group = list(
+        Annotation.objects.filter(
+            assignment__item=item,
+            assignment__variant=assignment.variant,
+            assignment__round=assignment.round,
+            assignment__status=AssignmentStatus.SUBMITTED,
+        )
+        .select_related("assignment")
+        .order_by("pk")
+    )
+    chosen = _chosen_by_annotation([a.pk for a in group], offsets)
+    mine = chosen[annotation.pk]
+    seconds = annotation.time_spent_ms / 1000
+    _flags_replace(
+        annotation.pk,
+        SUBMISSION_FLAG_KINDS,
+        submission_flags(
+            token_texts=texts,
+            chosen=mine,
+            seconds=seconds,
+            stop_words=stop_words,
+            thresholds=thresholds,
+        ),
+    )
+    SubmissionCheck.objects.update_or_create(
+        annotation=annotation,
+        defaults={
+            "project": project,
+            "worker": assignment.worker,
+            "highlighted": len(mine),
+            "seconds": seconds,
+            "stopword_share": stopword_share(texts, mine, stop_words),
+        },
+    )
+    if len(group) >= 2:
+        matrix = np.zeros((len(group), len(texts)), dtype=bool)
+        for row, member in enumerate(group):
+            matrix[row, list(chosen[member.pk])] = True
+        majority = majority_vote(matrix)
+        for row, member in enumerate(group):
+            others = [chosen[o.pk] for o in group if o.pk != member.pk]
+            kappa = _mean_kappa_with(chosen[member.pk], others, len(texts))
+            SubmissionCheck.objects.filter(annotation=member).update(
+                coannotator_kappa=kappa,
+                majority_kappa=against_majority(matrix[row], majority)["kappa"],
+            )
+            flag = low_agreement_flag(kappa, thresholds)
+            _flags_replace(member.pk, (LOW_AGREEMENT,), [flag] if flag else [])
+    for worker_id in {member.assignment.worker_id for member in group}:
+        worker_standing_update(project=project, worker_id=worker_id, policy=policy)
+    return list(QualityFlag.objects.filter(annotation=annotation).values_list("kind", flat=True))
+
+
+def _mean_kappa_with(mine: set[int], others: list[set[int]], n_tokens: int) -> float | None:
+    """Mean kappa of one annotation with each co-annotator (undefined pairs left out)."""
+    values = [mean_pairwise_kappa([mine, other], n_tokens)[0] for other in others]
+    defined = [v for v in values if v is not None]
+    return sum(defined) / len(defined) if defined else None
+
+
+def worker_standing_update(*, project, worker_id: int, policy=None) -> ProjectWorker | None:
+    """Recompute a worker's aggregates from their checks; warn, and block automatically
+    when a block limit is crossed and the project allows it."""
+    policy = policy or quality_policy_get(project)
+    figures = [
+        SubmissionFigures(*row)
+        for row in SubmissionCheck.objects.filter(project=project, worker_id=worker_id).values_list(
+            "highlighted", "seconds", "stopword_share", "majority_kappa"
+        )
+    ]
+    aggregates = worker_aggregates(figures)
+    warnings, blocks = worker_assessment(aggregates, _limits(policy))
+    standing = ProjectWorker.objects.filter(project=project, worker_id=worker_id).first()
+    if standing is None:
+        return None
+    ProjectWorker.objects.filter(pk=standing.pk).update(
+        aggregates=aggregates, warnings=warnings + blocks
+    )
+    if blocks and policy.auto_block and standing.status != QualificationStatus.BLOCKED:
+        standing = project_worker_block(
+            project=project,
+            worker=standing.worker,
+            reason="automatic: " + "; ".join(blocks),
+        )
+    return standing

@@ -1,0 +1,293 @@
+"""Worker profiles: import from a crowd platform's CSV, link to accounts, update from our
+own review outcomes, and block or unblock, always with an audit record."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotate.models import Project
+from config.exceptions import ApplicationError
+from qc.models import (
+    AuditAction,
+    AuditEvent,
+    ProjectWorker,
+    QualificationStatus,
+    WorkerProfile,
+    WorkerStatus,
+)
+
+# Column names as crowd platforms spell them, mapped to our fields (compared lowercased).
+CSV_COLUMNS = {
+    "external_id": ("external_id", "worker_id", "workerid", "worker id", "id"),
+    "approval_rate": (
+        "approval_rate",
+        "approval rate",
+        "lifetime approval rate",
+        "hit approval rate",
+    ),
+    "approved_count": (
+        "approved_count",
+        "approved",
+        "number of hits approved",
+        "lifetime approved",
+        "approved hits",
+    ),
+    "locale": ("locale", "country", "location"),
+    "is_master": ("is_master", "master", "masters"),
+}
+_TRUE = {"1", "true", "yes", "y", "t"}
+_FALSE = {"0", "false", "no", "n", "f", ""}
+MAX_CSV_BYTES = 20 * 1024 * 1024
+
+
+def audit_record(*, worker, action: str, reason: str, actor=None, project=None) -> AuditEvent:
+    return AuditEvent.objects.create(
+        project=project, actor=actor, worker=worker, action=action, reason=reason
+    )
+
+
+def worker_profile_for_user(user) -> WorkerProfile:
+    """The user's profile: theirs, an imported one whose external id is their username,
+    or a new one with no platform history."""
+    profile = WorkerProfile.objects.filter(user=user).first()
+    if profile is not None:
+        return profile
+    with transaction.atomic():
+        linked = (
+            WorkerProfile.objects.select_for_update()
+            .filter(external_id=user.get_username(), user__isnull=True)
+            .update(user=user)
+        )
+        if not linked:
+            WorkerProfile.objects.get_or_create(
+                external_id=user.get_username(), defaults={"user": user}
+            )
+    return WorkerProfile.objects.get(user=user)
+
+
+@dataclass
+class CsvImportSummary:
+    created: int = 0
+    updated: int = 0
+    linked: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _header_map(header: list[str], source: str) -> dict[str, int]:
+    lowered = [h.strip().lower() for h in header]
+    found = {}
+    for name, aliases in CSV_COLUMNS.items():
+        for alias in aliases:
+            if alias in lowered:
+                found[name] = lowered.index(alias)
+                break
+    if "external_id" not in found:
+        raise ApplicationError(
+            f"{source}, line 1: no worker id column; expected one of "
+            + ", ".join(CSV_COLUMNS["external_id"]),
+            extra={"problems": [f"{source}, line 1: no worker id column"]},
+        )
+    return found
+
+
+_RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%?\s*(?:\((\d+)\s*/\s*(\d+)\))?\s*$")
+
+
+def _parse_row(cells: list[str], columns: dict[str, int], where: str, errors: list[str]):
+    def cell(name):
+        index = columns.get(name)
+        return cells[index].strip() if index is not None and index < len(cells) else ""
+
+    external_id = cell("external_id")
+    if not external_id:
+        errors.append(f"{where}, field external_id: empty worker id")
+        return None
+    if len(external_id) > 200:
+        errors.append(f"{where}, field external_id: longer than 200 characters")
+        return None
+    row = {"external_id": external_id}
+    judged = None
+    raw_rate = cell("approval_rate")
+    if raw_rate:
+        match = _RATE.match(raw_rate)
+        if not match or not 0 <= float(match.group(1)) <= 100:
+            errors.append(
+                f"{where}, field approval_rate: {raw_rate!r} is not a percentage between 0 and 100"
+            )
+        else:
+            row["approval_rate"] = float(match.group(1))
+            if match.group(3):
+                row["approved_count"], judged = int(match.group(2)), int(match.group(3))
+    raw_count = cell("approved_count")
+    if raw_count:
+        if not raw_count.replace(",", "").isdigit():
+            errors.append(
+                f"{where}, field approved_count: {raw_count!r} is not a non-negative integer"
+            )
+        else:
+            row["approved_count"] = int(raw_count.replace(",", ""))
+    if "approved_count" in row:
+        rate = row.get("approval_rate")
+        if judged is None:
+            judged = round(row["approved_count"] * 100 / rate) if rate else row["approved_count"]
+        row["judged_count"] = max(judged, row["approved_count"])
+    locale = cell("locale")
+    if len(locale) > 16:
+        errors.append(f"{where}, field locale: {locale!r} is longer than 16 characters")
+    elif locale:
+        row["locale"] = locale.upper()
+    if "is_master" in columns:
+        raw = cell("is_master").lower()
+        if raw in _TRUE:
+            row["is_master"] = True
+        elif raw in _FALSE:
+            row["is_master"] = False
+        else:
+            errors.append(f"{where}, field is_master: {raw!r} is not yes/no or true/false")
+    return row
+
+
+def worker_profiles_import_csv(*, data: bytes, source: str = "workers.csv") -> CsvImportSummary:
+    """Create or update worker profiles from a crowd platform's CSV export. Every row is
+    checked first; one bad row rejects the whole file and nothing is written."""
+    if len(data) > MAX_CSV_BYTES:
+        raise ApplicationError(f"{source}: larger than {MAX_CSV_BYTES // 1024 // 1024} MB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ApplicationError(
+            f"{source}: not UTF-8 text (byte {error.start})",
+            extra={"problems": [f"{source}: not UTF-8 text"]},
+        ) from None
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ApplicationError(f"{source}: the file is empty") from None
+    except csv.Error as error:
+        raise ApplicationError(f"{source}, line 1: {error}") from None
+    columns = _header_map(header, source)
+    summary = CsvImportSummary()
+    rows, seen = [], {}
+    try:
+        for cells in reader:
+            where = f"{source}, line {reader.line_num}"
+            if not any(c.strip() for c in cells):
+                continue
+            row = _parse_row(cells, columns, where, summary.errors)
+            if row is None:
+                continue
+            if row["external_id"] in seen:
+                summary.errors.append(
+                    f"{where}, field external_id: {row['external_id']!r} already on line "
+                    f"{seen[row['external_id']]}"
+                )
+                continue
+            seen[row["external_id"]] = reader.line_num
+            rows.append(row)
+    except csv.Error as error:
+        summary.errors.append(f"{source}, line {reader.line_num}: {error}")
+    if summary.errors:
+        raise ApplicationError(
+            f"{source}: {len(summary.errors)} problem(s); nothing was imported. "
+            + summary.errors[0],
+            extra={"problems": summary.errors},
+        )
+    from django.contrib.auth import get_user_model
+
+    users = {
+        u.username: u
+        for u in get_user_model().objects.filter(username__in=[r["external_id"] for r in rows])
+    }
+    with transaction.atomic():
+        existing = {
+            p.external_id: p
+            for p in WorkerProfile.objects.select_for_update().filter(external_id__in=seen)
+        }
+        for row in rows:
+            profile = existing.get(row["external_id"])
+            if profile is None:
+                profile = WorkerProfile(external_id=row["external_id"])
+                summary.created += 1
+            else:
+                summary.updated += 1
+            for name, value in row.items():
+                setattr(profile, name, value)
+            user = users.get(row["external_id"])
+            if profile.user_id is None and user is not None and not hasattr(user, "worker_profile"):
+                profile.user = user
+                summary.linked += 1
+            profile.save()
+    return summary
+
+
+@transaction.atomic
+def worker_verdict_record(*, worker, accepted: bool) -> WorkerProfile:
+    """Our own review outcome counts like a platform's approval or rejection."""
+    profile = worker_profile_for_user(worker)
+    profile = WorkerProfile.objects.select_for_update().get(pk=profile.pk)
+    profile.judged_count += 1
+    profile.approved_count += int(accepted)
+    profile.approval_rate = 100 * profile.approved_count / profile.judged_count
+    profile.save(update_fields=["judged_count", "approved_count", "approval_rate", "updated_at"])
+    return profile
+
+
+def _standing_locked(project: Project, worker) -> ProjectWorker:
+    standing, _ = ProjectWorker.objects.get_or_create(
+        project=project,
+        worker=worker,
+        defaults={"status": QualificationStatus.QUALIFIED, "reason": "set by an admin"},
+    )
+    return ProjectWorker.objects.select_for_update().get(pk=standing.pk)
+
+
+@transaction.atomic
+def project_worker_block(*, project: Project, worker, reason: str, actor=None) -> ProjectWorker:
+    if not reason.strip():
+        raise ApplicationError("reason: say why the worker is blocked")
+    standing = _standing_locked(project, worker)
+    if standing.status == QualificationStatus.BLOCKED:
+        return standing
+    standing.status = QualificationStatus.BLOCKED
+    standing.reason = reason
+    standing.save(update_fields=["status", "reason", "updated_at"])
+    audit_record(
+        project=project, actor=actor, worker=worker, action=AuditAction.BLOCK, reason=reason
+    )
+    return standing
+
+
+@transaction.atomic
+def project_worker_unblock(*, project: Project, worker, reason: str, actor) -> ProjectWorker:
+    if not reason.strip():
+        raise ApplicationError("reason: say why the worker is unblocked")
+    standing = _standing_locked(project, worker)
+    if standing.status != QualificationStatus.BLOCKED:
+        raise ApplicationError(f"this worker is not blocked here (status: {standing.status})")
+    standing.status = QualificationStatus.QUALIFIED
+    standing.reason = reason
+    standing.save(update_fields=["status", "reason", "updated_at"])
+    audit_record(
+        project=project, actor=actor, worker=worker, action=AuditAction.UNBLOCK, reason=reason
+    )
+    return standing
+
+
+@transaction.atomic
+def worker_profile_set_status(*, profile: WorkerProfile, status: str, reason: str, actor):
+    """Block or unblock a worker on every project (staff only, from the Django admin)."""
+    profile = WorkerProfile.objects.select_for_update().get(pk=profile.pk)
+    if profile.status == status:
+        return profile
+    profile.status = status
+    profile.save(update_fields=["status", "updated_at"])
+    if profile.user_id:
+        action = AuditAction.BLOCK if status == WorkerStatus.BLOCKED else AuditAction.UNBLOCK
+        audit_record(worker=profile.user, action=action, reason=reason, actor=actor)
+    return profile

@@ -154,13 +154,18 @@ def _take_slot(
     return next((slot for slot in range(quota) if slot not in used), None)
 
 
-@transaction.atomic
 def assignment_next(*, project: Project, worker) -> Assignment | None:
     """The worker's current lease (a revision owed counts), or a new one; None when
-    nothing is left for them. Raises PermissionDeniedError when a gate refuses them."""
+    nothing is left for them. Raises PermissionDeniedError when a gate refuses them; the
+    gate runs in its own transaction, so what it records stands even when it refuses."""
     refusal = work_refusal(project=project, worker=worker)
     if refusal is not None:
         raise PermissionDeniedError(refusal.message, extra={"code": refusal.code, **refusal.extra})
+    return _lease_next(project, worker)
+
+
+@transaction.atomic
+def _lease_next(project: Project, worker) -> Assignment | None:
     now = timezone.now()
     leases_expire(project=project)
     current = (

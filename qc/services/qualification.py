@@ -96,12 +96,15 @@ def _admit(project: Project, worker) -> ProjectWorker:
             standing = ProjectWorker.objects.create(
                 project=project, worker=worker, status=status, reason=reason
             )
+            if status == QualificationStatus.REJECTED:
+                audit_record(
+                    project=project,
+                    worker=worker,
+                    action=AuditAction.REJECT,
+                    reason=f"rules: {reason}",
+                )
     except IntegrityError:  # a concurrent first visit admitted them already
         return ProjectWorker.objects.get(project=project, worker=worker)
-    if status == QualificationStatus.REJECTED:
-        audit_record(
-            project=project, worker=worker, action=AuditAction.REJECT, reason=f"rules: {reason}"
-        )
     return standing
 
 

@@ -8,12 +8,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate.models import Item, ProjectMembership, RationaleSet, RationaleSpan, Role
+from config.exceptions import ApplicationError
 from qc.models import AuditEvent, ProjectWorker, QualificationStatus, WorkerProfile
 from qc.services import quality_policy_update, worker_profiles_import_csv
-from config.exceptions import ApplicationError
 from tests.conftest import client_for
-from tests.qc.helpers import make_review_project
 from tests.factories import UserFactory
+from tests.qc.helpers import make_review_project
 
 GOLD = (5, 8)  # "rather good film" in the workflow helper's text
 
@@ -42,10 +42,10 @@ def worker(project, name, **profile):
 
 def test_csv_import_reads_a_crowd_platform_export(db):
     data = (
-        "Worker ID,Lifetime Approval Rate,Number of HITs approved,Country,Master\n"
-        "A1,98% (490/500),490,us,yes\n"
-        "A2,91.5,1200,GB,no\n"
-    ).encode()
+        b"Worker ID,Lifetime Approval Rate,Number of HITs approved,Country,Master\n"
+        b"A1,98% (490/500),490,us,yes\n"
+        b"A2,91.5,1200,GB,no\n"
+    )
 
     summary = worker_profiles_import_csv(data=data, source="batch.csv")
 
@@ -67,14 +67,14 @@ def test_csv_import_reads_a_crowd_platform_export(db):
 
 def test_csv_import_reports_every_bad_row_and_writes_nothing(db):
     data = (
-        "worker_id,approval_rate,approved_count,is_master\n"
-        "A1,95,10,yes\n"
-        ",95,10,no\n"
-        "A3,150%,10,no\n"
-        "A4,90,ten,no\n"
-        "A5,90,10,maybe\n"
-        "A1,90,10,no\n"
-    ).encode()
+        b"worker_id,approval_rate,approved_count,is_master\n"
+        b"A1,95,10,yes\n"
+        b",95,10,no\n"
+        b"A3,150%,10,no\n"
+        b"A4,90,ten,no\n"
+        b"A5,90,10,maybe\n"
+        b"A1,90,10,no\n"
+    )
 
     with pytest.raises(ApplicationError) as error:
         worker_profiles_import_csv(data=data, source="bad.csv")
@@ -214,7 +214,7 @@ def take_test(project, user, spans):
 
 
 def test_gold_items_are_held_out_of_ordinary_work(test_project):
-    project, people, golds = test_project
+    project, _people, golds = test_project
     regular = worker(project, "regular")
     ProjectWorker.objects.create(
         project=project, worker=regular, status=QualificationStatus.QUALIFIED
@@ -234,7 +234,7 @@ def test_gold_items_are_held_out_of_ordinary_work(test_project):
 
 
 def test_the_test_is_scored_by_token_f1_and_passing_qualifies(test_project):
-    project, people, _ = test_project
+    project, _people, _ = test_project
     candidate = worker(project, "candidate")
 
     gate = client_for(candidate).post(reverse("annotate:assignment-next", args=[project.id]))
@@ -329,7 +329,7 @@ def test_gold_items_need_a_reference_and_must_not_have_been_served(db):
     items = list(Item.objects.filter(project=project).order_by("pk"))
     add_reference(items[0], 1, 2)
     client_for(people["annotator"]).post(reverse("annotate:assignment-next", args=[project.id]))
-    served = items[0].assignments.exists() and items[0] or items[1]
+    served = next(i for i in items if i.assignments.exists())
 
     response = client_for(people["admin"]).put(
         reverse("qc:gold-items", args=[project.id]),

@@ -132,7 +132,7 @@ def test_review_is_blind_and_read_only(loop):
 
 
 def test_reviewers_cannot_review_twice_or_their_own_work_or_past_the_count(loop):
-    project, people, _, annotation_id = loop
+    _project, people, _, annotation_id = loop
     assert review(people["reviewer1"], annotation_id).status_code == 201
     assert review(people["reviewer1"], annotation_id).status_code == 409
     assert review(people["reviewer2"], annotation_id).status_code == 201

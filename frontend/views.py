@@ -27,6 +27,7 @@ def project_page(request, project_id: int):
             "is_admin": Role.ADMIN in roles,
             "is_annotator": Role.ANNOTATOR in roles,
             "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
+            "can_review": bool(roles & {Role.ADMIN, Role.REVIEWER}),
         },
     )
 
@@ -57,3 +58,19 @@ def agreement_page(request, project_id: int):
         project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
     )
     return render(request, "frontend/agreement.html", {"project": project})
+
+
+@login_required
+def review_page(request, project_id: int):
+    project = selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=(Role.REVIEWER, Role.ADMIN)
+    )
+    return render(request, "frontend/review.html", {"project": project})
+
+
+@login_required
+def quality_page(request, project_id: int):
+    project = selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=(Role.ADMIN,)
+    )
+    return render(request, "frontend/quality.html", {"project": project})

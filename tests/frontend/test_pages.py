@@ -63,3 +63,36 @@ def test_demo_setup_refuses_without_debug(db, settings):
 
     with pytest.raises(CommandError, match="refusing with DEBUG off"):
         call_command("demo_setup")
+
+
+def test_review_and_quality_pages_check_the_role(db, client, role_users, project):
+    expected = {
+        "review": {
+            "admin": 200,
+            "reviewer": 200,
+            "researcher": 403,
+            "annotator": 403,
+            "outsider": 404,
+        },
+        "quality": {
+            "admin": 200,
+            "reviewer": 403,
+            "researcher": 403,
+            "annotator": 403,
+            "outsider": 404,
+        },
+    }
+    for page, by_role in expected.items():
+        for role, status in by_role.items():
+            client.force_login(role_users[role])
+            assert client.get(f"/projects/{project.id}/{page}/").status_code == status, (page, role)
+
+
+def test_project_page_links_reviewers_and_admins_to_their_pages(db, client, role_users, project):
+    client.force_login(role_users["reviewer"])
+    reviewer_page = client.get(f"/projects/{project.id}/").content.decode()
+    client.force_login(role_users["annotator"])
+    annotator_page = client.get(f"/projects/{project.id}/").content.decode()
+
+    assert 'id="start-reviewing"' in reviewer_page and 'id="quality-link"' not in reviewer_page
+    assert 'id="start-reviewing"' not in annotator_page

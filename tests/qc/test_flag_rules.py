@@ -17,7 +17,21 @@ from qc.flag_rules import (
     worker_assessment,
 )
 
-TEXT = ["the", "film", "is", "a", "quiet", ",", "moving", "and", "wonderful", "portrait", "of", "grief", "."]
+TEXT = [
+    "the",
+    "film",
+    "is",
+    "a",
+    "quiet",
+    ",",
+    "moving",
+    "and",
+    "wonderful",
+    "portrait",
+    "of",
+    "grief",
+    ".",
+]
 STOP = {"the", "is", "a", "and", "of"}
 LIMITS = FlagThresholds(min_seconds=10, max_stopword_share=0.6, first_k_tokens=3)
 

@@ -2,35 +2,7 @@
 // Project page for admins: instruction variants, policies, members and progress.
 // Server strings are inserted as text only.
 
-/** @param {string} tag @param {string} [text] */
-function el(tag, text) {
-  const node = document.createElement(tag);
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
-}
-
-/** @param {string} url @param {string} method @param {any} [body] */
-async function api(url, method, body) {
-  const response = await fetch(url, {
-    method, credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => null);
-  return { ok: response.ok, status: response.status, data };
-}
-
-/** @param {any} data */
-function errorText(data) {
-  if (!data) return "request failed";
-  if (data.detail) return data.detail;
-  return Object.entries(data).map(([field, messages]) => `${field}: ${[].concat(messages).join(" ")}`).join("; ");
-}
+import { api, el, errorText } from "./http.js";
 
 const panel = document.getElementById("admin-panel");
 if (panel) {

@@ -7,6 +7,8 @@
  *   variant: {name: string, version: number, text: string, examples: any[]},
  *   project: {id: number, name: string, labels: string[], min_highlight: number}}} Assignment */
 
+import { api, fmt } from "./http.js";
+
 const COLOURS = 6;
 
 /** @param {string} tag @param {string} [cls] @param {string} [text] */
@@ -15,24 +17,6 @@ function el(tag, cls, text) {
   if (cls) node.className = cls;
   if (text !== undefined) node.textContent = text;
   return node;
-}
-
-function csrfToken() {
-  const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-  return match ? decodeURIComponent(match[1]) : "";
-}
-
-/** @param {string} url @param {string} method @param {any} [body] */
-async function api(url, method, body) {
-  const response = await fetch(url, {
-    method,
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  let data = null;
-  try { data = await response.json(); } catch (_) { data = null; }
-  return { status: response.status, ok: response.ok, data };
 }
 
 class Workspace {
@@ -55,6 +39,7 @@ class Workspace {
     /** @type {{doc: number, token: number}|null} */ this.lastClicked = null;
     this.saveTimer = 0;
     this.submitting = false;
+    this.testMode = false;
     document.addEventListener("visibilitychange", () => this.trackVisibility());
     document.addEventListener("keydown", (e) => this.onKey(e));
     document.addEventListener("mouseup", () => this.endDrag());
@@ -74,9 +59,19 @@ class Workspace {
   }
 
   async start() {
-    const response = this.assignmentId
+    this.testMode = false;
+    let response = this.assignmentId
       ? await api(`/api/assignments/${this.assignmentId}/`, "GET")
       : await api(`/api/projects/${this.projectId}/assignments/next/`, "POST");
+    if (response.status === 403 && response.data && response.data.code === "qualification_test") {
+      // Not yet qualified: the same workspace serves the test's items, one at a time.
+      response = await api(`/api/projects/${this.projectId}/qualification/next/`, "POST");
+      this.testMode = response.ok;
+    }
+    if (response.status === 403 && response.data && response.data.code) {
+      this.renderRefusal(response.data);
+      return;
+    }
     if (!response.ok) {
       this.showMessage(response.data && response.data.detail ? response.data.detail : `Error ${response.status}`, "error");
       this.root.querySelector(".workspace-body")?.replaceChildren();
@@ -87,7 +82,71 @@ class Workspace {
       return;
     }
     this.load(response.data);
-    this.loadProgress();
+    if (this.testMode) this.renderTestBanner(response.data.test);
+    else {
+      this.loadProgress();
+      if (response.data.round > 1) this.loadFeedback(response.data.id);
+    }
+  }
+
+  /** Why this worker is not served work, in plain words. @param {any} data */
+  renderRefusal(data) {
+    const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
+    const box = el("div", `refusal refusal-${data.code}`);
+    box.appendChild(el("h2", "", {
+      pending_selection: "Waiting for a decision",
+      not_qualified: "Not qualified for this project",
+      blocked: "Blocked on this project",
+    }[/** @type {string} */ (data.code)] || "Not available"));
+    box.appendChild(el("p", "", data.detail));
+    if (data.reason) box.appendChild(el("p", "muted", `Why: ${data.reason}`));
+    body.replaceChildren(box);
+    this.assignment = null;
+    this.root.dataset.ready = "true";
+    this.root.dataset.refused = data.code;
+  }
+
+  /** @param {{attempt: number, max_attempts: number, position: number, total: number}} test */
+  renderTestBanner(test) {
+    const banner = el("div", "test-banner",
+      `Qualification test: item ${test.position} of ${test.total} (attempt ${test.attempt} of ${test.max_attempts}). ` +
+      "Your answers are scored when the test is complete.");
+    const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
+    body.prepend(banner);
+    this.root.dataset.mode = "test";
+  }
+
+  /** The reviewers' verdict on the previous round, shown above a revision. @param {number} id */
+  async loadFeedback(id) {
+    const response = await api(`/api/assignments/${id}/feedback/`, "GET");
+    if (!response.ok || !response.data.revision) return;
+    const f = response.data;
+    const box = el("section", "feedback");
+    box.appendChild(el("h2", "", `Revision: round ${f.round} of ${f.max_rounds}`));
+    const failed = (f.verdict && f.verdict.failed) || [];
+    box.appendChild(el("p", "", failed.length
+      ? `The reviewers found these below the bar: ${failed.map((/** @type {string} */ p) =>
+        `${p} (mean ${fmt(f.verdict.means[p])}, needs ${fmt(f.thresholds[p])})`).join("; ")}.`
+      : "Please revise your highlights."));
+    box.appendChild(el("p", "muted", "Your previous highlights are loaded below; change them and submit again."));
+    const table = el("table", "grid feedback-scores");
+    const head = el("tr");
+    ["Reviewer", "Set", "Sufficiency (1–3)", "Compactness (1–4)", "Comprehensiveness (1–3)", "Comment"].forEach((h) => head.appendChild(el("th", "", h)));
+    table.appendChild(head);
+    for (const review of f.reviews) {
+      const sets = review.sets.length ? review.sets : [{ position: null, sufficiency: null, compactness: null, comment: "" }];
+      sets.forEach((/** @type {any} */ set, /** @type {number} */ n) => {
+        const row = el("tr");
+        [review.reviewer, set.position === null ? "" : `Set ${set.position + 1}`, fmt(set.sufficiency), fmt(set.compactness),
+          n === 0 ? fmt(review.comprehensiveness) : "", [set.comment, n === 0 ? review.comment : ""].filter(Boolean).join(" · ")]
+          .forEach((text) => row.appendChild(el("td", "", text)));
+        table.appendChild(row);
+      });
+    }
+    box.appendChild(table);
+    const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
+    body.prepend(box);
+    this.root.dataset.revision = String(f.round);
   }
 
   async loadProgress() {
@@ -116,7 +175,7 @@ class Workspace {
     this.root.dataset.assignment = String(assignment.id);
   }
 
-  localKey() { return `rw-draft-${this.assignment ? this.assignment.id : "none"}`; }
+  localKey() { return `rw-draft-${this.testMode ? "test-" : ""}${this.assignment ? this.assignment.id : "none"}`; }
 
   localDraft() {
     try { return JSON.parse(localStorage.getItem(this.localKey()) || "null"); } catch (_) { return null; }
@@ -186,9 +245,9 @@ class Workspace {
       ["Undo (z)", () => this.undo()],
       ["Clear set", () => this.clearSet(false)],
       ["Clear all", () => this.clearSet(true)],
-      ["Skip item", () => this.skip()],
       ["Submit (Enter)", () => this.submit()],
     ];
+    if (!this.testMode) buttons.splice(4, 0, ["Skip item", () => this.skip()]);
     for (const [label, action] of buttons) {
       const button = el("button", "", /** @type {string} */ (label));
       button.type = "button";
@@ -289,7 +348,7 @@ class Workspace {
   }
 
   async saveDraft() {
-    if (!this.assignment || this.submitting) return;
+    if (!this.assignment || this.submitting || this.testMode) return;
     const response = await api(`/api/assignments/${this.assignment.id}/draft/`, "PUT", { draft: this.serialize() });
     this.root.dataset.draftSaved = response.ok ? "true" : "false";
     if (response.ok) this.showMessage("Draft saved.", "muted");
@@ -429,9 +488,13 @@ class Workspace {
     }
     this.submitting = true;
     window.clearTimeout(this.saveTimer);
-    const response = await api(`/api/assignments/${this.assignment.id}/submit/`, "POST", {
-      client_uuid: this.clientUuid, rationale_sets: sets, time_spent_ms: this.timeSpent(),
-    });
+    const response = this.testMode
+      ? await api(`/api/projects/${this.projectId}/qualification/answers/`, "POST", {
+        gold_item: this.assignment.id, rationale_sets: sets, time_spent_ms: this.timeSpent(),
+      })
+      : await api(`/api/assignments/${this.assignment.id}/submit/`, "POST", {
+        client_uuid: this.clientUuid, rationale_sets: sets, time_spent_ms: this.timeSpent(),
+      });
     this.submitting = false;
     if (!response.ok) {
       this.showMessage(response.data && response.data.detail ? response.data.detail : `Submit failed (${response.status}).`, "error");

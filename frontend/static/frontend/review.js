@@ -1,0 +1,211 @@
+// @ts-check
+// Reviewer queue: one annotation at a time, read-only highlights, scores per rationale set
+// (sufficiency, compactness) and per annotation (comprehensiveness), earlier rounds and
+// what changed since the last one. Every server string is inserted as text.
+
+import { api, el, errorText, fmt } from "./http.js";
+
+const SCALES = {
+  sufficiency: [[1, "cannot support"], [2, "not sure"], [3, "can support"]],
+  compactness: [[1, "redundant tokens"], [2, "disturbing tokens"], [3, "not sure"], [4, "concise"]],
+  comprehensiveness: [[1, "not comprehensive"], [2, "not sure"], [3, "comprehensive"]],
+};
+const COLOURS = 6;
+
+/** @param {string} name @param {string} legend @param {Array<Array<number|string>>} scale */
+function radioGroup(name, legend, scale) {
+  const box = el("fieldset", undefined, "scale");
+  box.appendChild(el("legend", legend));
+  for (const [value, words] of scale) {
+    const label = el("label");
+    const input = /** @type {HTMLInputElement} */ (el("input"));
+    input.type = "radio";
+    input.name = name;
+    input.value = String(value);
+    input.required = true;
+    label.append(input, ` ${value} ${words}`);
+    box.appendChild(label);
+  }
+  return box;
+}
+
+/**
+ * Render documents with the tokens of each set coloured; `diff` marks added tokens and
+ * shows removed ones struck through. Read-only: no selection handlers.
+ * @param {any[]} documents @param {any[]} sets @param {any} [diff]
+ */
+function renderDocuments(documents, sets, diff) {
+  const box = el("div", undefined, "documents");
+  for (const doc of documents) {
+    const view = el("div", undefined, "document");
+    view.dataset.docid = doc.docid;
+    const changes = (diff && diff[doc.docid]) || { added: [], removed: [] };
+    const added = new Set(changes.added);
+    const removed = new Set(changes.removed);
+    let previous = 0;
+    doc.tokens.forEach((/** @type {number[]} */ [start, end], /** @type {number} */ i) => {
+      if (start > previous) view.appendChild(document.createTextNode(doc.text.slice(previous, start)));
+      const token = el("span", doc.text.slice(start, end), "tok readonly");
+      const inSets = sets.map((s, n) => ((s.tokens[doc.docid] || []).includes(i) ? n : -1)).filter((n) => n >= 0);
+      if (inSets.length) {
+        token.classList.add("sel", `set-${inSets[0] % COLOURS}`);
+        token.title = inSets.map((n) => `set ${n + 1}`).join(", ");
+      }
+      if (added.has(i)) token.classList.add("added");
+      if (removed.has(i)) token.classList.add("removed");
+      view.appendChild(token);
+      previous = end;
+    });
+    if (previous < doc.text.length) view.appendChild(document.createTextNode(doc.text.slice(previous)));
+    box.appendChild(view);
+  }
+  return box;
+}
+
+/** @param {any[]} reviews */
+function reviewsTable(reviews) {
+  const table = el("table", undefined, "grid");
+  const head = el("tr");
+  ["Reviewer", "Set", "Sufficiency", "Compactness", "Comprehensiveness", "Comment"].forEach((h) => head.appendChild(el("th", h)));
+  table.appendChild(head);
+  for (const review of reviews) {
+    review.sets.forEach((/** @type {any} */ set, /** @type {number} */ n) => {
+      const row = el("tr");
+      [review.reviewer, `Set ${set.position + 1}`, fmt(set.sufficiency), fmt(set.compactness),
+        n === 0 ? fmt(review.comprehensiveness) : "", [set.comment, n === 0 ? review.comment : ""].filter(Boolean).join(" · ")]
+        .forEach((text) => row.appendChild(el("td", text)));
+      table.appendChild(row);
+    });
+  }
+  return table;
+}
+
+class ReviewQueue {
+  /** @param {HTMLElement} root */
+  constructor(root) {
+    this.root = root;
+    this.projectId = root.dataset.projectId;
+    this.body = /** @type {HTMLElement} */ (root.querySelector(".review-body"));
+    this.message = /** @type {HTMLElement} */ (root.querySelector(".message"));
+    /** @type {any} */ this.current = null;
+  }
+
+  /** @param {string} text @param {string} kind */
+  say(text, kind) {
+    this.message.textContent = text;
+    this.message.className = `message ${kind}`;
+  }
+
+  async next() {
+    this.root.dataset.ready = "false";
+    const response = await api(`/api/projects/${this.projectId}/reviews/next/`, "POST");
+    if (!response.ok) {
+      this.say(errorText(response.data), "error");
+      return;
+    }
+    if (!response.data.id) {
+      this.current = null;
+      this.body.replaceChildren(el("p", response.data.detail, "done"));
+      this.root.dataset.ready = "true";
+      this.root.dataset.done = "true";
+      return;
+    }
+    this.render(response.data);
+  }
+
+  /** @param {any} a */
+  render(a) {
+    this.current = a;
+    this.root.dataset.done = "false";
+    const body = this.body;
+    body.replaceChildren();
+    body.appendChild(el("p", `Annotation ${a.id} · round ${a.round} of ${a.max_rounds} · reviews ${a.reviews_done} of ${a.reviews_needed}` +
+      ` · ${a.queue} waiting for you`, "review-facts"));
+    const instructions = el("details", undefined, "instructions");
+    instructions.appendChild(el("summary", `Instructions the annotator saw (${a.variant.name}, version ${a.variant.version})`));
+    instructions.appendChild(el("p", a.variant.text, "instruction-text"));
+    body.appendChild(instructions);
+    const facts = el("div", undefined, "facts-row");
+    if (a.item.query) facts.appendChild(el("div", `Question: ${a.item.query}`, "query"));
+    facts.appendChild(el("div", `Answer: ${a.item.label ?? "(none)"}`, "gold-label"));
+    body.appendChild(facts);
+    body.appendChild(renderDocuments(a.item.documents, a.sets, a.diff));
+    if (a.diff) body.appendChild(el("p", "Underlined: added since the previous round. Struck through: removed since then.", "muted"));
+
+    const form = /** @type {HTMLFormElement} */ (el("form", undefined, "review-form"));
+    if (!a.sets.length) form.appendChild(el("p", "This annotation has no highlighted tokens: it cannot be sufficient.", "error"));
+    a.sets.forEach((/** @type {any} */ set, /** @type {number} */ n) => {
+      const box = el("fieldset", undefined, `set-scores set-${n % COLOURS}`);
+      box.dataset.set = String(set.id);
+      box.appendChild(el("legend", `Set ${n + 1} (${Object.values(set.tokens).flat().length} tokens)`));
+      box.appendChild(radioGroup(`sufficiency-${set.id}`, "Sufficiency: could these tokens alone support the answer?", SCALES.sufficiency));
+      box.appendChild(radioGroup(`compactness-${set.id}`, "Compactness", SCALES.compactness));
+      const comment = /** @type {HTMLInputElement} */ (el("input"));
+      comment.name = `comment-${set.id}`;
+      comment.placeholder = "comment on this set (optional)";
+      box.appendChild(comment);
+      form.appendChild(box);
+    });
+    form.appendChild(radioGroup("comprehensiveness", "Comprehensiveness: does the annotation cover all the evidence?", SCALES.comprehensiveness));
+    const overall = /** @type {HTMLTextAreaElement} */ (el("textarea"));
+    overall.name = "comment";
+    overall.rows = 2;
+    overall.placeholder = "comment for the annotator (optional)";
+    form.appendChild(overall);
+    const submit = /** @type {HTMLButtonElement} */ (el("button", "Submit scores"));
+    submit.type = "submit";
+    form.appendChild(submit);
+    form.addEventListener("submit", (event) => { event.preventDefault(); this.submit(form); });
+    body.appendChild(form);
+
+    if (a.history.length) {
+      const history = el("section", undefined, "history");
+      history.appendChild(el("h2", "Earlier rounds"));
+      for (const earlier of a.history.slice().reverse()) {
+        const round = el("details", undefined, "round");
+        const verdict = earlier.verdict ? `${earlier.verdict.outcome}; failed: ${earlier.verdict.failed.join(", ") || "none"}` : "";
+        round.appendChild(el("summary", `Round ${earlier.round}: ${verdict}`));
+        round.appendChild(renderDocuments(a.item.documents, earlier.sets));
+        round.appendChild(reviewsTable(earlier.reviews));
+        history.appendChild(round);
+      }
+      body.appendChild(history);
+    }
+    this.root.dataset.ready = "true";
+    this.root.dataset.annotation = String(a.id);
+  }
+
+  /** @param {HTMLFormElement} form */
+  async submit(form) {
+    const data = new FormData(form);
+    const a = this.current;
+    const body = {
+      comprehensiveness: Number(data.get("comprehensiveness")),
+      comment: String(data.get("comment") || ""),
+      set_scores: a.sets.map((/** @type {any} */ set) => ({
+        rationale_set: set.id,
+        sufficiency: Number(data.get(`sufficiency-${set.id}`)),
+        compactness: Number(data.get(`compactness-${set.id}`)),
+        comment: String(data.get(`comment-${set.id}`) || ""),
+      })),
+    };
+    const response = await api(`/api/annotations/${a.id}/reviews/`, "POST", body);
+    if (!response.ok) {
+      this.say(errorText(response.data), "error");
+      if (response.status === 409) await this.next();
+      return;
+    }
+    const verdict = response.data.verdict;
+    this.say(verdict
+      ? `Scores saved. The reviews are complete: ${verdict.outcome}${verdict.failed.length ? ` (below the bar: ${verdict.failed.join(", ")})` : ""}.`
+      : "Scores saved. Other reviewers still have to score this annotation.", "ok");
+    await this.next();
+  }
+}
+
+const root = document.getElementById("review");
+if (root) {
+  const queue = new ReviewQueue(root);
+  /** @type {any} */ (window).rationaleReview = queue;
+  queue.next();
+}

@@ -24,6 +24,7 @@ install: $(STAMP)
 run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_setup
+	$(BIN)/python manage.py demo_quality
 	@echo "Serving on http://127.0.0.1:8000 (Celery runs in eager mode)"
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 

@@ -149,7 +149,10 @@ LOGGING = {
             "level": env.str("REQUEST_LOG_LEVEL", default="INFO"),
             "handlers": ["console"],
             "propagate": False,
-        }
+        },
+        # One line per task run is noise in the dev server and the demo setup; a real
+        # worker logs its own task lines.
+        "celery.app.trace": {"level": env.str("CELERY_TRACE_LOG_LEVEL", default="WARNING")},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},

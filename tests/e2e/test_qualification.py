@@ -69,7 +69,8 @@ def test_test_then_manual_selection_then_work(browser, live_server):
     admin.on("dialog", lambda dialog: dialog.accept("exact answers"))
     card.locator("button", has_text="Accept").click()
     admin.wait_for_selector("text=cand is now qualified.")
-    assert "accept" in admin.inner_text("#audit")
+    admin.wait_for_selector("#audit td[data-column=Action]:text-is('accept')")
+    assert "exact answers" in admin.inner_text("#audit")
 
     candidate.goto(f"{base}/projects/{project.id}/annotate/")
     candidate.wait_for_selector("#workspace[data-ready=true][data-assignment]")

@@ -96,3 +96,23 @@ def test_project_page_links_reviewers_and_admins_to_their_pages(db, client, role
 
     assert 'id="start-reviewing"' in reviewer_page and 'id="quality-link"' not in reviewer_page
     assert 'id="start-reviewing"' not in annotator_page
+
+
+def test_demo_quality_fills_the_review_pipeline_and_the_qualification_demo(db, settings):
+    from qc.models import ProjectWorker, QualityPolicy, ReviewVerdict
+    from qc.selectors import pipeline_counts
+
+    settings.DEBUG = True
+    call_command("demo_setup")
+    call_command("demo_quality")
+    call_command("demo_quality")  # a second run changes nothing
+
+    demo = Project.objects.get(name="Demo: film review sentiment")
+    stages = pipeline_counts(project=demo)["stages"]
+    assert stages["accepted"] > 0 and stages["in_review"] > 0 and stages["submitted"] > 0
+    assert ReviewVerdict.objects.filter(outcome="revise").exists()
+    qualification = Project.objects.get(name="Demo: qualification test")
+    policy = QualityPolicy.objects.get(project=qualification)
+    assert policy.test_enabled and policy.manual_selection
+    assert qualification.items.filter(held_out=True).count() == 2
+    assert not ProjectWorker.objects.filter(project=qualification).exists()

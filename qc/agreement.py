@@ -15,11 +15,13 @@ from itertools import combinations
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 from spacy.util import get_lang_class
 
 from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project, RationaleSpan
-from qc.models import AgreementReport, ReportStatus
+from qc.cohorts import COHORTS, NO_RECORD
+from qc.models import AgreementReport, ProjectWorker, QualityFlag, ReportStatus
 from rationale_metrics.agreement import (
     TokenAnnotation,
     against_majority,
@@ -44,6 +46,7 @@ class _Annotation:
     variant: str
     seconds: float
     tokens: set[int]  # indexes into the item's concatenated documents
+    cohort: str = NO_RECORD
 
 
 def _submitted_count(project: Project) -> int:
@@ -53,8 +56,13 @@ def _submitted_count(project: Project) -> int:
 
 
 def _load(project: Project) -> tuple[list[_Annotation], dict[int, list[str]]]:
+    """First-round annotations only: the annotators' own work under their instructions,
+    before any reviewer feedback shaped a revision."""
+    cohorts = dict(
+        ProjectWorker.objects.filter(project=project).values_list("worker__username", "cohort")
+    )
     rows = list(
-        Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED)
+        Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED, round=1)
         .values_list(
             "item_id",
             "worker__username",
@@ -85,7 +93,12 @@ def _load(project: Project) -> tuple[list[_Annotation], dict[int, list[str]]]:
         chosen[annotation_id].update(range(base + start, base + end))
     annotations = [
         _Annotation(
-            item_id, worker, variant, (time_ms or 0) / 1000, chosen.get(annotation_id, set())
+            item_id,
+            worker,
+            variant,
+            (time_ms or 0) / 1000,
+            chosen.get(annotation_id, set()),
+            cohorts.get(worker) or NO_RECORD,
         )
         for item_id, worker, variant, annotation_id, time_ms in rows
     ]
@@ -98,16 +111,20 @@ def _vector(tokens: set[int], n: int) -> np.ndarray:
     return row
 
 
-def _variant_figures(variant, annotations, item_tokens, stop_words) -> tuple[dict, list[float]]:
-    by_item: dict[int, list[_Annotation]] = defaultdict(list)
+def _group_figures(
+    group_name, annotations, item_tokens, stop_words, *, unit=lambda a: a.item_id
+) -> tuple[dict, list[float]]:
+    """Agreement and annotation statistics of one group (a variant or a cohort); pairs are
+    formed within each `unit` (an item, or an item under one variant)."""
+    by_item: dict[object, list[_Annotation]] = defaultdict(list)
     for a in annotations:
-        by_item[a.item_id].append(a)
+        by_item[unit(a)].append(a)
     per_item_kappa: list[float] = []
     excluded = 0
     fleiss_counts = []
     units = []
-    for item_id, group in by_item.items():
-        n = len(item_tokens[item_id])
+    for group in by_item.values():
+        n = len(item_tokens[group[0].item_id])
         mean, item_excluded = mean_pairwise_kappa([a.tokens for a in group], n)
         excluded += item_excluded
         if mean is not None:
@@ -126,9 +143,9 @@ def _variant_figures(variant, annotations, item_tokens, stop_words) -> tuple[dic
     ci = bootstrap_ci(np.array(per_item_kappa)) if per_item_kappa else None
     return (
         {
-            "variant": variant,
+            "group": group_name,
             "annotators": len({a.worker for a in annotations}),
-            "items": len(by_item),
+            "items": len({a.item_id for a in annotations}),
             **stats,
             "intra_kappa": float(np.mean(per_item_kappa)) if per_item_kappa else None,
             "intra_kappa_ci95": list(ci) if ci else None,
@@ -187,23 +204,12 @@ def agreement_compute(project: Project, progress=None) -> dict:
         by_variant[a.variant].append(a)
     variants, per_item = [], {}
     for i, (name, group) in enumerate(sorted(by_variant.items())):
-        figures, values = _variant_figures(name, group, item_tokens, stop_words)
-        variants.append(figures)
+        figures, values = _group_figures(name, group, item_tokens, stop_words)
+        variants.append({"variant": figures.pop("group"), **figures})
         per_item[name] = values
         if progress:
             progress(0.1 + 0.6 * (i + 1) / max(len(by_variant), 1))
-    matrix = variant_agreement(
-        [
-            TokenAnnotation(
-                str(a.item_id),
-                a.worker,
-                a.variant,
-                len(item_tokens[a.item_id]),
-                frozenset(a.tokens),
-            )
-            for a in annotations
-        ]
-    )
+    matrix = _matrix(annotations, item_tokens, key=lambda a: a.variant)
     tests = [
         {
             "a": x,
@@ -219,13 +225,84 @@ def agreement_compute(project: Project, progress=None) -> dict:
         "annotations": len(annotations),
         "matrix": matrix,
         "variants": variants,
-        "workers": _worker_figures(annotations, item_tokens, stop_words),
+        "workers": _with_quality(project, _worker_figures(annotations, item_tokens, stop_words)),
         "majority_agreement": majority_agreement(
             [np.stack(v) for v in all_items.values() if len(v) >= 2]
         ),
         "permutation_tests": tests,
         "undefined_kappa_policy": "pairs where both annotations are constant and equal are excluded and counted",
-        "cohorts": "qualification cohorts arrive with quality control; every worker is in one cohort for now",
+        "round": "first-round annotations, before any reviewer feedback",
+        **_cohort_figures(annotations, item_tokens, stop_words),
+    }
+
+
+def _with_quality(project: Project, rows: list[dict]) -> list[dict]:
+    """Each worker's cohort, standing and automatic flags next to their agreement."""
+    standings = {
+        username: (status, cohort)
+        for username, status, cohort in ProjectWorker.objects.filter(project=project).values_list(
+            "worker__username", "status", "cohort"
+        )
+    }
+    flags: dict[str, dict[str, int]] = defaultdict(dict)
+    for username, kind, n in (
+        QualityFlag.objects.filter(annotation__assignment__item__project=project)
+        .values_list("annotation__assignment__worker__username", "kind")
+        .annotate(n=Count("pk"))
+    ):
+        flags[username][kind] = n
+    for row in rows:
+        status, cohort = standings.get(row["worker"], ("", NO_RECORD))
+        row.update(status=status, cohort=cohort or NO_RECORD, flags=flags.get(row["worker"], {}))
+    return rows
+
+
+def _matrix(annotations, item_tokens, *, key, unit=lambda a: str(a.item_id)) -> dict:
+    """Kappa between the groups `key` names, over pairs of annotations of the same `unit`."""
+    return variant_agreement(
+        [
+            TokenAnnotation(
+                unit(a), a.worker, key(a), len(item_tokens[a.item_id]), frozenset(a.tokens)
+            )
+            for a in annotations
+        ]
+    )
+
+
+def _cohort_figures(annotations, item_tokens, stop_words) -> dict:
+    """The same comparison across qualification cohorts: a table per cohort (pooled over
+    variants, listing the variants it covers) and the cohort x cohort kappa matrix, where
+    two cohorts are compared only on the same item under the same variant, so the
+    instructions do not confound the comparison."""
+    by_cohort: dict[str, list[_Annotation]] = defaultdict(list)
+    for a in annotations:
+        by_cohort[a.cohort].append(a)
+    rows = []
+    for name in [c for c in COHORTS if c in by_cohort]:
+        figures, _ = _group_figures(
+            name,
+            by_cohort[name],
+            item_tokens,
+            stop_words,
+            unit=lambda a: (a.item_id, a.variant),
+        )
+        rows.append(
+            {
+                "cohort": figures.pop("group"),
+                "variants": sorted({a.variant for a in by_cohort[name]}),
+                **figures,
+            }
+        )
+    return {
+        "cohorts": rows,
+        "cohort_matrix": _matrix(
+            annotations,
+            item_tokens,
+            key=lambda a: a.cohort,
+            unit=lambda a: f"{a.item_id}|{a.variant}",
+        )
+        if len(by_cohort) > 1
+        else None,
     }
 
 

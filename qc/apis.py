@@ -30,7 +30,7 @@ from qc.serializers import (
 )
 
 REPORT_ROLES = (Role.ADMIN, Role.RESEARCHER)
-CSV_TABLES = ("variants", "workers", "matrix", "permutation_tests")
+CSV_TABLES = ("variants", "workers", "matrix", "permutation_tests", "cohorts", "cohort_matrix")
 
 
 def _project(request, project_id: int):
@@ -66,13 +66,15 @@ class AgreementRefreshApi(APIView):
 
 
 def _rows(data: dict, table: str) -> list[dict]:
-    if table == "matrix":
+    if table in ("matrix", "cohort_matrix"):
+        group = "variant" if table == "matrix" else "cohort"
+        cells = (data.get(table) or {}).get("cells", {})
         return [
-            {"variant_a": key.split("|")[0], "variant_b": key.split("|")[1], **cell}
-            for key, cell in data["matrix"]["cells"].items()
+            {f"{group}_a": key.split("|")[0], f"{group}_b": key.split("|")[1], **cell}
+            for key, cell in cells.items()
         ]
     rows = []
-    for row in data[table]:
+    for row in data.get(table) or []:
         flat = {}
         for key, value in row.items():
             if isinstance(value, dict):

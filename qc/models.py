@@ -184,6 +184,9 @@ class ProjectWorker(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_standings"
     )
     status = models.CharField(max_length=16, choices=QualificationStatus.choices)
+    cohort = models.CharField(
+        max_length=32, blank=True, help_text="Platform-record band when admitted (qc.cohorts)."
+    )
     reason = models.TextField(blank=True)
     warnings = models.JSONField(default=list, blank=True)
     aggregates = models.JSONField(default=dict, blank=True)

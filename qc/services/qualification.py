@@ -10,6 +10,7 @@ from annotate.gates import WorkRefusal
 from annotate.models import Item, Project, RationaleSpan
 from annotate.services import rationale_sets_validate
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
+from qc.cohorts import cohort_of
 from qc.flag_rules import FlagThresholds, submission_flags
 from qc.models import (
     AuditAction,
@@ -94,7 +95,11 @@ def _admit(project: Project, worker) -> ProjectWorker:
     try:
         with transaction.atomic():
             standing = ProjectWorker.objects.create(
-                project=project, worker=worker, status=status, reason=reason
+                project=project,
+                worker=worker,
+                status=status,
+                reason=reason,
+                cohort=cohort_of(approval_rate=profile.approval_rate, is_master=profile.is_master),
             )
             if status == QualificationStatus.REJECTED:
                 audit_record(

@@ -239,12 +239,11 @@ def worker_verdict_record(*, worker, accepted: bool) -> WorkerProfile:
 
 
 def _standing_locked(project: Project, worker) -> ProjectWorker:
-    standing, _ = ProjectWorker.objects.get_or_create(
-        project=project,
-        worker=worker,
-        defaults={"status": QualificationStatus.QUALIFIED, "reason": "set by an admin"},
-    )
-    return ProjectWorker.objects.select_for_update().get(pk=standing.pk)
+    if not ProjectWorker.objects.filter(project=project, worker=worker).exists():
+        from qc.services.qualification import qualification_standing
+
+        qualification_standing(project=project, worker=worker)
+    return ProjectWorker.objects.select_for_update().get(project=project, worker=worker)
 
 
 @transaction.atomic

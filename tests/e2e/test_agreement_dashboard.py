@@ -12,6 +12,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_dashboard_values_equal_the_api(page, live_server, small_project):  # noqa: F811
+    from qc.models import ProjectWorker
+
+    ProjectWorker.objects.filter(worker__username__in=["a1", "b1"]).update(cohort="master")
     data = agreement_report_refresh(project_id=small_project.pk).data
     researcher = UserFactory(username="res")
     ProjectMembership.objects.create(project=small_project, user=researcher, role=Role.RESEARCHER)
@@ -46,3 +49,12 @@ def test_dashboard_values_equal_the_api(page, live_server, small_project):  # no
         == f"{worker['majority_kappa']:.3f}"
     )
     assert "stale" not in page.inner_text(".agreement-status")
+    for cohort in data["cohorts"]:
+        row = page.locator(f"#cohort-table tr[data-key='{cohort['cohort']}']")
+        assert row.locator("td[data-column='annotators']").inner_text() == str(cohort["annotators"])
+    cell = data["cohort_matrix"]["cells"]["master|no platform record"]
+    assert (
+        page.inner_text("#cohort-matrix td[data-cell='master|no platform record'] .kappa")
+        == f"{cell['kappa']:.3f}"
+    )
+    assert page.inner_text("#worker-table tr[data-key='a1'] td[data-column='cohort']") == "master"

@@ -138,3 +138,47 @@ def test_csv_bad_table_and_missing_report(small_project):
     agreement_report_refresh(project_id=small_project.pk)
     assert "table: 'nope'" in client.get(url, {"table": "nope"}).data["detail"]
     assert client.get(url, {"table": "matrix"}).status_code == 200
+
+
+def test_cohorts_by_hand_compare_only_within_a_variant(small_project):
+    from qc.models import ProjectWorker, QualityFlag
+
+    ProjectWorker.objects.filter(worker__username__in=["a1", "b1"]).update(cohort="master")
+    ProjectWorker.objects.filter(worker__username__in=["a2", "a3", "b2"]).update(
+        cohort="approval ≥ 95%"
+    )
+    data = agreement_report_refresh(project_id=small_project.pk).data
+
+    top = "approval ≥ 95%"
+    cells = data["cohort_matrix"]["cells"]
+    # Within "≥ 95%": only a2 and a3 share a variant; b2 is alone under b.
+    assert cells[f"{top}|{top}"]["kappa"] == pytest.approx(kappa(2, 2, 4))
+    assert cells[f"{top}|{top}"]["items"] == 2
+    # a1 and b1 never share a variant: no master-master pair at all.
+    assert "master|master" not in cells
+    # Across: (a1 with a2, a3) under a, (b1 with b2) under b; per (item, variant), then mean.
+    across = (2 * ((1 + kappa(2, 2, 4)) / 2) + 2 * kappa(0, 1, 1)) / 4
+    assert cells[f"{top}|master"]["kappa"] == pytest.approx(across)
+    rows = {row["cohort"]: row for row in data["cohorts"]}
+    assert list(rows) == ["master", top]  # in the fixed cohort order
+    assert rows["master"]["annotators"] == 2 and rows["master"]["intra_kappa"] is None
+    assert rows[top]["variants"] == ["a", "b"]
+    assert rows[top]["intra_kappa"] == pytest.approx(kappa(2, 2, 4))
+
+    workers = {w["worker"]: w for w in data["workers"]}
+    assert workers["a1"]["cohort"] == "master" and workers["a1"]["status"] == "qualified"
+    flagged = QualityFlag.objects.filter(annotation__assignment__worker__username="b2").count()
+    assert sum(workers["b2"]["flags"].values()) == flagged
+
+
+def test_cohort_csv_tables(small_project):
+    agreement_report_refresh(project_id=small_project.pk)
+    admin = UserFactory(username="cohort-admin")
+    ProjectMembership.objects.create(project=small_project, user=admin, role=Role.ADMIN)
+    client = client_for(admin)
+
+    cohorts = client.get(reverse("qc:agreement-csv", args=[small_project.id]), {"table": "cohorts"})
+    rows = list(csv.DictReader(io.StringIO(cohorts.content.decode())))
+
+    assert cohorts.status_code == 200
+    assert [r["cohort"] for r in rows] == ["no platform record"]

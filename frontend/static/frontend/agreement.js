@@ -35,19 +35,19 @@ if (root) {
     table.replaceChildren(thead, body);
   }
 
-  /** @param {any} report */
-  function render(report) {
-    const matrix = /** @type {HTMLTableElement} */ (root.querySelector("#matrix"));
-    const variants = report.matrix.variants;
+  /** A group x group kappa heat map; each cell shows kappa, n items and excluded pairs.
+   * @param {HTMLTableElement} table @param {{variants: string[], cells: Record<string, any>}} matrix */
+  function heatmap(table, matrix) {
+    const groups = matrix.variants;
     const head = el("tr");
     head.appendChild(el("th", ""));
-    variants.forEach((/** @type {string} */ v) => head.appendChild(el("th", v)));
+    groups.forEach((v) => head.appendChild(el("th", v)));
     const body = el("tbody");
-    for (const a of variants) {
+    for (const a of groups) {
       const tr = el("tr");
       tr.appendChild(el("th", a));
-      for (const b of variants) {
-        const cell = report.matrix.cells[a <= b ? `${a}|${b}` : `${b}|${a}`];
+      for (const b of groups) {
+        const cell = matrix.cells[a <= b ? `${a}|${b}` : `${b}|${a}`];
         const td = el("td");
         td.dataset.cell = `${a}|${b}`;
         if (cell) {
@@ -63,8 +63,12 @@ if (root) {
     }
     const thead = el("thead");
     thead.appendChild(head);
-    matrix.replaceChildren(thead, body);
+    table.replaceChildren(thead, body);
+  }
 
+  /** @param {any} report */
+  function render(report) {
+    heatmap(/** @type {HTMLTableElement} */ (root.querySelector("#matrix")), report.matrix);
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#variant-table")),
       ["variant", "length ratio", "stop-word share", "punctuation share", "intra kappa", "95% CI", "Fleiss", "Krippendorff α",
         "median s", "empty rate", "annotators", "items"],
@@ -72,13 +76,23 @@ if (root) {
         fmt(v.intra_kappa), v.intra_kappa_ci95 ? `${fmt(v.intra_kappa_ci95[0])} – ${fmt(v.intra_kappa_ci95[1])}` : "n/a",
         fmt(v.fleiss_kappa), fmt(v.krippendorff_alpha), fmt(v.seconds.median, 1), fmt(v.empty_rate), v.annotators, v.items]), "key");
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#worker-table")),
-      ["worker", "variants", "annotations", "kappa vs majority", "F1 vs majority", "median s", "empty rate", "stop-word share"],
-      report.workers.map((/** @type {any} */ w) => [w.worker, w.variants.join(", "), w.annotations, fmt(w.majority_kappa),
-        fmt(w.majority_f1), fmt(w.median_seconds, 1), fmt(w.empty_rate), fmt(w.stop_word_share)]), "key");
+      ["worker", "cohort", "status", "variants", "annotations", "kappa vs majority", "F1 vs majority", "median s", "empty rate",
+        "stop-word share", "flags"],
+      report.workers.map((/** @type {any} */ w) => [w.worker, w.cohort ?? "", w.status ?? "", w.variants.join(", "), w.annotations,
+        fmt(w.majority_kappa), fmt(w.majority_f1), fmt(w.median_seconds, 1), fmt(w.empty_rate), fmt(w.stop_word_share),
+        Object.entries(w.flags || {}).map(([k, n]) => `${k} ${n}`).join(", ") || "none"]), "key");
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#test-table")),
       ["variant A", "variant B", "difference", "p-value", "permutations"],
       report.permutation_tests.map((/** @type {any} */ t) => [t.a, t.b, fmt(t.difference), fmt(t.p_value, 4), t.permutations]));
-    /** @type {HTMLElement} */ (root.querySelector("#cohort-note")).textContent = report.cohorts;
+    const cohorts = Array.isArray(report.cohorts) ? report.cohorts : [];
+    fill(/** @type {HTMLTableElement} */ (root.querySelector("#cohort-table")),
+      ["cohort", "variants", "length ratio", "stop-word share", "intra kappa", "95% CI", "median s", "empty rate", "annotators", "items"],
+      cohorts.map((/** @type {any} */ c) => [c.cohort, c.variants.join(", "), fmt(c.length_ratio), fmt(c.stop_word_share),
+        fmt(c.intra_kappa), c.intra_kappa_ci95 ? `${fmt(c.intra_kappa_ci95[0])} – ${fmt(c.intra_kappa_ci95[1])}` : "n/a",
+        fmt(c.seconds.median, 1), fmt(c.empty_rate), c.annotators, c.items]), "key");
+    const cohortMatrix = /** @type {HTMLTableElement} */ (root.querySelector("#cohort-matrix"));
+    if (report.cohort_matrix) heatmap(cohortMatrix, report.cohort_matrix);
+    else cohortMatrix.replaceChildren(el("caption", "Every worker is in one cohort: nothing to compare yet."));
   }
 
   async function load() {

@@ -38,12 +38,14 @@ class QualityTally:
     workers_per_variant: dict[str, set] = field(default_factory=lambda: defaultdict(set))
     kappa_per_variant: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     kappa_excluded: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    flags: dict[str, int] = field(default_factory=dict)  # automatic flags by kind
 
 
 def evidences_for(annotations: list[AnnotationRow], aggregation: str) -> list[list[ExportEvidence]]:
     """`majority`: tokens chosen by more than half the annotators, one group of runs;
-    `union`: tokens chosen by anyone; `annotator` / `all_sets`: every set is a group."""
-    if aggregation in ("annotator", "all_sets"):
+    `union`: tokens chosen by anyone; `annotator` / `all_sets` / `accepted_sets` (the
+    rows are then accepted annotations only): every set is a group."""
+    if aggregation in ("annotator", "all_sets", "accepted_sets"):
         return [
             [ExportEvidence(docid, start, end) for docid, start, end in spans]
             for annotation in annotations

@@ -11,6 +11,8 @@ from django.db.models import Count
 
 import rationale_metrics
 from annotate.models import Document, InstructionVariant, Project
+from qc.cohorts import NO_RECORD
+from qc.selectors import quality_summary, worker_cohorts
 
 
 def _quartiles(values: list[int]) -> dict | None:
@@ -22,7 +24,21 @@ def _quartiles(values: list[int]) -> dict | None:
     return {"median": median, "q1": q1, "q3": q3, "n": len(values)}
 
 
+def _workers_per_cohort(project: Project, stats) -> dict:
+    """Distinct exported workers per qualification cohort and variant."""
+    worker_ids = {w for workers in stats.tally.workers_per_variant.values() for w in workers}
+    cohorts = worker_cohorts(project=project, worker_ids=worker_ids)
+    table: dict[str, dict[str, int]] = {}
+    for variant, workers in sorted(stats.tally.workers_per_variant.items()):
+        for worker in workers:
+            cohort = cohorts.get(worker) or NO_RECORD
+            table.setdefault(cohort, {}).setdefault(variant, 0)
+            table[cohort][variant] += 1
+    return table
+
+
 def datasheet_build(*, project: Project, params, stats) -> dict:
+    quality = quality_summary(project=project)
     variants = [
         {
             "name": v.name,
@@ -61,7 +77,8 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
         },
         "instructions": variants,
         "workers": {
-            "qualification": "no qualification rules were configured for this project",
+            "qualification": quality["qualification"],
+            "per_cohort_and_variant": _workers_per_cohort(project, stats),
             "per_variant": {
                 name: len(ids) for name, ids in sorted(stats.tally.workers_per_variant.items())
             },
@@ -88,9 +105,12 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
                 "comprehensiveness": project.comprehensiveness_threshold,
             },
             "max_rounds": project.max_rounds,
-            "rounds_and_discards": "no reviews recorded",
+            "rounds_and_discards": quality["review"],
         },
-        "quality_flags": "no automatic flags recorded",
+        "quality_flags": {
+            "thresholds": quality["flag_thresholds"],
+            "exported_annotations_flagged": dict(sorted(stats.tally.flags.items())),
+        },
         "agreement": {
             "measure": "token-level Cohen's kappa, pairs within a variant, mean over items",
             "per_variant": agreement,
@@ -155,12 +175,41 @@ def datasheet_markdown(sheet: dict) -> str:
             )
         parts.append("")
     w = sheet["workers"]
+    q = w["qualification"]
+    rules = q["rules"]
+    test = q["test"]
     parts += [
         "## Workers",
-        f"- qualification: {w['qualification']}",
+        f"- qualification rules: approval rate ≥ {rules['min_approval_rate_percent'] or 'any'}%, "
+        f"approved tasks ≥ {rules['min_approved_count'] or 'any'}, locales {rules['allowed_locales']}, "
+        f"masters only: {'yes' if rules['masters_only'] else 'no'}",
+        "- qualification test: "
+        + (
+            f"{test['gold_items']} gold item(s), pass at mean token F1 ≥ {test['pass_mark_token_f1']}, "
+            f'{test["max_attempts"]} attempt(s); instructions: "{test["instructions"]}"'
+            if test["enabled"]
+            else "none"
+        ),
+        f"- manual selection by an admin: {'yes' if q['manual_selection'] else 'no'}; "
+        f"automatic blocking: {'on' if q['automatic_blocking'] else 'off'}",
+        f"- workers by standing: {q['workers_by_standing'] or 'none'}",
         f"- allocation: {w['allocation']}, seed {w['allocation_seed']}",
         _table([("variant", "workers"), *w["per_variant"].items()])
         if w["per_variant"]
+        else "- no annotations",
+        "",
+        "Exported workers per qualification cohort and variant:",
+        _table(
+            [
+                ("cohort", "variant", "workers"),
+                *(
+                    (cohort, variant, n)
+                    for cohort, row in w["per_cohort_and_variant"].items()
+                    for variant, n in row.items()
+                ),
+            ]
+        )
+        if w["per_cohort_and_variant"]
         else "- no annotations",
         "",
         "## Annotation",
@@ -170,9 +219,14 @@ def datasheet_markdown(sheet: dict) -> str:
         f"- time spent (ms): {a['time_spent_ms']}",
         "",
         "## Review",
-        f"- reviewers per annotation: {sheet['review']['reviewers_per_annotation']}; thresholds: {sheet['review']['thresholds']}; "
-        f"max rounds: {sheet['review']['max_rounds']}; {sheet['review']['rounds_and_discards']}",
-        f"- quality flags: {sheet['quality_flags']}",
+        f"- reviewers per annotation: {sheet['review']['reviewers_per_annotation']}; thresholds (mean over reviewers): "
+        + ", ".join(f"{k} {v:.3f}" for k, v in sheet["review"]["thresholds"].items())
+        + f"; max rounds: {sheet['review']['max_rounds']}",
+        f"- reviews: {sheet['review']['rounds_and_discards']['reviews']}; discarded after the last round: "
+        f"{sheet['review']['rounds_and_discards']['discarded']}",
+        f"- verdicts per round: {sheet['review']['rounds_and_discards']['verdicts_per_round'] or 'none'}",
+        f"- automatic flags on the exported annotations: {sheet['quality_flags']['exported_annotations_flagged'] or 'none'}; "
+        f"thresholds: {sheet['quality_flags']['thresholds']}",
         "",
         "## Agreement",
         f"- {sheet['agreement']['measure']}",

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from config.exceptions import ApplicationError
+from qc.cohorts import COHORTS
 
-SELECTIONS = ("submitted", "reference")
-AGGREGATIONS = ("majority", "union", "annotator", "all_sets", "reference")
+SELECTIONS = ("submitted", "accepted", "reference")
+AGGREGATIONS = ("majority", "union", "annotator", "all_sets", "accepted_sets", "reference")
 SPLIT_MODES = ("keep", "ratios")
 LAYOUTS = ("docs", "docs.jsonl")
 ARCHIVES = ("zip", "directory")
@@ -17,6 +18,7 @@ ARCHIVES = ("zip", "directory")
 class ExportParams:
     selection: str = "submitted"
     variant: str | None = None
+    cohort: str | None = None
     aggregation: str = "majority"
     annotator: str | None = None
     splits: str = "keep"
@@ -73,6 +75,12 @@ def export_params_from(raw: dict) -> ExportParams:
             problems.append(
                 "aggregation: 'reference' exports the imported rationales; use selection 'reference'"
             )
+        if params.aggregation == "accepted_sets" and params.selection != "accepted":
+            problems.append(
+                "aggregation: 'accepted_sets' takes the sets of accepted annotations; use selection 'accepted'"
+            )
+        if params.cohort and params.cohort not in COHORTS:
+            problems.append(f"cohort: {params.cohort!r} is not one of {', '.join(COHORTS)}")
         if params.selection == "reference" and params.aggregation != "reference":
             problems.append(
                 "selection: 'reference' exports every item with its imported rationales only"

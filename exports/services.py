@@ -43,6 +43,8 @@ from exports.aggregation import AnnotationRow, QualityTally, evidences_for, tall
 from exports.datasheet import datasheet_build, datasheet_markdown
 from exports.models import Export, ExportStatus
 from exports.params import ExportParams, export_params_from
+from qc.models import VerdictOutcome
+from qc.selectors import flag_counts
 from rationale_metrics.eraser_writer import (
     DatasetSink,
     DirectorySink,
@@ -78,7 +80,20 @@ def _export_document(document: Document) -> ExportDocument:
 
 
 def _submitted_assignments(project: Project, params: ExportParams, worker_id: int | None):
-    chosen = Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED)
+    """The newest round of each annotation (earlier rounds sent back for revision are
+    superseded); only accepted ones for `accepted`; optionally one variant, one cohort."""
+    chosen = Assignment.objects.filter(
+        item__project=project,
+        status=AssignmentStatus.SUBMITTED,
+        annotation__revisions__isnull=True,
+    )
+    if params.selection == "accepted":
+        chosen = chosen.filter(annotation__verdict__outcome=VerdictOutcome.ACCEPTED)
+    if params.cohort:
+        chosen = chosen.filter(
+            worker__project_standings__project=project,
+            worker__project_standings__cohort=params.cohort,
+        )
     if params.variant:
         chosen = chosen.filter(variant__name=params.variant)
     if worker_id is not None:
@@ -88,7 +103,7 @@ def _submitted_assignments(project: Project, params: ExportParams, worker_id: in
 
 def _selected_item_ids(project: Project, params: ExportParams, worker_id: int | None) -> list[int]:
     items = Item.objects.filter(project=project)
-    if params.selection == "submitted":
+    if params.selection != "reference":
         items = items.filter(
             pk__in=_submitted_assignments(project, params, worker_id).values("item_id")
         )
@@ -108,9 +123,10 @@ def _document_rows(document_ids) -> dict[int, ExportDocument]:
 
 
 def _submitted_chunk(
-    project: Project, params: ExportParams, worker_id: int | None, chunk: list[int]
+    project: Project, params: ExportParams, worker_id: int | None, chunk: list[int], flags: dict
 ):
-    """The chunk's items, documents and submitted annotations as plain rows: five queries."""
+    """The chunk's items, documents and submitted annotations as plain rows, and their
+    flag counts added to `flags`: six queries."""
     items = list(
         Item.objects.filter(pk__in=chunk)
         .order_by("pk")
@@ -148,6 +164,8 @@ def _submitted_chunk(
     for annotation_id, position, docid, start, end in spans:
         sets[annotation_id][position].append((docid, start, end))
     annotations: dict[int, list[AnnotationRow]] = defaultdict(list)
+    for kind, n in flag_counts(annotation_ids=[a[3] for a in assignments]).items():
+        flags[kind] = flags.get(kind, 0) + n
     for item_id, worker, variant, annotation_id, time_ms in assignments:
         by_position = sets.get(annotation_id, {})
         annotations[item_id].append(
@@ -313,7 +331,7 @@ def export_build(
                     stats.instances[item_split[item.pk]] += 1
             else:
                 items, item_documents, annotations = _submitted_chunk(
-                    project, params, worker_id, chunk
+                    project, params, worker_id, chunk, stats.tally.flags
                 )
                 for item in items:
                     docs = {d.docid: d for d in item_documents[item["pk"]]}

@@ -5,6 +5,7 @@ from django.shortcuts import render
 
 from annotate import selectors
 from annotate.models import Role
+from qc.cohorts import COHORTS
 
 
 @login_required
@@ -28,6 +29,7 @@ def project_page(request, project_id: int):
             "is_annotator": Role.ANNOTATOR in roles,
             "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
             "can_review": bool(roles & {Role.ADMIN, Role.REVIEWER}),
+            "cohorts": COHORTS,
         },
     )
 

@@ -16,6 +16,7 @@ from qc.models import (
     ProjectWorker,
     QualificationStatus,
     QualityFlag,
+    QualityPolicy,
     Review,
     ReviewVerdict,
     VerdictOutcome,
@@ -382,3 +383,75 @@ def audit_list(*, project: Project, limit: int = 200) -> list[dict]:
             :limit
         ]
     ]
+
+
+# ---------------------------------------------------------------- for datasheets
+
+
+def quality_summary(*, project: Project) -> dict:
+    """How the project controlled quality, for an export's datasheet: qualification rules
+    and test, the workers' standings, review outcomes per round, and flag counts."""
+    policy = QualityPolicy.objects.filter(project=project).first() or QualityPolicy(project=project)
+    rules = {
+        "min_approval_rate_percent": policy.min_approval_rate,
+        "min_approved_count": policy.min_approved_count,
+        "allowed_locales": policy.allowed_locales or "any",
+        "masters_only": policy.masters_only,
+    }
+    standings = dict(
+        ProjectWorker.objects.filter(project=project)
+        .values_list("status")
+        .annotate(n=Count("pk"))
+        .values_list("status", "n")
+    )
+    verdicts: dict[str, dict[str, int]] = defaultdict(dict)
+    for round_number, outcome, n in (
+        ReviewVerdict.objects.filter(annotation__assignment__item__project=project)
+        .values_list("annotation__assignment__round", "outcome")
+        .annotate(n=Count("pk"))
+        .order_by("annotation__assignment__round")
+    ):
+        verdicts[str(round_number)][outcome] = n
+    return {
+        "qualification": {
+            "rules": rules,
+            "test": {
+                "enabled": policy.test_enabled,
+                "gold_items": GoldItem.objects.filter(item__project=project).count(),
+                "pass_mark_token_f1": policy.test_pass_f1,
+                "max_attempts": policy.test_max_attempts,
+                "instructions": policy.test_instructions,
+            },
+            "manual_selection": policy.manual_selection,
+            "workers_by_standing": standings,
+            "automatic_blocking": policy.auto_block,
+        },
+        "review": {
+            "reviews": Review.objects.filter(annotation__assignment__item__project=project).count(),
+            "verdicts_per_round": dict(verdicts),
+            "discarded": sum(v.get(VerdictOutcome.DISCARDED, 0) for v in verdicts.values()),
+        },
+        "flag_thresholds": {
+            "min_seconds": policy.min_seconds,
+            "max_stopword_share": policy.max_stopword_share,
+            "first_k_tokens": policy.first_k_tokens,
+            "min_coannotator_kappa": policy.min_coannotator_kappa,
+        },
+    }
+
+
+def worker_cohorts(*, project: Project, worker_ids) -> dict[int, str]:
+    return dict(
+        ProjectWorker.objects.filter(project=project, worker_id__in=list(worker_ids)).values_list(
+            "worker_id", "cohort"
+        )
+    )
+
+
+def flag_counts(*, annotation_ids) -> dict[str, int]:
+    return dict(
+        QualityFlag.objects.filter(annotation_id__in=list(annotation_ids))
+        .values_list("kind")
+        .annotate(n=Count("pk"))
+        .values_list("kind", "n")
+    )

@@ -8,6 +8,7 @@ from annotate.models import Project
 from config.exceptions import ApplicationError
 from exports.params import AGGREGATIONS, LAYOUTS, SELECTIONS, export_params_from
 from exports.services import export_build, export_write_datasheet
+from qc.cohorts import COHORTS
 from rationale_metrics.eraser_writer import DirectorySink, DocumentNotExportable, ZipSink
 
 
@@ -25,6 +26,9 @@ class Command(BaseCommand):
             "--variant", help="only annotations made under this instruction variant"
         )
         parser.add_argument("--annotator", help="with --aggregation annotator: whose highlights")
+        parser.add_argument(
+            "--cohort", choices=COHORTS, help="only workers of this qualification cohort"
+        )
         parser.add_argument(
             "--new-splits",
             nargs=3,
@@ -48,6 +52,7 @@ class Command(BaseCommand):
             "selection": options["selection"],
             "aggregation": options["aggregation"],
             "variant": options["variant"],
+            "cohort": options["cohort"],
             "annotator": options["annotator"],
             "layout": options["layout"],
             "seed": options["seed"],

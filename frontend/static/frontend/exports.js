@@ -41,7 +41,7 @@ if (panel) {
       const row = el("tr");
       row.dataset.status = exp.status;
       row.appendChild(el("td", String(exp.id)));
-      row.appendChild(el("td", `${exp.params.selection} / ${exp.params.aggregation}${exp.params.variant ? " / " + exp.params.variant : ""}`));
+      row.appendChild(el("td", `${exp.params.selection} / ${exp.params.aggregation}${exp.params.variant ? " / " + exp.params.variant : ""}${exp.params.cohort ? " / " + exp.params.cohort : ""}`));
       row.appendChild(el("td", exp.status + (exp.error ? `: ${exp.error}` : "")));
       row.appendChild(el("td", exp.progress_total ? `${exp.phase} ${exp.progress_done}/${exp.progress_total}` : exp.phase));
       const result = el("td");
@@ -67,7 +67,7 @@ if (panel) {
     const data = new FormData(form);
     /** @type {Record<string, any>} */ const body = {};
     for (const key of ["selection", "aggregation", "splits", "layout", "archive"]) body[key] = data.get(key);
-    for (const key of ["variant", "annotator"]) if (data.get(key)) body[key] = data.get(key);
+    for (const key of ["variant", "annotator", "cohort"]) if (data.get(key)) body[key] = data.get(key);
     body.seed = Number(data.get("seed") || 0);
     if (body.splits === "ratios") body.ratios = String(data.get("ratios")).split(",").map(Number);
     const response = await api(base, "POST", body);

@@ -134,6 +134,20 @@ class ReviewNextApi(APIView):
         return Response(detail)
 
 
+class ReviewQueueApi(APIView):
+    """The calling reviewer's queue (at most 100 entries), oldest first."""
+
+    @extend_schema(responses=dict)
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, REVIEW_ROLES)
+        return Response(
+            {
+                "count": qc_selectors.review_queue_size(project=project, reviewer=request.user),
+                "results": qc_selectors.review_queue_list(project=project, reviewer=request.user),
+            }
+        )
+
+
 def _annotation_project(request, annotation_id: int, roles):
     project_id = qc_selectors.annotation_project_id(annotation_id=annotation_id)
     return _project_as(request, project_id, roles)

@@ -83,8 +83,9 @@ def _review_by_both(annotation: Annotation, reviewers, rng: random.Random) -> No
         review_submit(annotation_id=annotation.pk, reviewer=reviewer, **_scores(annotation, rng))
 
 
-def _revise_everything_sent_back(project: Project) -> int:
-    """Each simulated annotator redoes what came back: opinion words only."""
+def _revise_everything_sent_back(project: Project, *, rng: random.Random) -> int:
+    """Each simulated annotator redoes what came back: opinion words only, though a
+    sloppy one sometimes pads the set with the next word, which may fail it again."""
     revised = 0
     for annotation in Annotation.objects.filter(
         assignment__item__project=project,
@@ -100,7 +101,11 @@ def _revise_everything_sent_back(project: Project) -> int:
         if lease is None or lease.round == 1:
             continue
         document = lease.item.documents.get()
-        picks = [i for i, t in enumerate(document.token_texts()) if t.lower() in OPINION_WORDS]
+        tokens = document.token_texts()
+        picks = {i for i, t in enumerate(tokens) if t.lower() in OPINION_WORDS}
+        if picks and rng.random() < 0.4:
+            picks |= {min(i + 1, len(tokens) - 1) for i in picks} | {0, 1}
+        picks = sorted(picks)
         spans = [{"docid": document.docid, "start_token": t, "end_token": t + 1} for t in picks]
         annotation_submit(
             assignment_id=lease.pk,
@@ -113,36 +118,49 @@ def _revise_everything_sent_back(project: Project) -> int:
     return revised
 
 
-def simulate_demo_reviews(project: Project, seed: int = 5) -> dict:
-    """Two simulated reviewers score three in four first-round annotations; one in eight
-    gets a single review (in review); the rest wait. Revisions are resubmitted and left
-    for the human reviewers. Idempotent: only undecided, unreviewed work is touched."""
-    rng = random.Random(seed)
-    if Annotation.objects.filter(
-        assignment__item__project=project, reviews__reviewer__username__in=SIM_REVIEWERS
-    ).exists():
-        return {"verdicts": _verdicts(project), "revised": 0}  # simulated already
-    reviewers = [_user(name) for name in SIM_REVIEWERS]
-    for reviewer in reviewers:
-        membership_add(project=project, user=reviewer, role=Role.REVIEWER)
-    undecided = list(
+LEFT_FOR_HUMANS = 3  # per round, unreviewed work left in the queue for the demo reviewers
+
+
+def _unreviewed(project: Project, round_number: int) -> list[Annotation]:
+    return list(
         Annotation.objects.filter(
             assignment__item__project=project,
-            assignment__round=1,
+            assignment__round=round_number,
             assignment__status=AssignmentStatus.SUBMITTED,
             verdict__isnull=True,
             reviews__isnull=True,
             assignment__worker__username__startswith="sim-",
         ).order_by("pk")
     )
-    for n, annotation in enumerate(undecided):
-        if n % 8 < 6:
-            _review_by_both(annotation, reviewers, rng)
-        elif n % 8 == 6:
+
+
+def simulate_demo_reviews(project: Project, seed: int = 5) -> dict:
+    """Two simulated reviewers score the first round (one in eight gets a single review,
+    so it is in review; a few are left untouched); the simulated annotators resubmit what
+    came back, and those rounds are scored too, up to the last round, where failures are
+    discarded. A few annotations of every round are left for the human demo reviewers.
+    Runs once: a second call changes nothing."""
+    rng = random.Random(seed)
+    if Annotation.objects.filter(
+        assignment__item__project=project, reviews__reviewer__username__in=SIM_REVIEWERS
+    ).exists():
+        return {"verdicts": _verdicts(project), "revised": 0}
+    reviewers = [_user(name) for name in SIM_REVIEWERS]
+    for reviewer in reviewers:
+        membership_add(project=project, user=reviewer, role=Role.REVIEWER)
+    first_round = _unreviewed(project, 1)
+    for n, annotation in enumerate(first_round[LEFT_FOR_HUMANS:]):
+        if n % 8 == 7:
             review_submit(
                 annotation_id=annotation.pk, reviewer=reviewers[0], **_scores(annotation, rng)
             )
-    revised = _revise_everything_sent_back(project)
+        else:
+            _review_by_both(annotation, reviewers, rng)
+    revised = 0
+    for round_number in range(2, project.max_rounds + 1):
+        revised += _revise_everything_sent_back(project, rng=rng)
+        for annotation in _unreviewed(project, round_number)[LEFT_FOR_HUMANS:]:
+            _review_by_both(annotation, reviewers, rng)
     return {"verdicts": _verdicts(project), "revised": revised}
 
 

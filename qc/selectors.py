@@ -24,9 +24,9 @@ from qc.models import (
 from qc.review_rules import highlight_diff
 
 
-def review_queue_next(*, project: Project, reviewer) -> Annotation | None:
-    """The next annotation this reviewer may score: undecided, short of reviews, not
-    their own and not reviewed by them. Those already under review come first."""
+def _review_queue(project: Project, reviewer):
+    """What this reviewer may score: undecided, short of reviews, not their own and not
+    reviewed by them. Those already under review come first, then the oldest."""
     return (
         Annotation.objects.filter(
             assignment__item__project=project,
@@ -38,23 +38,37 @@ def review_queue_next(*, project: Project, reviewer) -> Annotation | None:
         .annotate(reviews_done=Count("reviews"))
         .filter(reviews_done__lt=project.reviewers_per_annotation)
         .order_by("-reviews_done", "pk")
-        .first()
     )
+
+
+def review_queue_next(*, project: Project, reviewer) -> Annotation | None:
+    return _review_queue(project, reviewer).first()
 
 
 def review_queue_size(*, project: Project, reviewer) -> int:
-    return (
-        Annotation.objects.filter(
-            assignment__item__project=project,
-            assignment__status=AssignmentStatus.SUBMITTED,
-            verdict__isnull=True,
-        )
-        .exclude(assignment__worker=reviewer)
-        .exclude(reviews__reviewer=reviewer)
-        .annotate(reviews_done=Count("reviews"))
-        .filter(reviews_done__lt=project.reviewers_per_annotation)
-        .count()
-    )
+    return _review_queue(project, reviewer).count()
+
+
+def review_queue_list(*, project: Project, reviewer, limit: int = 100) -> list[dict]:
+    """The queue as a list a reviewer can pick from; blind, like the review itself."""
+    return [
+        {
+            "id": row["pk"],
+            "item": row["assignment__item__annotation_id"],
+            "round": row["assignment__round"],
+            "variant": row["assignment__variant__name"],
+            "submitted_at": row["created_at"],
+            "reviews_done": row["reviews_done"],
+        }
+        for row in _review_queue(project, reviewer).values(
+            "pk",
+            "assignment__item__annotation_id",
+            "assignment__round",
+            "assignment__variant__name",
+            "created_at",
+            "reviews_done",
+        )[:limit]
+    ]
 
 
 def annotation_project_id(*, annotation_id: int) -> int:

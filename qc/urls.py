@@ -25,6 +25,11 @@ urlpatterns += [
         "projects/<int:project_id>/reviews/next/", apis.ReviewNextApi.as_view(), name="review-next"
     ),
     path(
+        "projects/<int:project_id>/reviews/queue/",
+        apis.ReviewQueueApi.as_view(),
+        name="review-queue",
+    ),
+    path(
         "annotations/<int:annotation_id>/review/",
         apis.ReviewDetailApi.as_view(),
         name="review-detail",

@@ -28,9 +28,14 @@ def open_as(browser, base_url, username):
     return page
 
 
-def score(page, base_url, project, *, sufficiency, compactness, comprehensiveness, comment=""):
+def score(
+    page, base_url, project, *, sufficiency, compactness, comprehensiveness, comment="", pick=None
+):
     page.goto(f"{base_url}/projects/{project.id}/review/")
     page.wait_for_selector("#review[data-ready=true]")
+    if pick is not None:  # choose from the queue instead of taking the oldest
+        page.click(f".review-queue tr[data-annotation='{pick}'] button")
+        page.wait_for_selector(f"#review[data-ready=true][data-annotation='{pick}']")
     form = page.locator(".review-form")
     form.locator(f"input[name^=sufficiency-][value='{sufficiency}']").check()
     form.locator(f"input[name^=compactness-][value='{compactness}']").check()
@@ -100,7 +105,10 @@ def test_fail_revise_pass_in_the_browser(browser, live_server):
     assert rita.locator(".tok.added").all_inner_texts() == ["superb"]
     assert rita.locator(".history details").count() == 1
     score(rita, base, project, sufficiency=3, compactness=4, comprehensiveness=3)
-    passed = score(rob, base, project, sufficiency=3, compactness=4, comprehensiveness=3)
+    revised = Annotation.objects.get(revision_of__isnull=False).pk
+    passed = score(
+        rob, base, project, sufficiency=3, compactness=4, comprehensiveness=3, pick=revised
+    )
     assert "accepted" in passed
 
     # 5. The item is accepted, and every round's version is kept.

@@ -36,6 +36,7 @@ def endpoints(project, users, annotation, lease):
     return [
         ("post", reverse("qc:review-next", args=[project.id]), None, {"admin", "reviewer"}),
         ("get", reverse("qc:review-detail", args=[annotation.pk]), None, {"admin", "reviewer"}),
+        ("get", reverse("qc:review-queue", args=[project.id]), None, {"admin", "reviewer"}),
         (
             "post",
             reverse("qc:review-submit", args=[annotation.pk]),
@@ -97,7 +98,7 @@ def test_every_endpoint_checks_the_role(setup):
             else:
                 assert response.status_code == 403, where
             checked += 1
-    assert checked == 17 * len(ROLES)
+    assert checked == 18 * len(ROLES)
 
 
 def test_worker_csv_import_is_for_project_admins(setup):

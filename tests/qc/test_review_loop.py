@@ -185,3 +185,25 @@ def test_an_admin_who_also_annotates_cannot_review_their_own_annotation(
         client_for(people["admin"]).post(reverse("qc:review-next", args=[project.id])).data["queue"]
         == 0
     )
+
+
+def test_the_queue_lists_what_a_reviewer_may_score_without_names(loop):
+    project, people, _, annotation_id = loop
+    client = client_for(people["reviewer1"])
+
+    before = client.get(reverse("qc:review-queue", args=[project.id])).data
+    review(people["reviewer1"], annotation_id)
+    after = client.get(reverse("qc:review-queue", args=[project.id])).data
+
+    assert before["count"] == 1 and before["results"][0]["id"] == annotation_id
+    assert set(before["results"][0]) == {
+        "id",
+        "item",
+        "round",
+        "variant",
+        "submitted_at",
+        "reviews_done",
+    }
+    assert after == {"count": 0, "results": []}
+    other = client_for(people["reviewer2"]).get(reverse("qc:review-queue", args=[project.id])).data
+    assert other["results"][0]["reviews_done"] == 1

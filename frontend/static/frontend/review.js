@@ -88,6 +88,7 @@ class ReviewQueue {
     this.body = /** @type {HTMLElement} */ (root.querySelector(".review-body"));
     this.message = /** @type {HTMLElement} */ (root.querySelector(".message"));
     /** @type {any} */ this.current = null;
+    /** @type {number|undefined} */ this.queueCount = undefined;
   }
 
   /** @param {string} text @param {string} kind */
@@ -96,8 +97,45 @@ class ReviewQueue {
     this.message.className = `message ${kind}`;
   }
 
+  /** The reviewer's queue: pick any annotation, not only the oldest. */
+  async loadQueue() {
+    const response = await api(`/api/projects/${this.projectId}/reviews/queue/`, "GET");
+    const box = /** @type {HTMLElement} */ (this.root.querySelector(".review-queue"));
+    if (!response.ok || !box) return;
+    this.queueCount = response.data.count;
+    box.replaceChildren(el("h2", `Waiting for your review (${response.data.count})`));
+    const table = el("table", undefined, "grid");
+    const head = el("tr");
+    ["Annotation", "Item", "Round", "Variant", "Reviews so far", "Submitted", ""].forEach((h) => head.appendChild(el("th", h)));
+    table.appendChild(head);
+    for (const entry of response.data.results) {
+      const row = el("tr");
+      row.dataset.annotation = String(entry.id);
+      [String(entry.id), entry.item, String(entry.round), entry.variant, String(entry.reviews_done),
+        new Date(entry.submitted_at).toLocaleString()].forEach((text) => row.appendChild(el("td", text)));
+      const open = /** @type {HTMLButtonElement} */ (el("button", "Review"));
+      open.type = "button";
+      open.addEventListener("click", () => this.open(entry.id));
+      const cell = el("td");
+      cell.appendChild(open);
+      row.appendChild(cell);
+      table.appendChild(row);
+    }
+    box.appendChild(table);
+  }
+
+  /** @param {number} id */
+  async open(id) {
+    this.root.dataset.ready = "false";
+    const response = await api(`/api/annotations/${id}/review/`, "GET");
+    if (!response.ok) { this.say(errorText(response.data), "error"); return; }
+    this.render({ ...response.data, queue: this.queueCount ?? "?" });
+    window.scrollTo(0, 0);
+  }
+
   async next() {
     this.root.dataset.ready = "false";
+    this.loadQueue();
     const response = await api(`/api/projects/${this.projectId}/reviews/next/`, "POST");
     if (!response.ok) {
       this.say(errorText(response.data), "error");
@@ -156,7 +194,9 @@ class ReviewQueue {
     submit.type = "submit";
     form.appendChild(submit);
     form.addEventListener("submit", (event) => { event.preventDefault(); this.submit(form); });
-    body.appendChild(form);
+    if (a.verdict) body.appendChild(el("p", `Decided: ${a.verdict.outcome}.`, "muted"));
+    else if (a.reviewed_by_you) body.appendChild(el("p", "You have scored this annotation already.", "muted"));
+    else body.appendChild(form);
 
     if (a.history.length) {
       const history = el("section", undefined, "history");
@@ -207,5 +247,6 @@ const root = document.getElementById("review");
 if (root) {
   const queue = new ReviewQueue(root);
   /** @type {any} */ (window).rationaleReview = queue;
-  queue.next();
+  const wanted = new URLSearchParams(window.location.search).get("annotation");
+  if (wanted && /^\d+$/.test(wanted)) { queue.loadQueue(); queue.open(Number(wanted)); } else queue.next();
 }

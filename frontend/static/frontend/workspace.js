@@ -113,6 +113,7 @@ class Workspace {
       "Your answers are scored when the test is complete.");
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
     body.prepend(banner);
+    this.root.querySelector(".progress")?.remove();
     this.root.dataset.mode = "test";
   }
 

@@ -469,3 +469,13 @@ def flag_counts(*, annotation_ids) -> dict[str, int]:
         .annotate(n=Count("pk"))
         .values_list("kind", "n")
     )
+
+
+def annotations_without_checks(*, limit: int = 10_000) -> list[int]:
+    """Submitted annotations whose automatic checks never ran (the broker was down when
+    they were submitted, or a worker died), oldest first."""
+    return list(
+        Annotation.objects.filter(submission_check__isnull=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )

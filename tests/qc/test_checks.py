@@ -156,3 +156,31 @@ def test_an_admin_blocks_with_a_reason(project):
     assert no_reason.status_code == 400 and "reason" in no_reason.data
     assert blocked.data["status"] == "blocked"
     assert AuditEvent.objects.get(worker=worker).actor == admin
+
+
+def test_submissions_that_missed_their_checks_can_be_caught_up(
+    project, capsys, django_capture_on_commit_callbacks
+):
+    from unittest import mock
+
+    from django.core.management import call_command
+
+    worker = member(project, "w")
+    # The broker is down at submit time: the submit stands, the check is not queued.
+    lease = client_for(worker).post(reverse("annotate:assignment-next", args=[project.id])).data
+    with (
+        mock.patch("qc.tasks.annotation_quality_check_job.delay", side_effect=OSError("down")),
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+    ):
+        response = client_for(worker).post(
+            reverse("annotate:assignment-submit", args=[lease["id"]]),
+            {"client_uuid": str(uuid.uuid4()), "rationale_sets": [], "time_spent_ms": 1000},
+            format="json",
+        )
+    assert response.status_code == 201 and len(callbacks) == 1
+    assert not SubmissionCheck.objects.exists()
+
+    call_command("qc_check_missing")
+
+    assert "checked 1 annotation(s)" in capsys.readouterr().out
+    assert flags_of(response.data["annotation_id"]) == {"empty", "too_fast"}

@@ -297,6 +297,30 @@ class Assignment(models.Model):
         return f"{self.item} -> {self.worker} ({self.variant}, round {self.round})"
 
 
+class ItemVariantFill(models.Model):
+    """How many live first-round assignments an (item, variant) holds.
+
+    "Next item" searches this small index instead of counting assignments item by item,
+    so its cost does not grow with the project. It changes by +1/-1 in the same
+    transactions that lease, skip, expire or late-submit, and `fill_rows_sync` creates
+    the missing rows (items or variants added later) from the assignments themselves. The
+    partial unique constraint on live slots stays the guarantee against over-filling.
+    """
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="fills")
+    variant = models.ForeignKey(InstructionVariant, on_delete=models.CASCADE, related_name="fills")
+    live = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["variant", "item"], name="fill_unique_variant_item")
+        ]
+        indexes = [models.Index(fields=["variant", "-live", "item"], name="fill_variant_live_item")]
+
+    def __str__(self) -> str:
+        return f"{self.item} under {self.variant}: {self.live} live"
+
+
 class WorkerVariantBinding(models.Model):
     """The variant a worker annotates under in a project (between-subjects design)."""
 

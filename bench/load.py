@@ -37,6 +37,9 @@ DATABASE_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rw_bench_load"
 )
 PASSWORD = "load-bench-password"
+# A broker and one Celery worker, as in docker-compose.yml; set CELERY_BROKER_URL="" to
+# run the checks eagerly inside the web requests instead.
+BROKER = "redis://127.0.0.1:6379/9"
 WORDS = [
     "the",
     "film",
@@ -107,6 +110,11 @@ def setup_database(items: int, users: int) -> int:
         [ItemDocument(item=i, document=d, position=0) for i, d in zip(rows, docs, strict=True)]
     )
     variant_presets_install(project=project)
+    # The checks still run on every submit; blocking is off because these simulated
+    # annotators highlight random tokens, and blocking them would end the benchmark.
+    from qc.services import quality_policy_update
+
+    quality_policy_update(project=project, auto_block=False)
     hashed = make_password(PASSWORD)
     people = get_user_model().objects.bulk_create(
         [get_user_model()(username=f"load{n}", password=hashed) for n in range(users)]
@@ -119,8 +127,8 @@ def setup_database(items: int, users: int) -> int:
     return project.pk
 
 
-def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
-    env = {
+def server_env() -> dict:
+    return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "DJANGO_SECRET_KEY": "load-bench-" + "x" * 40,
@@ -128,14 +136,48 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
         "DJANGO_SECURE_COOKIES": "false",
         "DATABASE_URL": DATABASE_URL,
         "CACHE_URL": os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/11"),
-        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", ""),
+        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", BROKER),
         "JOB_HEARTBEAT_TIMEOUT_SECONDS": os.environ.get("JOB_HEARTBEAT_TIMEOUT_SECONDS", "120"),
         "DJANGO_MEDIA_ROOT": str(ROOT / "media"),
+        "REQUEST_LOG_LEVEL": "WARNING",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def start_celery_worker() -> subprocess.Popen | None:
+    """The production stack's worker: the quality checks each submit queues run here."""
+    env = server_env()
+    if not env["CELERY_BROKER_URL"]:
+        return None
+    flush_broker(env["CELERY_BROKER_URL"])
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-c", "1", "-l", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def flush_broker(url: str) -> None:
+    import redis
+
+    redis.Redis.from_url(url).flushdb()
+
+
+def queued_checks(url: str) -> int:
+    import redis
+
+    return redis.Redis.from_url(url).llen("celery") if url else 0
+
+
+def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
+    env = {
+        **server_env(),
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": str(workers),
         "GUNICORN_THREADS": str(threads),
-        "REQUEST_LOG_LEVEL": "WARNING",
-        "LOG_LEVEL": "WARNING",
     }
     server = subprocess.Popen(
         [
@@ -238,7 +280,8 @@ def run_client(args) -> dict:
         body = {
             "client_uuid": str(uuid.uuid4()),
             "rationale_sets": [spans],
-            "time_spent_ms": rng.randint(1000, 9000),
+            # What a browser reports: people take tens of seconds per item.
+            "time_spent_ms": rng.randint(15_000, 60_000),
         }
         t0 = time.perf_counter()
         status, data = client.post_json(f"/api/assignments/{lease['id']}/submit/", body)
@@ -293,8 +336,15 @@ def main() -> None:
     project_id = setup_database(args.items, users)
     port = free_port()
     server = start_server(port, args.workers, args.threads)
+    celery_worker = start_celery_worker()
+    broker = server_env()["CELERY_BROKER_URL"]
     print(
-        f"gunicorn: {args.workers} workers x {args.threads} threads on PostgreSQL; {args.items} items of ~100 words"
+        f"gunicorn: {args.workers} workers x {args.threads} threads on PostgreSQL; {args.items} items of ~100 words; "
+        + (
+            "quality checks on 1 Celery worker via " + broker
+            if broker
+            else "quality checks eager, inside the requests"
+        )
     )
     print(
         f"{'clients':>7} {'submits':>8} {'submits/s':>10} {'next p50/p95/p99 ms':>22} {'submit p50/p95/p99 ms':>24} {'errors':>8} {'lost':>5} {'dups':>5}"
@@ -348,9 +398,14 @@ def main() -> None:
             f"{sum(r['different'] for r in retried)} a different one, {sum(r['errors'] for r in retried)} errors; "
             f"stored annotations {before} -> {after} ({after - distinct} duplicates)"
         )
+        if celery_worker is not None:
+            print(f"quality checks still queued for the worker at the end: {queued_checks(broker)}")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+        if celery_worker is not None:
+            os.killpg(celery_worker.pid, signal.SIGTERM)
+            celery_worker.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,16 @@ def postgres_only(db):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty cache (throttles and cached pages keyed by ids that
+    the next test's rows may reuse)."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = str(tmp_path / "media")
     yield

@@ -13,12 +13,13 @@ from __future__ import annotations
 import itertools
 import random
 import uuid
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from annotate.gates import work_refusal
@@ -30,6 +31,7 @@ from annotate.models import (
     Document,
     InstructionVariant,
     Item,
+    ItemVariantFill,
     Project,
     RationaleSet,
     RationaleSpan,
@@ -49,14 +51,29 @@ def _skip_locked() -> dict:
 
 
 def leases_expire(*, project: Project) -> int:
-    """Mark first-round leases past their time as expired, which frees their quota slots.
-    Revisions (round > 1) belong to their annotator and never expire."""
-    return Assignment.objects.filter(
-        item__project=project,
-        status=AssignmentStatus.LEASED,
-        round=1,
-        lease_expires_at__lt=timezone.now(),
-    ).update(status=AssignmentStatus.EXPIRED)
+    """Mark first-round leases past their time as expired, which frees their quota slots
+    and their fill counts. Rows another transaction holds (a late submit in progress) are
+    skipped; it settles them. Revisions (round > 1) belong to their annotator and never
+    expire."""
+    expired = list(
+        Assignment.objects.filter(
+            item__project=project,
+            status=AssignmentStatus.LEASED,
+            round=1,
+            lease_expires_at__lt=timezone.now(),
+        )
+        .select_for_update(of=("self",), **_skip_locked())
+        .values_list("pk", "item_id", "variant_id")
+    )
+    if not expired:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, _, _ in expired]).update(
+        status=AssignmentStatus.EXPIRED
+    )
+    # In a fixed order, so two transactions expiring at once cannot deadlock.
+    for (item_id, variant_id), n in sorted(Counter((i, v) for _, i, v in expired).items()):
+        fill_change(item_id, variant_id, -n)
+    return len(expired)
 
 
 def _variant_for_mixing(project: Project, worker) -> InstructionVariant:
@@ -91,64 +108,124 @@ def _variant_for_worker(project: Project, worker) -> InstructionVariant:
     )
     if binding is not None and binding.variant.active:
         return binding.variant
-    # Lock the project so concurrent first visits see each other's bindings: balance holds.
-    project = Project.objects.select_for_update().get(pk=project.pk)
-    binding = (
-        WorkerVariantBinding.objects.filter(project=project, worker=worker)
-        .select_related("variant")
+    # First visit. Lock the project so concurrent first visits see each other's bindings
+    # (balance holds), in a transaction of its own so the lock is held only this long.
+    with transaction.atomic():
+        project = Project.objects.select_for_update().get(pk=project.pk)
+        binding = (
+            WorkerVariantBinding.objects.filter(project=project, worker=worker)
+            .select_related("variant")
+            .first()
+        )
+        variants = list(
+            InstructionVariant.objects.filter(project=project, active=True)
+            .annotate(bound=Count("bindings"))
+            .order_by("name", "version")
+        )
+        if not variants:
+            raise ApplicationError("this project has no active instruction variant yet")
+        fewest = min(v.bound for v in variants)
+        candidates = [v for v in variants if v.bound == fewest]
+        # Seeded by the project's seed and the worker, so an allocation can be replayed.
+        chosen = random.Random(f"{project.allocation_seed}:{worker.pk}").choice(candidates)
+        if binding is None:
+            WorkerVariantBinding.objects.create(
+                project=project, worker=worker, variant=chosen, seed=project.allocation_seed
+            )
+        else:
+            binding.variant = chosen
+            binding.save(update_fields=["variant"])
+        return chosen
+
+
+# ---------------------------------------------------------------- fill counters
+
+
+def fill_change(item_id: int, variant_id: int, delta: int) -> None:
+    """Move an (item, variant)'s live count; called in the transaction that changes it."""
+    ItemVariantFill.objects.filter(item_id=item_id, variant_id=variant_id).update(
+        live=F("live") + delta
+    )
+
+
+def _live_counts(variant: InstructionVariant, item_ids=None) -> dict[int, int]:
+    rows = Assignment.objects.filter(LIVE_ASSIGNMENT, variant=variant, round=1)
+    if item_ids is not None:
+        rows = rows.filter(item_id__in=item_ids)
+    return dict(rows.values_list("item_id").annotate(n=Count("pk")).values_list("item_id", "n"))
+
+
+def fill_rows_sync(*, project: Project, variant: InstructionVariant) -> int:
+    """Create the fill rows an (item, variant) lacks, counted from the assignments
+    themselves; returns how many were created. Called when variants are created and
+    datasets imported, and again whenever "next" finds nothing, as a safety net. The
+    variant row is locked, so concurrent callers create the rows once, one after another."""
+    with transaction.atomic():
+        InstructionVariant.objects.select_for_update().filter(pk=variant.pk).first()
+        return _fill_rows_create(project, variant)
+
+
+def project_fill_rows_sync(*, project: Project) -> int:
+    return sum(
+        fill_rows_sync(project=project, variant=variant)
+        for variant in InstructionVariant.objects.filter(project=project, active=True)
+    )
+
+
+def _fill_rows_create(project: Project, variant: InstructionVariant) -> int:
+    missing = list(
+        Item.objects.filter(project=project)
+        .exclude(Exists(ItemVariantFill.objects.filter(item=OuterRef("pk"), variant=variant)))
+        .values_list("pk", flat=True)
+    )
+    created = 0
+    for start in range(0, len(missing), 5000):
+        chunk = missing[start : start + 5000]
+        live = _live_counts(variant, chunk)
+        created += len(
+            ItemVariantFill.objects.bulk_create(
+                [ItemVariantFill(item_id=i, variant=variant, live=live.get(i, 0)) for i in chunk],
+                ignore_conflicts=True,
+            )
+        )
+    return created
+
+
+def fill_rows_rebuild(*, project: Project) -> int:
+    """Recount every fill row of the project from its assignments (a repair tool; the
+    counters are kept exact by the services). Returns how many rows were corrected."""
+    corrected = 0
+    with transaction.atomic():
+        for variant in InstructionVariant.objects.filter(project=project):
+            fill_rows_sync(project=project, variant=variant)
+            live = _live_counts(variant)
+            for fill in ItemVariantFill.objects.select_for_update().filter(variant=variant):
+                if fill.live != live.get(fill.item_id, 0):
+                    fill.live = live.get(fill.item_id, 0)
+                    fill.save(update_fields=["live"])
+                    corrected += 1
+    return corrected
+
+
+def _next_fill(project: Project, worker, variant: InstructionVariant) -> ItemVariantFill | None:
+    """The (item, variant) to hand out: not full, not held out, never given to this
+    worker; fullest first, so complete items accumulate. Locked, skipping rows others hold."""
+    mine = Assignment.objects.filter(item=OuterRef("item_id"), worker=worker)
+    return (
+        ItemVariantFill.objects.filter(
+            variant=variant, live__lt=project.annotators_per_item, item__held_out=False
+        )
+        .exclude(Exists(mine))
+        .order_by("-live", "item_id")
+        .select_for_update(of=("self",), **_skip_locked())
         .first()
     )
-    variants = list(
-        InstructionVariant.objects.filter(project=project, active=True)
-        .annotate(bound=Count("bindings"))
-        .order_by("name", "version")
-    )
-    if not variants:
-        raise ApplicationError("this project has no active instruction variant yet")
-    fewest = min(v.bound for v in variants)
-    candidates = [v for v in variants if v.bound == fewest]
-    # Seeded by the project's seed and the worker, so an allocation can be replayed.
-    chosen = random.Random(f"{project.allocation_seed}:{worker.pk}").choice(candidates)
-    if binding is None:
-        WorkerVariantBinding.objects.create(
-            project=project, worker=worker, variant=chosen, seed=project.allocation_seed
-        )
-    else:
-        binding.variant = chosen
-        binding.save(update_fields=["variant"])
-    return chosen
 
 
-def _candidate_items(project: Project, worker, variant: InstructionVariant):
-    live = Coalesce(
-        Subquery(
-            Assignment.objects.filter(
-                LIVE_ASSIGNMENT, item=OuterRef("pk"), round=1, variant=variant
-            )
-            .values("item")
-            .annotate(n=Count("pk"))
-            .values("n")[:1],
-            output_field=IntegerField(),
-        ),
-        Value(0),
-    )
-    mine = Assignment.objects.filter(item=OuterRef("pk"), worker=worker)
-    return (
-        Item.objects.filter(project=project, held_out=False)
-        .annotate(live=live)
-        .filter(live__lt=project.annotators_per_item)
-        .exclude(Exists(mine))
-        # Fill items that others started first, so complete items accumulate.
-        .order_by("-live", "id")
-    )
-
-
-def _take_slot(
-    item: Item, variant: InstructionVariant, round_number: int, quota: int
-) -> int | None:
+def _take_slot(item_id: int, variant, round_number: int, quota: int) -> int | None:
     used = set(
         Assignment.objects.filter(
-            LIVE_ASSIGNMENT, item=item, variant=variant, round=round_number
+            LIVE_ASSIGNMENT, item_id=item_id, variant=variant, round=round_number
         ).values_list("slot", flat=True)
     )
     return next((slot for slot in range(quota) if slot not in used), None)
@@ -161,13 +238,22 @@ def assignment_next(*, project: Project, worker) -> Assignment | None:
     refusal = work_refusal(project=project, worker=worker)
     if refusal is not None:
         raise PermissionDeniedError(refusal.message, extra={"code": refusal.code, **refusal.extra})
-    return _lease_next(project, worker)
+    return _lease_next(project, worker, _variant_for_worker(project, worker))
+
+
+EXPIRY_SWEEP_SECONDS = 5
+
+
+def _expiry_sweep_due(project: Project) -> bool:
+    """At most one expiry sweep per project every few seconds (any process), so "next"
+    does not scan leases on every call; a worker who finds nothing sweeps regardless."""
+    return cache.add(f"rw:lease-sweep:{project.pk}", 1, timeout=EXPIRY_SWEEP_SECONDS)
 
 
 @transaction.atomic
-def _lease_next(project: Project, worker) -> Assignment | None:
+def _lease_next(project: Project, worker, variant: InstructionVariant) -> Assignment | None:
     now = timezone.now()
-    leases_expire(project=project)
+    swept = _expiry_sweep_due(project) and leases_expire(project=project) >= 0
     current = (
         Assignment.objects.filter(
             Q(lease_expires_at__gte=now) | Q(round__gt=1),
@@ -180,22 +266,26 @@ def _lease_next(project: Project, worker) -> Assignment | None:
     )
     if current is not None:
         return current
-    variant = _variant_for_worker(project, worker)
-    for _attempt in range(3):
-        item = (
-            _candidate_items(project, worker, variant)
-            .select_for_update(of=("self",), **_skip_locked())
-            .first()
-        )
-        if item is None:
-            return None
-        slot = _take_slot(item, variant, 1, project.annotators_per_item)
-        if slot is None:
+    synced = False
+    for _attempt in range(5):
+        fill = _next_fill(project, worker, variant)
+        if fill is None:
+            if not swept:  # expired leases may be holding the last free slots
+                swept = leases_expire(project=project) >= 0
+                continue
+            if synced or not fill_rows_sync(project=project, variant=variant):
+                return None
+            synced = True
+            continue
+        slot = _take_slot(fill.item_id, variant, 1, project.annotators_per_item)
+        if slot is None:  # the counter was behind the slots: correct it and look again
+            fill.live = _live_counts(variant, [fill.item_id]).get(fill.item_id, 0)
+            fill.save(update_fields=["live"])
             continue
         try:
             with transaction.atomic():
                 assignment = Assignment.objects.create(
-                    item=item,
+                    item_id=fill.item_id,
                     worker=worker,
                     variant=variant,
                     round=1,
@@ -204,6 +294,7 @@ def _lease_next(project: Project, worker) -> Assignment | None:
                 )
         except IntegrityError:
             continue
+        fill_change(fill.item_id, variant.pk, +1)
         if variant.frozen_at is None:
             InstructionVariant.objects.filter(pk=variant.pk, frozen_at__isnull=True).update(
                 frozen_at=now
@@ -227,6 +318,10 @@ def assignment_skip(*, assignment_id: int, worker) -> Assignment:
     assignment = _owned(assignment_id, worker, lock=True)
     if assignment.status == AssignmentStatus.SUBMITTED:
         raise ConflictError("this assignment was already submitted")
+    if assignment.status == AssignmentStatus.SKIPPED:
+        return assignment
+    if assignment.status == AssignmentStatus.LEASED and assignment.round == 1:
+        fill_change(assignment.item_id, assignment.variant_id, -1)
     assignment.status = AssignmentStatus.SKIPPED
     assignment.save(update_fields=["status"])
     return assignment
@@ -375,9 +470,11 @@ def _submit(
     )
     if assignment.status == AssignmentStatus.EXPIRED:
         # Its slot may have gone to someone else: take a free one, or refuse clearly.
-        Item.objects.select_for_update().filter(pk=assignment.item_id).first()
+        ItemVariantFill.objects.select_for_update().filter(
+            item_id=assignment.item_id, variant_id=assignment.variant_id
+        ).first()
         slot = _take_slot(
-            assignment.item, assignment.variant, assignment.round, project.annotators_per_item
+            assignment.item_id, assignment.variant, assignment.round, project.annotators_per_item
         )
         if slot is None:
             raise ConflictError(
@@ -386,6 +483,7 @@ def _submit(
                 extra={"code": "lease_expired_quota_full"},
             )
         assignment.slot = slot
+        fill_change(assignment.item_id, assignment.variant_id, +1)
     assignment.status = AssignmentStatus.SUBMITTED
     assignment.submitted_at = now
     assignment.draft = None

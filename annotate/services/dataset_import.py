@@ -37,6 +37,7 @@ from annotate.models import (
     RationaleSpan,
 )
 from annotate.raw_text import RawTextRow, read_raw_rows
+from annotate.services.assignments import project_fill_rows_sync
 from annotate.tokenization import tokenize_texts, tokenizer_name
 from config.exceptions import ApplicationError
 from rationale_metrics.eraser import EraserDocument, Instance, read_eraser_dataset
@@ -481,12 +482,16 @@ def dataset_import(
     throttled = _Throttled(progress)
     try:
         if source_format == ImportFormat.ERASER:
-            return _import_eraser(project, path, label, throttled)
-        if not path.is_file():
+            summary = _import_eraser(project, path, label, throttled)
+        elif not path.is_file():
             problems = ProblemList()
             problems.add(label, None, None, "no such file")
             raise DataValidationError(problems)
-        return _import_raw_text(project, path, source_format, label, throttled)
+        else:
+            summary = _import_raw_text(project, path, source_format, label, throttled)
+        # The new items join every variant's pool before anyone asks for work.
+        project_fill_rows_sync(project=project)
+        return summary
     except IntegrityError as exc:
         # Only reachable when another import into the same project raced this one.
         problems = ProblemList()

@@ -4,6 +4,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from annotate.models import InstructionVariant, Project, WorkerVariantBinding
+from annotate.services.assignments import fill_rows_sync
 from annotate.variant_presets import PRESETS
 from config.exceptions import ApplicationError
 
@@ -45,13 +46,15 @@ def variant_create(
         raise ApplicationError(
             f"a variant named {name!r} already exists; edit it to make a new version"
         )
-    return InstructionVariant.objects.create(
+    variant = InstructionVariant.objects.create(
         project=project,
         name=name,
         text=text,
         granularity=granularity,
         examples=_check_examples(examples or []),
     )
+    fill_rows_sync(project=project, variant=variant)
+    return variant
 
 
 @transaction.atomic
@@ -92,6 +95,7 @@ def variant_update(*, variant: InstructionVariant, **changes) -> InstructionVari
     WorkerVariantBinding.objects.filter(
         variant__project=variant.project, variant__name=variant.name
     ).update(variant=fresh)
+    fill_rows_sync(project=variant.project, variant=fresh)
     return fresh
 
 

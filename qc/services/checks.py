@@ -35,6 +35,10 @@ from qc.services.workers import project_worker_block
 from rationale_metrics.agreement import against_majority, majority_vote, mean_pairwise_kappa
 
 SUBMISSION_FLAG_KINDS = (EMPTY, TOO_FAST, STOPWORDS, FIRST_TOKENS)
+# Per-worker aggregates cover the worker's most recent submissions in the project, so a
+# check costs the same on a worker's ten-thousandth item as on the tenth, and a worker
+# who has improved is judged on their current work.
+AGGREGATE_WINDOW = 200
 
 
 @lru_cache(maxsize=8)
@@ -87,16 +91,41 @@ def _limits(policy) -> WorkerLimits:
     )
 
 
-def _flags_replace(annotation_id: int, kinds, flags) -> None:
-    QualityFlag.objects.filter(annotation_id=annotation_id, kind__in=kinds).exclude(
-        kind__in=[f.kind for f in flags]
-    ).delete()
-    for flag in flags:
-        QualityFlag.objects.update_or_create(
-            annotation_id=annotation_id,
-            kind=flag.kind,
-            defaults={"value": flag.value, "detail": flag.detail},
-        )
+def _flags_replace(wanted: dict[int, list], kinds_of: dict[int, tuple]) -> None:
+    """Make each annotation's flags of the given kinds exactly `wanted[annotation]`,
+    touching only what changed: one read, then writes only for differences."""
+    existing = {
+        (f.annotation_id, f.kind): f
+        for f in QualityFlag.objects.filter(annotation_id__in=list(wanted))
+    }
+    stale = [
+        f.pk
+        for (annotation_id, kind), f in existing.items()
+        if kind in kinds_of[annotation_id]
+        and kind not in {flag.kind for flag in wanted[annotation_id]}
+    ]
+    new, changed = [], []
+    for annotation_id, flags in wanted.items():
+        for flag in flags:
+            row = existing.get((annotation_id, flag.kind))
+            if row is None:
+                new.append(
+                    QualityFlag(
+                        annotation_id=annotation_id,
+                        kind=flag.kind,
+                        value=flag.value,
+                        detail=flag.detail,
+                    )
+                )
+            elif (row.value, row.detail) != (flag.value, flag.detail):
+                row.value, row.detail = flag.value, flag.detail
+                changed.append(row)
+    if stale:
+        QualityFlag.objects.filter(pk__in=stale).delete()
+    if new:
+        QualityFlag.objects.bulk_create(new, ignore_conflicts=True)
+    if changed:
+        QualityFlag.objects.bulk_update(changed, ["value", "detail"])
 
 
 @transaction.atomic
@@ -131,17 +160,16 @@ def annotation_quality_check(*, annotation_id: int) -> list[str]:
     chosen = _chosen_by_annotation([a.pk for a in group], offsets)
     mine = chosen[annotation.pk]
     seconds = annotation.time_spent_ms / 1000
-    _flags_replace(
-        annotation.pk,
-        SUBMISSION_FLAG_KINDS,
-        submission_flags(
+    wanted = {
+        annotation.pk: submission_flags(
             token_texts=texts,
             chosen=mine,
             seconds=seconds,
             stop_words=stop_words,
             thresholds=thresholds,
-        ),
-    )
+        )
+    }
+    kinds_of = {annotation.pk: SUBMISSION_FLAG_KINDS}
     SubmissionCheck.objects.update_or_create(
         annotation=annotation,
         defaults={
@@ -157,17 +185,26 @@ def annotation_quality_check(*, annotation_id: int) -> list[str]:
         for row, member in enumerate(group):
             matrix[row, list(chosen[member.pk])] = True
         majority = majority_vote(matrix)
+        checks = {
+            c.annotation_id: c
+            for c in SubmissionCheck.objects.filter(annotation_id__in=[m.pk for m in group])
+        }
         for row, member in enumerate(group):
             others = [chosen[o.pk] for o in group if o.pk != member.pk]
             kappa = _mean_kappa_with(chosen[member.pk], others, len(texts))
-            SubmissionCheck.objects.filter(annotation=member).update(
-                coannotator_kappa=kappa,
-                majority_kappa=against_majority(matrix[row], majority)["kappa"],
-            )
+            if member.pk in checks:
+                checks[member.pk].coannotator_kappa = kappa
+                checks[member.pk].majority_kappa = against_majority(matrix[row], majority)["kappa"]
             flag = low_agreement_flag(kappa, thresholds)
-            _flags_replace(member.pk, (LOW_AGREEMENT,), [flag] if flag else [])
-    for worker_id in {member.assignment.worker_id for member in group}:
-        worker_standing_update(project=project, worker_id=worker_id, policy=policy)
+            wanted.setdefault(member.pk, []).extend([flag] if flag else [])
+            kinds_of[member.pk] = (*kinds_of.get(member.pk, ()), LOW_AGREEMENT)
+        SubmissionCheck.objects.bulk_update(
+            list(checks.values()), ["coannotator_kappa", "majority_kappa"]
+        )
+    _flags_replace(wanted, kinds_of)
+    # The submitting worker's aggregates now; co-annotators' move with their own next
+    # submission (their agreement changed only through this one annotation).
+    worker_standing_update(project=project, worker_id=assignment.worker_id, policy=policy)
     return list(QualityFlag.objects.filter(annotation=annotation).values_list("kind", flat=True))
 
 
@@ -184,18 +221,21 @@ def worker_standing_update(*, project, worker_id: int, policy=None) -> ProjectWo
     policy = policy or quality_policy_get(project)
     figures = [
         SubmissionFigures(*row)
-        for row in SubmissionCheck.objects.filter(project=project, worker_id=worker_id).values_list(
-            "highlighted", "seconds", "stopword_share", "majority_kappa"
-        )
+        for row in SubmissionCheck.objects.filter(project=project, worker_id=worker_id)
+        .order_by("-annotation_id")
+        .values_list("highlighted", "seconds", "stopword_share", "majority_kappa")[
+            :AGGREGATE_WINDOW
+        ]
     ]
     aggregates = worker_aggregates(figures)
     warnings, blocks = worker_assessment(aggregates, _limits(policy))
     standing = ProjectWorker.objects.filter(project=project, worker_id=worker_id).first()
     if standing is None:
         return None
-    ProjectWorker.objects.filter(pk=standing.pk).update(
-        aggregates=aggregates, warnings=warnings + blocks
-    )
+    if standing.aggregates != aggregates or standing.warnings != warnings + blocks:
+        ProjectWorker.objects.filter(pk=standing.pk).update(
+            aggregates=aggregates, warnings=warnings + blocks
+        )
     if blocks and policy.auto_block and standing.status != QualificationStatus.BLOCKED:
         standing = project_worker_block(
             project=project,

@@ -10,6 +10,7 @@ from django.db.models import Count
 
 from annotate.models import Annotation, Assignment, AssignmentStatus
 from annotate.services import annotation_submit, assignment_next
+from annotate.services.assignments import fill_rows_rebuild
 from tests.annotate.workflow_helpers import make_project
 from tests.factories import UserFactory
 
@@ -66,3 +67,67 @@ def test_fifty_concurrent_workers(postgres_only):
     assert max(row["n"] for row in per_worker_item) == 1
     assert sorted(acknowledged) == sorted(Annotation.objects.values_list("pk", flat=True))
     assert len(acknowledged) == 120
+    assert fill_rows_rebuild(project=project) == 0, "fill counters drifted under concurrency"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_expiry_and_reissue_under_load_never_overfill(postgres_only):
+    """Leases of one second: slow workers lose theirs while others take the slot; a late
+    submit is kept only if the quota still has room. No cell ever exceeds its quota."""
+    from config.exceptions import ConflictError
+
+    project = make_project(items=6, variants=("a",), quota=2, lease_seconds=1)
+    workers = [UserFactory(username=f"e{n}") for n in range(16)]
+    outcomes: list[str] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(workers))
+
+    def work(n, worker):
+        try:
+            barrier.wait()
+            for _ in range(4):
+                lease = assignment_next(project=project, worker=worker)
+                if lease is None:
+                    break
+                if n % 3 == 0:
+                    time.sleep(1.2)  # slow: the lease expires before the submit
+                try:
+                    result = annotation_submit(
+                        assignment_id=lease.pk,
+                        worker=worker,
+                        client_uuid=uuid.uuid4(),
+                        rationale_sets=[
+                            [
+                                {
+                                    "docid": lease.item.documents.get().docid,
+                                    "start_token": 0,
+                                    "end_token": 1,
+                                }
+                            ]
+                        ],
+                    )
+                    outcome = "late" if result.late else "on time"
+                except ConflictError:
+                    outcome = "refused"
+                with lock:
+                    outcomes.append(outcome)
+        except Exception as exc:  # collected and asserted below
+            with lock:
+                errors.append(f"{type(exc).__name__}: {exc}")
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(n, w)) for n, w in enumerate(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+
+    assert errors == []
+    submitted = Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED)
+    per_cell = submitted.values("item", "variant").annotate(n=Count("pk"))
+    assert max(row["n"] for row in per_cell) <= 2
+    assert "late" in outcomes or "refused" in outcomes  # expiry really happened
+    assert fill_rows_rebuild(project=project) == 0

@@ -9,6 +9,7 @@ from annotate.models import (
     ImportJob,
     InstructionVariant,
     Item,
+    ItemDocument,
     Project,
     ProjectMembership,
     Role,
@@ -40,12 +41,23 @@ def project_get_for_user(*, project_id: int, user, roles: tuple[str, ...] | None
     Non-members get NotFound, so that project ids do not leak; members without the
     role get PermissionDenied.
     """
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None:
-        raise NotFoundError("project not found")
-    held = project_roles_of_user(project=project, user=user)
-    if not held:
-        raise NotFoundError("project not found")
+    if user.is_authenticated and not user.is_superuser:
+        # One query for the project and the caller's roles in it (this runs on every call).
+        memberships = list(
+            ProjectMembership.objects.filter(project_id=project_id, user=user).select_related(
+                "project"
+            )
+        )
+        if not memberships:
+            raise NotFoundError("project not found")
+        project, held = memberships[0].project, {m.role for m in memberships}
+    else:
+        project = Project.objects.filter(pk=project_id).first()
+        if project is None:
+            raise NotFoundError("project not found")
+        held = project_roles_of_user(project=project, user=user)
+        if not held:
+            raise NotFoundError("project not found")
     if roles is not None and not held.intersection(roles):
         raise PermissionDeniedError(
             f"this needs the {' or '.join(roles)} role in project {project.name!r}"
@@ -77,6 +89,22 @@ def item_list(*, project: Project) -> QuerySet[Item]:
         .annotate(reference_set_count=Count("reference_sets", distinct=True))
         .order_by("id")
     )
+
+
+def assignment_with_item_documents(assignment: Assignment, *, project, variant) -> Assignment:
+    """Attach the item and its documents to a just-leased assignment in one query, for
+    the annotator's response (the project and variant are already loaded)."""
+    links = list(
+        ItemDocument.objects.filter(item_id=assignment.item_id)
+        .select_related("document", "item")
+        .order_by("position")
+    )
+    item = links[0].item if links else Item.objects.get(pk=assignment.item_id)
+    item.project = project
+    item._prefetched_objects_cache = {"item_documents": links}
+    assignment.item = item
+    assignment.variant = variant
+    return assignment
 
 
 def assignment_get_for_worker(*, assignment_id: int, worker) -> Assignment:

@@ -111,7 +111,10 @@ def _variant_for_worker(project: Project, worker) -> InstructionVariant:
     # First visit. Lock the project so concurrent first visits see each other's bindings
     # (balance holds), in a transaction of its own so the lock is held only this long.
     with transaction.atomic():
-        project = Project.objects.select_for_update().get(pk=project.pk)
+        # NO KEY UPDATE: serializes first visits but lets other transactions insert rows
+        # that reference the project meanwhile (a plain FOR UPDATE blocks their foreign-key
+        # checks, which deadlocked against leasing under load).
+        project = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
         binding = (
             WorkerVariantBinding.objects.filter(project=project, worker=worker)
             .select_related("variant")
@@ -161,7 +164,7 @@ def fill_rows_sync(*, project: Project, variant: InstructionVariant) -> int:
     datasets imported, and again whenever "next" finds nothing, as a safety net. The
     variant row is locked, so concurrent callers create the rows once, one after another."""
     with transaction.atomic():
-        InstructionVariant.objects.select_for_update().filter(pk=variant.pk).first()
+        InstructionVariant.objects.select_for_update(no_key=True).filter(pk=variant.pk).first()
         return _fill_rows_create(project, variant)
 
 
@@ -425,20 +428,22 @@ def annotation_submit(
     time_spent_ms: int = 0,
 ) -> SubmitResult:
     """Store a submission exactly once. A retry with the same client_uuid returns the
-    stored annotation; a submit after the lease expired is kept if the quota has room."""
-    replay = _replay(client_uuid, worker)
-    if replay is not None:
-        return replay
+    stored annotation (found under the assignment's row lock, or through the unique
+    client_uuid when it names another assignment); a submit after the lease expired is
+    kept if the quota has room."""
     try:
         with transaction.atomic():
             result = _submit(
                 assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms
             )
-            annotation_id = result.annotation.pk
-            transaction.on_commit(
-                lambda: annotation_submitted.send(sender=Annotation, annotation_id=annotation_id),
-                robust=True,
-            )
+            if not result.replayed:
+                annotation_id = result.annotation.pk
+                transaction.on_commit(
+                    lambda: annotation_submitted.send(
+                        sender=Annotation, annotation_id=annotation_id
+                    ),
+                    robust=True,
+                )
             return result
     except IntegrityError:
         # A concurrent retry of the same submission won the race: answer as a replay.
@@ -454,6 +459,9 @@ def _submit(
     assignment = _owned(assignment_id, worker, lock=True)
     project = assignment.item.project
     if assignment.status == AssignmentStatus.SUBMITTED:
+        stored = Annotation.objects.filter(assignment=assignment).first()
+        if stored is not None and stored.client_uuid == client_uuid:
+            return SubmitResult(annotation=stored, replayed=True)
         raise ConflictError("this assignment was already submitted with another submission id")
     if assignment.status == AssignmentStatus.SKIPPED:
         raise ConflictError("this assignment was skipped; it cannot be submitted")

@@ -257,7 +257,7 @@ class _ProjectWriter:
 
 
 def _lock_project(project: Project) -> Project:
-    return Project.objects.select_for_update().get(pk=project.pk)
+    return Project.objects.select_for_update(no_key=True).get(pk=project.pk)
 
 
 def _adopt_labels(project: Project, labels: list[str], summary: ImportSummary) -> None:

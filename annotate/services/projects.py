@@ -65,7 +65,7 @@ def project_update_policy(*, project: Project, **changes) -> Project:
     unknown = set(changes) - set(POLICY_FIELDS)
     if unknown:
         raise ApplicationError(f"cannot change {', '.join(sorted(unknown))} here")
-    project = Project.objects.select_for_update().get(pk=project.pk)
+    project = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
     if "allocation_seed" in changes and project.variant_bindings.exists():
         raise ApplicationError(
             "the allocation seed is fixed once workers have been allocated to variants"

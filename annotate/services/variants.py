@@ -61,7 +61,7 @@ def variant_create(
 def variant_update(*, variant: InstructionVariant, **changes) -> InstructionVariant:
     """Edit a variant. Once an assignment has used it, it is frozen: the edit becomes a new
     version, the old one is retired and workers bound to it move to the new one."""
-    variant = InstructionVariant.objects.select_for_update().get(pk=variant.pk)
+    variant = InstructionVariant.objects.select_for_update(no_key=True).get(pk=variant.pk)
     if "examples" in changes:
         _check_examples(changes["examples"])
     allowed = {"text", "granularity", "examples", "active"}

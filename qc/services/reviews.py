@@ -32,7 +32,7 @@ def review_submit(
     """Record one reviewer's scores. The annotation row is locked, so concurrent reviews
     are counted one after the other and the verdict is computed exactly once."""
     annotation = (
-        Annotation.objects.select_for_update(of=("self",))
+        Annotation.objects.select_for_update(of=("self",), no_key=True)
         .select_related("assignment__item__project", "assignment__worker")
         .filter(pk=annotation_id)
         .first()

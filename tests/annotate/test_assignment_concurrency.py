@@ -43,6 +43,7 @@ def test_fifty_concurrent_workers(postgres_only):
                     worker=worker,
                     client_uuid=uuid.uuid4(),
                     rationale_sets=[[{"docid": docid, "start_token": 0, "end_token": 2}]],
+                    time_spent_ms=30_000,  # a realistic time: too-fast work gets blocked
                 )
                 with lock:
                     acknowledged.append(result.annotation.pk)
@@ -107,6 +108,7 @@ def test_expiry_and_reissue_under_load_never_overfill(postgres_only):
                                 }
                             ]
                         ],
+                        time_spent_ms=30_000,
                     )
                     outcome = "late" if result.late else "on time"
                 except ConflictError:

@@ -116,3 +116,15 @@ def test_a_worker_who_finds_nothing_sweeps_expired_leases_at_once(db):
 
     assert taken is not None and taken.item_id == lease.item_id
     assert_exact(project)
+
+
+def test_the_rebuild_command_names_what_it_corrected(db, capsys):
+    from django.core.management import call_command
+
+    project = make_project(items=1, quota=1)
+    lease = assignment_next(project=project, worker=UserFactory())
+    ItemVariantFill.objects.filter(item=lease.item).update(live=0)
+
+    call_command("fill_counters_rebuild", str(project.pk))
+
+    assert f"{project.name}: 1 counter(s) corrected" in capsys.readouterr().out

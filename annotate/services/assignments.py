@@ -19,7 +19,8 @@ from datetime import timedelta
 
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.gates import work_refusal
@@ -176,11 +177,14 @@ def project_fill_rows_sync(*, project: Project) -> int:
 
 
 def _fill_rows_create(project: Project, variant: InstructionVariant) -> int:
-    missing = list(
-        Item.objects.filter(project=project)
-        .exclude(Exists(ItemVariantFill.objects.filter(item=OuterRef("pk"), variant=variant)))
-        .values_list("pk", flat=True)
-    )
+    # Two plain scans and a set difference: an anti-join here met a freshly imported
+    # table without statistics and PostgreSQL planned it as a nested loop over both.
+    have = set(ItemVariantFill.objects.filter(variant=variant).values_list("item_id", flat=True))
+    missing = [
+        pk
+        for pk in Item.objects.filter(project=project).order_by().values_list("pk", flat=True)
+        if pk not in have
+    ]
     created = 0
     for start in range(0, len(missing), 5000):
         chunk = missing[start : start + 5000]
@@ -197,17 +201,30 @@ def _fill_rows_create(project: Project, variant: InstructionVariant) -> int:
 def fill_rows_rebuild(*, project: Project) -> int:
     """Recount every fill row of the project from its assignments (a repair tool; the
     counters are kept exact by the services). Returns how many rows were corrected."""
-    corrected = 0
+    actual = Coalesce(
+        Subquery(
+            Assignment.objects.filter(
+                LIVE_ASSIGNMENT, item=OuterRef("item_id"), variant=OuterRef("variant_id"), round=1
+            )
+            .values("item")
+            .annotate(n=Count("pk"))
+            .values("n")[:1],
+            output_field=IntegerField(),
+        ),
+        Value(0),
+    )
     with transaction.atomic():
         for variant in InstructionVariant.objects.filter(project=project):
             fill_rows_sync(project=project, variant=variant)
-            live = _live_counts(variant)
-            for fill in ItemVariantFill.objects.select_for_update().filter(variant=variant):
-                if fill.live != live.get(fill.item_id, 0):
-                    fill.live = live.get(fill.item_id, 0)
-                    fill.save(update_fields=["live"])
-                    corrected += 1
-    return corrected
+        wrong = list(
+            ItemVariantFill.objects.filter(variant__project=project)
+            .annotate(actual=actual)
+            .exclude(live=F("actual"))
+            .values_list("pk", flat=True)
+        )
+        for start in range(0, len(wrong), 5000):
+            ItemVariantFill.objects.filter(pk__in=wrong[start : start + 5000]).update(live=actual)
+    return len(wrong)
 
 
 def _next_fill(project: Project, worker, variant: InstructionVariant) -> ItemVariantFill | None:

@@ -158,6 +158,7 @@ def hot_queries(project, worker, variant):
     some_item = Assignment.objects.filter(item__project=project).values_list("item_id", flat=True)[
         0
     ]
+    own_assignment = Assignment.objects.filter(worker=worker).values_list("pk", flat=True)[0]
     return {
         "roles and project": ProjectMembership.objects.filter(
             project_id=project.pk, user=worker
@@ -193,7 +194,7 @@ def hot_queries(project, worker, variant):
         ),
         "submit: own assignment": Assignment.objects.select_related(
             "item__project", "variant"
-        ).filter(pk=Assignment.objects.filter(worker=worker).values("pk")[:1], worker=worker),
+        ).filter(pk=own_assignment, worker=worker),
         "retry lookup": Annotation.objects.filter(
             client_uuid="00000000-0000-0000-0000-000000000000"
         ),

@@ -208,6 +208,7 @@ def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
 class Client:
     def __init__(self, port: int, username: str):
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.reconnects = 0
         self.cookies: dict[str, str] = {}
         for attempt in range(3):  # fifty logins at once can outlast a keep-alive connection
             try:
@@ -224,8 +225,17 @@ class Client:
         headers = dict(headers or {})
         if self.cookies:
             headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        self.conn.request(method, path, body=body, headers=headers)
-        response = self.conn.getresponse()
+        try:
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            # The server closed this kept-alive connection (a gunicorn worker recycled
+            # after max_requests): reconnect and send again, as browsers do. Safe here:
+            # "next" returns the open lease and a submit carries its client UUID.
+            self.reconnects += 1
+            self.conn.close()
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
         data = response.read()
         self.last_retry_after = response.headers.get("Retry-After", "")
         for header in response.headers.get_all("Set-Cookie") or []:
@@ -304,6 +314,7 @@ def run_client(args) -> dict:
             out["sent"].append((lease["id"], body))
         else:
             out["errors"][f"submit {status}"] = out["errors"].get(f"submit {status}", 0) + 1
+    out["reconnects"] = client.reconnects
     return out
 
 
@@ -383,6 +394,11 @@ def main() -> None:
                 results = pool.map(run_client, jobs)
             elapsed = args.seconds
             late = sum(r["late_start"] for r in results)
+            reconnects = sum(r.get("reconnects", 0) for r in results)
+            if reconnects:
+                print(
+                    f"note: {reconnects} request(s) resent after the server closed a kept-alive connection"
+                )
             if late:
                 print(f"warning: {late} client(s) were still logging in when the phase started")
             nexts = [x for r in results for x in r["next"]]

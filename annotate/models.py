@@ -446,7 +446,27 @@ def import_upload_path(job: ImportJob, filename: str) -> str:
     return f"imports/project-{job.project_id}/{uuid.uuid4().hex}-{filename}"
 
 
-class ImportJob(models.Model):
+class BackgroundJob(models.Model):
+    """What every background job records besides its status: its phase and progress, how
+    it ended, and the heartbeat its worker writes while it runs (a running job whose
+    heartbeat stops has lost its worker)."""
+
+    phase = models.CharField(max_length=32, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at"]
+
+
+class ImportJob(BackgroundJob):
     """A dataset import run in the background; the page polls status and progress."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
@@ -457,20 +477,7 @@ class ImportJob(models.Model):
     source_name = models.CharField(max_length=255)
     upload = models.FileField(upload_to=import_upload_path, max_length=500)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
-    phase = models.CharField(max_length=32, blank=True)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     problems = models.JSONField(default=list, blank=True)
-    summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Written by the running worker; a running job whose heartbeat stops has lost its worker.
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"import {self.pk} of {self.source_name} ({self.status})"

@@ -3,6 +3,8 @@
 from django.conf import settings
 from django.db import models
 
+from annotate.models import BackgroundJob, JobStatus
+
 
 class ExportStatus(models.TextChoices):
     PENDING = "pending", "Pending"
@@ -12,7 +14,7 @@ class ExportStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
-class Export(models.Model):
+class Export(BackgroundJob):
     project = models.ForeignKey(
         "annotate.Project", on_delete=models.CASCADE, related_name="exports"
     )
@@ -23,35 +25,19 @@ class Export(models.Model):
     status = models.CharField(
         max_length=16, choices=ExportStatus.choices, default=ExportStatus.PENDING
     )
-    phase = models.CharField(max_length=32, blank=True)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
     # Relative to MEDIA_ROOT; set only when the complete file is in place.
     file_path = models.CharField(max_length=500, blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
     size_bytes = models.BigIntegerField(null=True, blank=True)
     datasheet = models.JSONField(null=True, blank=True)
-    summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Written by the running worker; a running job whose heartbeat stops has lost its worker.
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"export {self.pk} of {self.project} ({self.status})"
 
 
-class RunStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
+# An explainer run has the import job's states.
+RunStatus = JobStatus
 
 
 class ExplainerRun(models.Model):

@@ -1,8 +1,8 @@
 """Recount a project's fill counters (what "next item" searches) from its assignments."""
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from annotate.models import Project
+from annotate.management.arguments import project_from_argument
 from annotate.services.assignments import fill_rows_rebuild
 
 
@@ -13,10 +13,6 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project name or numeric id")
 
     def handle(self, *args, project: str, **options):
-        found = Project.objects.filter(name=project).first()
-        if found is None and project.isdigit():
-            found = Project.objects.filter(pk=int(project)).first()
-        if found is None:
-            raise CommandError(f"no project named {project!r}")
+        found = project_from_argument(project)
         corrected = fill_rows_rebuild(project=found)
         self.stdout.write(f"{found.name}: {corrected} counter(s) corrected")

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.models import ImportFormat, Project
+from annotate.management.arguments import project_from_argument
+from annotate.models import ImportFormat
 from annotate.services import dataset_import
 from rationale_metrics.problems import DataValidationError
 
@@ -17,11 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=ImportFormat.values, dest="source_format")
 
     def handle(self, *args, project: str, path: str, source_format: str | None, **options):
-        found = Project.objects.filter(name=project).first()
-        if found is None and project.isdigit():
-            found = Project.objects.filter(pk=int(project)).first()
-        if found is None:
-            raise CommandError(f"no project named {project!r}")
+        found = project_from_argument(project)
 
         def show(phase: str, done: int, total: int) -> None:
             if options["verbosity"] >= 2:

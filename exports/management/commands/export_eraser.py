@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.models import Project
+from annotate.management.arguments import project_from_argument
 from config.exceptions import ApplicationError
 from exports.params import AGGREGATIONS, LAYOUTS, SELECTIONS, export_params_from
 from exports.services import export_build, export_write_datasheet
@@ -40,11 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--layout", choices=LAYOUTS, default="docs")
 
     def handle(self, *args, project, out, **options):
-        found = Project.objects.filter(name=project).first()
-        if found is None and project.isdigit():
-            found = Project.objects.filter(pk=int(project)).first()
-        if found is None:
-            raise CommandError(f"no project named {project!r}")
+        found = project_from_argument(project)
         target = Path(out)
         if target.exists():
             raise CommandError(f"{target} already exists; choose a new path")

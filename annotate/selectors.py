@@ -184,3 +184,15 @@ def variant_get(*, project: Project, variant_id: int) -> InstructionVariant:
     if variant is None:
         raise NotFoundError("variant not found")
     return variant
+
+
+def item_token_texts(item: Item) -> tuple[list[str], dict[str, int]]:
+    """The item's token texts, documents concatenated in order, and each docid's offset."""
+    texts: list[str] = []
+    offsets: dict[str, int] = {}
+    for link in (
+        ItemDocument.objects.filter(item=item).select_related("document").order_by("position")
+    ):
+        offsets[link.document.docid] = len(texts)
+        texts.extend(link.document.token_texts())
+    return texts, offsets

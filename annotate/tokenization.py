@@ -101,3 +101,9 @@ def tokenize_texts(
 
 def tokenize_text(text: str, *, language: str) -> Tokenized:
     return next(tokenize_texts([text], language=language))
+
+
+@lru_cache(maxsize=8)
+def stop_words(language: str) -> frozenset[str]:
+    """spaCy's stop words for a project language."""
+    return frozenset(spacy.util.get_lang_class(language).Defaults.stop_words)

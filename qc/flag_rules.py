@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import median
 
+from rationale_metrics.agreement import is_punctuation
+
 EMPTY = "empty"
 TOO_FAST = "too_fast"
 STOPWORDS = "stopwords"
@@ -32,10 +34,6 @@ class Flag:
     kind: str
     value: float | None
     detail: str
-
-
-def is_punctuation(token: str) -> bool:
-    return bool(token) and not any(ch.isalnum() for ch in token)
 
 
 def stopword_share(token_texts: list[str], chosen: set[int], stop_words: set[str]) -> float | None:

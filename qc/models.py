@@ -10,6 +10,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from qc.flag_rules import FlagThresholds, WorkerLimits
+
 
 class ReportStatus(models.TextChoices):
     NONE = "none", "Not computed"
@@ -150,6 +152,27 @@ class QualityPolicy(models.Model):
 
     def __str__(self) -> str:
         return f"quality policy of {self.project}"
+
+    def flag_thresholds(self) -> FlagThresholds:
+        return FlagThresholds(
+            min_seconds=self.min_seconds,
+            max_stopword_share=self.max_stopword_share,
+            first_k_tokens=self.first_k_tokens,
+            min_coannotator_kappa=self.min_coannotator_kappa,
+        )
+
+    def worker_limits(self) -> WorkerLimits:
+        return WorkerLimits(
+            min_annotations=self.aggregate_min_annotations,
+            warn_median_seconds=self.warn_median_seconds,
+            block_median_seconds=self.block_median_seconds,
+            warn_empty_rate=self.warn_empty_rate,
+            block_empty_rate=self.block_empty_rate,
+            warn_stopword_share=self.warn_stopword_share,
+            block_stopword_share=self.block_stopword_share,
+            warn_majority_kappa=self.warn_majority_kappa,
+            block_majority_kappa=self.block_majority_kappa,
+        )
 
 
 class GoldItem(models.Model):

@@ -271,6 +271,10 @@ def majority_agreement(item_annotations: list[np.ndarray]) -> dict:
 # ---------------------------------------------------------------- what annotations look like
 
 
+def is_punctuation(token: str) -> bool:
+    return bool(token) and not any(ch.isalnum() for ch in token)
+
+
 def annotation_statistics(
     annotations: list[tuple[list[str], set[int], float]], stop_words: set[str]
 ) -> dict:
@@ -287,7 +291,7 @@ def annotation_statistics(
             empty += 1
             continue
         words = [tokens[i] for i in chosen]
-        punctuation = sum(1 for w in words if w and all(not ch.isalnum() for ch in w))
+        punctuation = sum(1 for w in words if is_punctuation(w))
         stop = sum(1 for w in words if w.lower() in stop_words)
         stop_shares.append(stop / len(words))
         punct_shares.append(punctuation / len(words))

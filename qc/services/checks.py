@@ -7,22 +7,19 @@ submit stays fast; every step is idempotent, so a retried task changes nothing.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 from django.db import transaction
-from spacy.util import get_lang_class
 
-from annotate.models import Annotation, AssignmentStatus, Item, ItemDocument, RationaleSpan
+from annotate.models import Annotation, AssignmentStatus, RationaleSpan
+from annotate.selectors import item_token_texts
+from annotate.tokenization import stop_words as language_stop_words
 from qc.flag_rules import (
     EMPTY,
     FIRST_TOKENS,
     LOW_AGREEMENT,
     STOPWORDS,
     TOO_FAST,
-    FlagThresholds,
     SubmissionFigures,
-    WorkerLimits,
     low_agreement_flag,
     stopword_share,
     submission_flags,
@@ -41,23 +38,6 @@ SUBMISSION_FLAG_KINDS = (EMPTY, TOO_FAST, STOPWORDS, FIRST_TOKENS)
 AGGREGATE_WINDOW = 200
 
 
-@lru_cache(maxsize=8)
-def stop_words_for(language: str) -> frozenset[str]:
-    return frozenset(get_lang_class(language).Defaults.stop_words)
-
-
-def item_token_texts(item: Item) -> tuple[list[str], dict[str, int]]:
-    """The item's token texts, documents concatenated in order, and each docid's offset."""
-    texts: list[str] = []
-    offsets: dict[str, int] = {}
-    for link in (
-        ItemDocument.objects.filter(item=item).select_related("document").order_by("position")
-    ):
-        offsets[link.document.docid] = len(texts)
-        texts.extend(link.document.token_texts())
-    return texts, offsets
-
-
 def _chosen_by_annotation(annotation_ids, offsets) -> dict[int, set[int]]:
     chosen: dict[int, set[int]] = {a: set() for a in annotation_ids}
     for annotation_id, docid, start, end in RationaleSpan.objects.filter(
@@ -66,29 +46,6 @@ def _chosen_by_annotation(annotation_ids, offsets) -> dict[int, set[int]]:
         base = offsets[docid]
         chosen[annotation_id].update(range(base + start, base + end))
     return chosen
-
-
-def _thresholds(policy) -> FlagThresholds:
-    return FlagThresholds(
-        min_seconds=policy.min_seconds,
-        max_stopword_share=policy.max_stopword_share,
-        first_k_tokens=policy.first_k_tokens,
-        min_coannotator_kappa=policy.min_coannotator_kappa,
-    )
-
-
-def _limits(policy) -> WorkerLimits:
-    return WorkerLimits(
-        min_annotations=policy.aggregate_min_annotations,
-        warn_median_seconds=policy.warn_median_seconds,
-        block_median_seconds=policy.block_median_seconds,
-        warn_empty_rate=policy.warn_empty_rate,
-        block_empty_rate=policy.block_empty_rate,
-        warn_stopword_share=policy.warn_stopword_share,
-        block_stopword_share=policy.block_stopword_share,
-        warn_majority_kappa=policy.warn_majority_kappa,
-        block_majority_kappa=policy.block_majority_kappa,
-    )
 
 
 def _flags_replace(wanted: dict[int, list], kinds_of: dict[int, tuple]) -> None:
@@ -142,9 +99,9 @@ def annotation_quality_check(*, annotation_id: int) -> list[str]:
     assignment = annotation.assignment
     item, project = assignment.item, assignment.item.project
     policy = quality_policy_get(project)
-    thresholds = _thresholds(policy)
+    thresholds = policy.flag_thresholds()
     texts, offsets = item_token_texts(item)
-    stop_words = stop_words_for(project.language)
+    stop_words = language_stop_words(project.language)
 
     # Co-annotators: the same item, variant and round.
     group = list(
@@ -228,7 +185,7 @@ def worker_standing_update(*, project, worker_id: int, policy=None) -> ProjectWo
         ]
     ]
     aggregates = worker_aggregates(figures)
-    warnings, blocks = worker_assessment(aggregates, _limits(policy))
+    warnings, blocks = worker_assessment(aggregates, policy.worker_limits())
     standing = ProjectWorker.objects.filter(project=project, worker_id=worker_id).first()
     if standing is None:
         return None

@@ -8,10 +8,12 @@ from django.utils import timezone
 
 from annotate.gates import WorkRefusal
 from annotate.models import Item, Project, RationaleSpan
+from annotate.selectors import item_token_texts
 from annotate.services import rationale_sets_validate
+from annotate.tokenization import stop_words
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from qc.cohorts import cohort_of
-from qc.flag_rules import FlagThresholds, submission_flags
+from qc.flag_rules import submission_flags
 from qc.models import (
     AuditAction,
     GoldItem,
@@ -267,22 +269,14 @@ def _tokens_of(cleaned) -> dict[str, list[int]]:
 
 
 def _answer_flags(item: Item, tokens: dict[str, list[int]], seconds: float, policy) -> list[str]:
-    from qc.services.checks import item_token_texts, stop_words_for
-
     texts, offsets = item_token_texts(item)
     chosen = {offsets[docid] + t for docid, ids in tokens.items() for t in ids}
-    thresholds = FlagThresholds(
-        min_seconds=policy.min_seconds,
-        max_stopword_share=policy.max_stopword_share,
-        first_k_tokens=policy.first_k_tokens,
-        min_coannotator_kappa=policy.min_coannotator_kappa,
-    )
     flags = submission_flags(
         token_texts=texts,
         chosen=chosen,
         seconds=seconds,
-        stop_words=stop_words_for(item.project.language),
-        thresholds=thresholds,
+        stop_words=stop_words(item.project.language),
+        thresholds=policy.flag_thresholds(),
     )
     return [f.detail for f in flags]
 

@@ -4,6 +4,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotate.models import (
     LIVE_ASSIGNMENT,
+    Annotation,
     Assignment,
     AssignmentStatus,
     ImportJob,
@@ -196,3 +197,17 @@ def item_token_texts(item: Item) -> tuple[list[str], dict[str, int]]:
         offsets[link.document.docid] = len(texts)
         texts.extend(link.document.token_texts())
     return texts, offsets
+
+
+def annotation_set_tokens(annotation: Annotation) -> list[dict]:
+    """An annotation's rationale sets in order: id, position, and the highlighted token
+    indexes per document (spans expanded)."""
+    sets = []
+    for rset in annotation.rationale_sets.order_by("position").prefetch_related("spans__document"):
+        tokens: dict[str, list[int]] = {}
+        for span in rset.spans.all():
+            tokens.setdefault(span.document.docid, []).extend(
+                range(span.start_token, span.end_token)
+            )
+        sets.append({"id": rset.pk, "position": rset.position, "tokens": tokens})
+    return sets

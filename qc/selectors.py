@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from django.db.models import Count
 
 from annotate.models import Annotation, Assignment, AssignmentStatus, Project, RationaleSpan
+from annotate.selectors import annotation_set_tokens
 from annotate.serializers import item_for_annotator
 from config.exceptions import NotFoundError
 from qc.models import (
@@ -82,16 +83,6 @@ def annotation_project_id(*, annotation_id: int) -> int:
     return project_id
 
 
-def _sets_of(annotation: Annotation) -> list[dict]:
-    sets = []
-    for rset in annotation.rationale_sets.order_by("position").prefetch_related("spans__document"):
-        tokens: dict[str, list[int]] = defaultdict(list)
-        for span in rset.spans.all():
-            tokens[span.document.docid].extend(range(span.start_token, span.end_token))
-        sets.append({"id": rset.pk, "position": rset.position, "tokens": dict(tokens)})
-    return sets
-
-
 def _union(sets: list[dict]) -> dict[str, set[int]]:
     union: dict[str, set[int]] = defaultdict(set)
     for rset in sets:
@@ -161,11 +152,11 @@ def review_detail(*, annotation_id: int, reviewer) -> dict:
         raise NotFoundError("annotation not found")
     assignment = annotation.assignment
     project = assignment.item.project
-    sets = _sets_of(annotation)
+    sets = annotation_set_tokens(annotation)
     history = [
         {
             "round": earlier.assignment.round,
-            "sets": _sets_of(earlier),
+            "sets": annotation_set_tokens(earlier),
             "verdict": _verdict_of(earlier),
             "reviews": _reviews_of(earlier),
         }
@@ -233,7 +224,7 @@ def revision_feedback(*, assignment_id: int, worker) -> dict:
         "verdict": _verdict_of(previous),
         "thresholds": _thresholds(assignment.item.project),
         "reviews": _reviews_of(previous),
-        "previous_sets": _sets_of(previous),
+        "previous_sets": annotation_set_tokens(previous),
     }
 
 

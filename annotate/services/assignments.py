@@ -38,6 +38,7 @@ from annotate.models import (
     RationaleSpan,
     WorkerVariantBinding,
 )
+from annotate.selectors import annotation_set_tokens
 from annotate.signals import annotation_submitted
 from config.exceptions import (
     ApplicationError,
@@ -547,14 +548,10 @@ def assignment_revision_create(*, annotation: Annotation) -> Assignment:
     variant, slot), opened with the previous highlights as the draft. Revisions do not
     expire; the unique (item, worker, round) makes a second one for a round impossible."""
     previous = annotation.assignment
-    draft_sets = []
-    for rset in annotation.rationale_sets.order_by("position").prefetch_related("spans__document"):
-        tokens: dict[str, list[int]] = {}
-        for span in rset.spans.all():
-            tokens.setdefault(span.document.docid, []).extend(
-                range(span.start_token, span.end_token)
-            )
-        draft_sets.append([[docid, sorted(ids)] for docid, ids in tokens.items()])
+    draft_sets = [
+        [[docid, sorted(ids)] for docid, ids in rset["tokens"].items()]
+        for rset in annotation_set_tokens(annotation)
+    ]
     now = timezone.now()
     return Assignment.objects.create(
         item=previous.item,

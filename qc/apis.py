@@ -33,8 +33,8 @@ REPORT_ROLES = (Role.ADMIN, Role.RESEARCHER)
 CSV_TABLES = ("variants", "workers", "matrix", "permutation_tests", "cohorts", "cohort_matrix")
 
 
-def _project(request, project_id: int):
-    return project_get_for_user(project_id=project_id, user=request.user, roles=REPORT_ROLES)
+def _project_as(request, project_id: int, roles):
+    return project_get_for_user(project_id=project_id, user=request.user, roles=roles)
 
 
 def _payload(report, stale: bool) -> dict:
@@ -52,14 +52,14 @@ def _payload(report, stale: bool) -> dict:
 class AgreementReportApi(APIView):
     @extend_schema(responses=dict)
     def get(self, request, project_id: int):
-        report, stale = agreement_report_get(project=_project(request, project_id))
+        report, stale = agreement_report_get(project=_project_as(request, project_id, REPORT_ROLES))
         return Response(_payload(report, stale))
 
 
 class AgreementRefreshApi(APIView):
     @extend_schema(request=None, responses={202: dict})
     def post(self, request, project_id: int):
-        project = _project(request, project_id)
+        project = _project_as(request, project_id, REPORT_ROLES)
         agreement_report_request(project=project)
         report, stale = agreement_report_get(project=project)
         return Response(_payload(report, stale), status=status.HTTP_202_ACCEPTED)
@@ -93,7 +93,7 @@ class AgreementCsvApi(APIView):
         responses={(200, "text/csv"): str},
     )
     def get(self, request, project_id: int):
-        report, _ = agreement_report_get(project=_project(request, project_id))
+        report, _ = agreement_report_get(project=_project_as(request, project_id, REPORT_ROLES))
         table = request.query_params.get("table", "variants")
         if table not in CSV_TABLES:
             raise ApplicationError(f"table: {table!r} is not one of {', '.join(CSV_TABLES)}")
@@ -114,10 +114,6 @@ class AgreementCsvApi(APIView):
 
 REVIEW_ROLES = (Role.REVIEWER, Role.ADMIN)
 ADMIN_ROLES = (Role.ADMIN,)
-
-
-def _project_as(request, project_id: int, roles):
-    return project_get_for_user(project_id=project_id, user=request.user, roles=roles)
 
 
 class ReviewNextApi(APIView):

@@ -30,3 +30,75 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def run_child(script: str, *args: str, env: dict | None = None) -> dict:
+    """Run `script --child ARGS` in a fresh process (so its peak RSS is its own) and
+    return the JSON object its last line of output prints."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run(
+        [sys.executable, script, "--child", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def wait_until_answers(port: int, path: str, process=None, attempts: int = 150) -> None:
+    """Poll http://127.0.0.1:port/path until it answers 200; fail if `process` exits."""
+    import http.client
+    import time
+
+    for _ in range(attempts):
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the process serving port {port} exited with {process.returncode}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"nothing answered 200 on port {port}{path}")
+
+
+def start_gunicorn(env: dict, port: int, *, ready_path: str = "/readyz"):
+    """gunicorn with config/gunicorn.conf.py on 127.0.0.1:port, in its own process group
+    (stop it with os.killpg), once `ready_path` answers."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "-c",
+            "config/gunicorn.conf.py",
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+        env={**env, "GUNICORN_BIND": f"127.0.0.1:{port}"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_until_answers(port, ready_path, server)
+    except RuntimeError:
+        import os
+        import signal
+
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+        raise
+    return server

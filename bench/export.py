@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import recreate_database
+from bench.common import recreate_database, run_child
 
 TOKENS = 40
 
@@ -202,19 +201,7 @@ def main() -> None:
     for size in args.sizes:
         recreate_database(args.database_url)
         env = {**os.environ, "DATABASE_URL": args.database_url, "DJANGO_DEBUG": "false"}
-        out = (
-            subprocess.run(
-                [sys.executable, __file__, "--child", str(size)],
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-                cwd=ROOT,
-            )
-            .stdout.strip()
-            .splitlines()[-1]
-        )
-        r = json.loads(out)
+        r = run_child(__file__, str(size), env=env)
         print(
             f"{r['items']:>8} {r['setup_s']:>8.1f} {r['export_s']:>9.1f} {r['items'] / r['export_s']:>9.0f} "
             f"{r['peak_rss_mb']:>12.0f} {r['zip_mb']:>7.1f}"

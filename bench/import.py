@@ -16,7 +16,6 @@ import json
 import os
 import random
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import recreate_database
+from bench.common import recreate_database, run_child
 
 
 def vocabulary(rng: random.Random, size: int = 30_000) -> tuple[list[str], list[float]]:
@@ -132,19 +131,7 @@ def main() -> None:
             bare_rate, _ = bare_tokenizer_rate(corpus)
             recreate_database(args.database_url)
             env = {**os.environ, "DATABASE_URL": args.database_url, "DJANGO_DEBUG": "false"}
-            out = (
-                subprocess.run(
-                    [sys.executable, __file__, "--child", str(corpus)],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                    cwd=ROOT,
-                )
-                .stdout.strip()
-                .splitlines()[-1]
-            )
-            result = json.loads(out)
+            result = run_child(__file__, str(corpus), env=env)
             rate = result["tokens"] / result["seconds"]
             print(
                 f"{size:>7} {result['tokens']:>10} {result['seconds']:>9.1f} {rate:>13,.0f} "

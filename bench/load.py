@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, recreate_database
+from bench.common import free_port, recreate_database, start_gunicorn
 
 DATABASE_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rw_bench_load"
@@ -173,36 +173,8 @@ def queued_checks(url: str) -> int:
 
 
 def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
-    env = {
-        **server_env(),
-        "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": str(workers),
-        "GUNICORN_THREADS": str(threads),
-    }
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "-c",
-            "config/gunicorn.conf.py",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    for _ in range(100):
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/readyz")
-            if conn.getresponse().status == 200:
-                return server
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not become ready")
+    env = {**server_env(), "GUNICORN_WORKERS": str(workers), "GUNICORN_THREADS": str(threads)}
+    return start_gunicorn(env, port)
 
 
 class Client:

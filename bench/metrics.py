@@ -17,7 +17,6 @@ import itertools
 import json
 import random
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.common import run_child
 
 SCALES = {
     # name: (instances, documents per instance, tokens per document, sentences per document)
@@ -162,21 +163,6 @@ def child(mode: str, root: Path) -> None:
     print(json.dumps({"seconds": seconds, "peak_rss_mb": peak}))
 
 
-def run_child(mode: str, root: Path) -> dict:
-    out = (
-        subprocess.run(
-            [sys.executable, __file__, "--child", mode, str(root)],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    return json.loads(out)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", nargs="+", choices=sorted(SCALES), default=list(SCALES))
@@ -193,8 +179,8 @@ def main() -> None:
         for scale in args.scales:
             root = Path(tmp) / scale
             generate(root, scale)
-            parse = run_child("parse", root)
-            score = run_child("score", root)
+            parse = run_child(__file__, "parse", str(root))
+            score = run_child(__file__, "score", str(root))
             print(
                 f"{scale:<20} {parse['seconds']:>8.2f} {parse['peak_rss_mb']:>9.0f} "
                 f"{score['seconds']:>8.2f} {score['peak_rss_mb']:>9.0f} "

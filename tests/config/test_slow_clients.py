@@ -12,33 +12,17 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from bench.common import free_port
+from bench.common import free_port, start_gunicorn, wait_until_answers
 from tests.conftest import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 NGINX = Path(os.environ.get("RW_NGINX", "/usr/sbin/nginx"))
 TEMPLATE = ROOT / "config" / "nginx" / "default.conf.template"
-
-
-def _wait_for(port: int, process: subprocess.Popen) -> None:
-    for _ in range(150):
-        if process.poll() is not None:
-            raise RuntimeError(f"process exited with {process.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing answered on port {port}")
 
 
 @pytest.fixture
@@ -53,27 +37,12 @@ def stack(tmp_path):
         "DJANGO_SECRET_KEY": "slow-client-test-" + "k" * 40,
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{database['NAME']}"),
-        "GUNICORN_BIND": f"127.0.0.1:{app_port}",
         "GUNICORN_WORKERS": "1",
         "GUNICORN_THREADS": "2",
         "LOG_LEVEL": "WARNING",
         "REQUEST_LOG_LEVEL": "WARNING",
     }
-    gunicorn = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi:application",
-            "-c",
-            "config/gunicorn.conf.py",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    gunicorn = start_gunicorn(env, app_port, ready_path="/healthz")
     server_block = (
         TEMPLATE.read_text()
         .replace("${NGINX_PORT}", f"127.0.0.1:{proxy_port}")
@@ -98,8 +67,7 @@ def stack(tmp_path):
         start_new_session=True,
     )
     try:
-        _wait_for(app_port, gunicorn)
-        _wait_for(proxy_port, nginx)
+        wait_until_answers(proxy_port, "/healthz", nginx)
         yield {"app": app_port, "proxy": proxy_port}
     finally:
         for process in (nginx, gunicorn):

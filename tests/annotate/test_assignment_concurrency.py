@@ -1,17 +1,16 @@
 """Fifty concurrent annotators on PostgreSQL: quotas hold, no repeats, nothing lost."""
 
-import threading
 import time
 import uuid
 
 import pytest
-from django.db import connection
 from django.db.models import Count
 
 from annotate.models import Annotation, Assignment, AssignmentStatus
 from annotate.services import annotation_submit, assignment_next
 from annotate.services.assignments import fill_rows_rebuild
 from tests.annotate.workflow_helpers import make_project
+from tests.concurrency import run_at_once
 from tests.factories import UserFactory
 
 WORKERS = 50
@@ -23,41 +22,26 @@ def test_fifty_concurrent_workers(postgres_only):
     project = make_project(items=20, variants=("a", "b"), quota=3)
     workers = [UserFactory(username=f"c{n}") for n in range(WORKERS)]
     acknowledged: list[int] = []
-    errors: list[str] = []
-    lock = threading.Lock()
-    barrier = threading.Barrier(WORKERS)
 
     def work(worker):
-        try:
-            barrier.wait()
-            misses = 0
-            while misses < 3:
-                lease = assignment_next(project=project, worker=worker)
-                if lease is None:
-                    misses += 1
-                    time.sleep(0.05)
-                    continue
-                docid = lease.item.documents.get().docid
-                result = annotation_submit(
-                    assignment_id=lease.pk,
-                    worker=worker,
-                    client_uuid=uuid.uuid4(),
-                    rationale_sets=[[{"docid": docid, "start_token": 0, "end_token": 2}]],
-                    time_spent_ms=30_000,  # a realistic time: too-fast work gets blocked
-                )
-                with lock:
-                    acknowledged.append(result.annotation.pk)
-        except Exception as exc:  # collected and asserted below
-            with lock:
-                errors.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            connection.close()
+        misses = 0
+        while misses < 3:
+            lease = assignment_next(project=project, worker=worker)
+            if lease is None:
+                misses += 1
+                time.sleep(0.05)
+                continue
+            docid = lease.item.documents.get().docid
+            result = annotation_submit(
+                assignment_id=lease.pk,
+                worker=worker,
+                client_uuid=uuid.uuid4(),
+                rationale_sets=[[{"docid": docid, "start_token": 0, "end_token": 2}]],
+                time_spent_ms=30_000,  # a realistic time: too-fast work gets blocked
+            )
+            acknowledged.append(result.annotation.pk)
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in workers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
+    errors = run_at_once(work, [(w,) for w in workers])
 
     assert errors == []
     submitted = Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED)
@@ -81,51 +65,28 @@ def test_expiry_and_reissue_under_load_never_overfill(postgres_only):
     project = make_project(items=6, variants=("a",), quota=2, lease_seconds=1)
     workers = [UserFactory(username=f"e{n}") for n in range(16)]
     outcomes: list[str] = []
-    errors: list[str] = []
-    lock = threading.Lock()
-    barrier = threading.Barrier(len(workers))
 
     def work(n, worker):
-        try:
-            barrier.wait()
-            for _ in range(4):
-                lease = assignment_next(project=project, worker=worker)
-                if lease is None:
-                    break
-                if n % 3 == 0:
-                    time.sleep(1.2)  # slow: the lease expires before the submit
-                try:
-                    result = annotation_submit(
-                        assignment_id=lease.pk,
-                        worker=worker,
-                        client_uuid=uuid.uuid4(),
-                        rationale_sets=[
-                            [
-                                {
-                                    "docid": lease.item.documents.get().docid,
-                                    "start_token": 0,
-                                    "end_token": 1,
-                                }
-                            ]
-                        ],
-                        time_spent_ms=30_000,
-                    )
-                    outcome = "late" if result.late else "on time"
-                except ConflictError:
-                    outcome = "refused"
-                with lock:
-                    outcomes.append(outcome)
-        except Exception as exc:  # collected and asserted below
-            with lock:
-                errors.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            connection.close()
+        for _ in range(4):
+            lease = assignment_next(project=project, worker=worker)
+            if lease is None:
+                break
+            if n % 3 == 0:
+                time.sleep(1.2)  # slow: the lease expires before the submit
+            docid = lease.item.documents.get().docid
+            try:
+                result = annotation_submit(
+                    assignment_id=lease.pk,
+                    worker=worker,
+                    client_uuid=uuid.uuid4(),
+                    rationale_sets=[[{"docid": docid, "start_token": 0, "end_token": 1}]],
+                    time_spent_ms=30_000,
+                )
+                outcomes.append("late" if result.late else "on time")
+            except ConflictError:
+                outcomes.append("refused")
 
-    threads = [threading.Thread(target=work, args=(n, w)) for n, w in enumerate(workers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=300)
+    errors = run_at_once(work, list(enumerate(workers)))
 
     assert errors == []
     submitted = Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED)

@@ -1,17 +1,16 @@
 """Reviewers submitting at the same moment on PostgreSQL: each counted once, the verdict
 computed once, one revision opened."""
 
-import threading
 import uuid
 
 import pytest
-from django.db import connection
 
 from annotate.models import Assignment, ProjectMembership, Role
 from annotate.services import annotation_submit, assignment_next
 from qc.models import Review, ReviewVerdict, WorkerProfile
 from qc.services import review_submit
 from tests.annotate.workflow_helpers import make_project
+from tests.concurrency import run_at_once
 from tests.factories import UserFactory
 
 REVIEWERS = 8
@@ -33,32 +32,18 @@ def test_simultaneous_reviews_are_counted_once_and_decided_once(postgres_only, n
     ).annotation
     set_id = annotation.rationale_sets.get().pk
     reviewers = [UserFactory(username=f"reviewer{n}") for n in range(REVIEWERS)]
-    barrier = threading.Barrier(REVIEWERS)
-    outcomes: list[str] = []
-    lock = threading.Lock()
 
     def score(reviewer):
-        try:
-            barrier.wait()
-            review_submit(
-                annotation_id=annotation.pk,
-                reviewer=reviewer,
-                comprehensiveness=1,
-                set_scores=[{"rationale_set": set_id, "sufficiency": 1, "compactness": 1}],
-            )
-            result = "stored"
-        except Exception as exc:  # the losers of the race: recorded and asserted below
-            result = type(exc).__name__
-        finally:
-            connection.close()
-        with lock:
-            outcomes.append(result)
+        review_submit(
+            annotation_id=annotation.pk,
+            reviewer=reviewer,
+            comprehensiveness=1,
+            set_scores=[{"rationale_set": set_id, "sufficiency": 1, "compactness": 1}],
+        )
 
-    threads = [threading.Thread(target=score, args=(r,)) for r in reviewers]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    # The losers of the race raise; each outcome is "stored" or the error's type.
+    errors = run_at_once(score, [(r,) for r in reviewers], timeout=120)
+    outcomes = ["stored"] * (REVIEWERS - len(errors)) + [e.split(":")[0] for e in errors]
 
     assert outcomes.count("stored") == needed
     assert set(outcomes) <= {"stored", "ConflictError"}

@@ -274,7 +274,9 @@ def _expiry_sweep_due(project: Project) -> bool:
 @transaction.atomic
 def _lease_next(project: Project, worker, variant: InstructionVariant) -> Assignment | None:
     now = timezone.now()
-    swept = _expiry_sweep_due(project) and leases_expire(project=project) >= 0
+    swept = _expiry_sweep_due(project)
+    if swept:
+        leases_expire(project=project)
     current = (
         Assignment.objects.filter(
             Q(lease_expires_at__gte=now) | Q(round__gt=1),
@@ -292,7 +294,8 @@ def _lease_next(project: Project, worker, variant: InstructionVariant) -> Assign
         fill = _next_fill(project, worker, variant)
         if fill is None:
             if not swept:  # expired leases may be holding the last free slots
-                swept = leases_expire(project=project) >= 0
+                leases_expire(project=project)
+                swept = True
                 continue
             if synced or not fill_rows_sync(project=project, variant=variant):
                 return None

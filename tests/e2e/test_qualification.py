@@ -4,12 +4,13 @@ candidate then gets ordinary work. Gold answers never reach the candidate's page
 
 import pytest
 
-from annotate.models import Item, ProjectMembership, RationaleSet, RationaleSpan, Role
+from annotate.models import Item, ProjectMembership, Role
 from qc.models import AuditEvent, ProjectWorker
 from qc.services import gold_items_set, quality_policy_update
 from tests.annotate.workflow_helpers import make_project
 from tests.e2e.conftest import login
 from tests.factories import UserFactory
+from tests.qc.helpers import add_reference
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -18,14 +19,7 @@ def test_test_then_manual_selection_then_work(browser, live_server):
     base = live_server.url
     project = make_project(items=3, quota=1)
     gold = Item.objects.filter(project=project).order_by("pk").first()
-    reference = RationaleSet.objects.create(reference_item=gold, position=0)
-    RationaleSpan.objects.create(
-        rationale_set=reference,
-        document=gold.documents.get(),
-        start_token=5,
-        end_token=8,
-        position=0,
-    )
+    add_reference(gold, 5, 8)
     gold_items_set(project=project, annotation_ids=[gold.annotation_id])
     quality_policy_update(
         project=project, test_enabled=True, manual_selection=True, test_pass_f1=0.5

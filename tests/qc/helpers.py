@@ -4,7 +4,7 @@ import uuid
 
 from django.urls import reverse
 
-from annotate.models import ProjectMembership, Role
+from annotate.models import ProjectMembership, RationaleSet, RationaleSpan, Role
 from tests.annotate.workflow_helpers import make_project
 from tests.conftest import client_for
 from tests.factories import UserFactory
@@ -65,4 +65,15 @@ def review(
             ],
         },
         format="json",
+    )
+
+
+def add_reference(item, start, end):
+    rset = RationaleSet.objects.create(reference_item=item, position=0)
+    RationaleSpan.objects.create(
+        rationale_set=rset,
+        document=item.documents.get(),
+        start_token=start,
+        end_token=end,
+        position=0,
     )

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
-from annotate.models import Item, Project, RationaleSet, RationaleSpan
+from annotate.models import Item, Project
 from qc.models import (
     AuditEvent,
     ProjectWorker,
@@ -17,7 +17,7 @@ from qc.models import (
 )
 from qc.services import gold_items_set, quality_policy_update
 from tests.conftest import client_for
-from tests.qc.helpers import make_review_project
+from tests.qc.helpers import add_reference, make_review_project
 
 
 @pytest.fixture
@@ -109,14 +109,7 @@ def test_a_decision_needs_accept_and_leaves_the_candidate_as_they_were(setup):
 def test_a_bad_test_answer_is_refused_and_not_stored(setup):
     project, people = setup
     gold = Item.objects.filter(project=project).order_by("pk").first()
-    reference = RationaleSet.objects.create(reference_item=gold, position=0)
-    RationaleSpan.objects.create(
-        rationale_set=reference,
-        document=gold.documents.get(),
-        start_token=1,
-        end_token=3,
-        position=0,
-    )
+    add_reference(gold, 1, 3)
     gold_items_set(project=project, annotation_ids=[gold.annotation_id])
     quality_policy_update(project=project, test_enabled=True)
     client = client_for(people["annotator"])

@@ -7,26 +7,15 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotate.models import Item, ProjectMembership, RationaleSet, RationaleSpan, Role
+from annotate.models import Item, ProjectMembership, Role
 from config.exceptions import ApplicationError
 from qc.models import AuditEvent, ProjectWorker, QualificationStatus, WorkerProfile
 from qc.services import quality_policy_update, worker_profiles_import_csv
 from tests.conftest import client_for
 from tests.factories import UserFactory
-from tests.qc.helpers import make_review_project
+from tests.qc.helpers import add_reference, make_review_project
 
 GOLD = (5, 8)  # "rather good film" in the workflow helper's text
-
-
-def add_reference(item, start, end):
-    rset = RationaleSet.objects.create(reference_item=item, position=0)
-    RationaleSpan.objects.create(
-        rationale_set=rset,
-        document=item.documents.get(),
-        start_token=start,
-        end_token=end,
-        position=0,
-    )
 
 
 def worker(project, name, **profile):

@@ -7,6 +7,8 @@ sentence rationales, classification, comprehensiveness, sufficiency, thresholded
 at two scales, then in fresh child processes (so peak RSS is their own):
   - parse: json.loads of every line of docs.jsonl, the split and the predictions;
   - score: rationale_metrics reading, validating and scoring everything.
+Each is run --repeat times, alternating, and the medians are compared: single runs of
+either vary by a quarter on this kind of machine. Peak memory is the largest seen.
 Targets: score within 3x of parse; under 500 MB peak at the second scale.
 """
 
@@ -17,6 +19,7 @@ import itertools
 import json
 import random
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -166,6 +169,12 @@ def child(mode: str, root: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scales", nargs="+", choices=sorted(SCALES), default=list(SCALES))
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=5,
+        help="parse and score runs per scale, interleaved; medians are reported",
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -173,18 +182,25 @@ def main() -> None:
         child(args.child[0], Path(args.child[1]))
         return
     print(
-        f"{'scale':<20} {'parse s':>8} {'parse MB':>9} {'score s':>8} {'score MB':>9} {'score/parse':>12}"
+        f"{'scale':<20} {'parse s':>8} {'parse MB':>9} {'score s':>8} {'score MB':>9} "
+        f"{'score/parse':>12} {'range':>11}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for scale in args.scales:
             root = Path(tmp) / scale
             generate(root, scale)
-            parse = run_child(__file__, "parse", str(root))
-            score = run_child(__file__, "score", str(root))
+            # Alternate the two so that a slow spell of the machine hits both alike.
+            pairs = [
+                (run_child(__file__, "parse", str(root)), run_child(__file__, "score", str(root)))
+                for _ in range(args.repeat)
+            ]
+            parse = statistics.median(p["seconds"] for p, _ in pairs)
+            score = statistics.median(s["seconds"] for _, s in pairs)
+            ratios = [s["seconds"] / p["seconds"] for p, s in pairs]
             print(
-                f"{scale:<20} {parse['seconds']:>8.2f} {parse['peak_rss_mb']:>9.0f} "
-                f"{score['seconds']:>8.2f} {score['peak_rss_mb']:>9.0f} "
-                f"{score['seconds'] / parse['seconds']:>11.1f}x"
+                f"{scale:<20} {parse:>8.2f} {max(p['peak_rss_mb'] for p, _ in pairs):>9.0f} "
+                f"{score:>8.2f} {max(s['peak_rss_mb'] for _, s in pairs):>9.0f} "
+                f"{score / parse:>11.2f}x {min(ratios):>5.2f}-{max(ratios):.2f}x"
             )
 
 

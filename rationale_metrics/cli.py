@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from rationale_metrics.eraser import SPLITS, read_eraser_dataset
+from rationale_metrics.jsonl import collector_paused
 from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.scoring import DEFAULT_AOPC_THRESHOLDS, DEFAULT_IOU_THRESHOLDS
 
@@ -45,8 +46,8 @@ def _load_predictions(args, dataset):
         strict=args.strict,
         problems=problems,
     )
-    if any(p.classification is not None for p in predictions):
-        present = {p.key for p in predictions}
+    if predictions.classification is not None:
+        present = set(predictions.keys)
         missing = [i for i in dataset.splits[args.split] if i.key not in present]
         for inst in missing[:20]:
             problems.add(
@@ -62,18 +63,22 @@ def _load_predictions(args, dataset):
 def command_score(args) -> int:
     from rationale_metrics.scoring import ScoreOptions, score_predictions
 
-    dataset = _load_dataset(args.data_dir)
-    predictions = _load_predictions(args, dataset)
-    scores = score_predictions(
-        dataset,
-        args.split,
-        predictions,
-        ScoreOptions(
-            iou_thresholds=tuple(args.iou_thresholds),
-            aopc_thresholds=tuple(args.aopc_thresholds),
-            extensions=not args.no_extensions,
-        ),
+    options = ScoreOptions(
+        iou_thresholds=tuple(args.iou_thresholds),
+        aopc_thresholds=tuple(args.aopc_thresholds),
+        extensions=not args.no_extensions,
     )
+
+    def scores_of_files() -> dict:
+        dataset = _load_dataset(args.data_dir)
+        predictions = _load_predictions(args, dataset)
+        return score_predictions(dataset, args.split, predictions, options)
+
+    # A short run that makes no reference cycles: the collector would only rescan the
+    # dataset and predictions it keeps alive (see jsonl.collector_paused). Both are freed
+    # when the function returns, before the collector is back.
+    with collector_paused():
+        scores = scores_of_files()
     text = json.dumps(scores, indent=4, sort_keys=True)
     if args.score_file:
         Path(args.score_file).write_text(text + "\n")
@@ -83,10 +88,11 @@ def command_score(args) -> int:
 
 
 def command_validate(args) -> int:
-    dataset = _load_dataset(args.data_dir)
-    if args.results:
-        predictions = _load_predictions(args, dataset)
-        print(f"{args.results}: {len(predictions)} predictions, no problems")
+    with collector_paused():
+        dataset = _load_dataset(args.data_dir)
+        if args.results:
+            predictions = _load_predictions(args, dataset)
+            print(f"{args.results}: {len(predictions)} predictions, no problems")
     counts = ", ".join(f"{s}: {len(dataset.splits[s])}" for s in SPLITS)
     print(f"{args.data_dir}: {len(dataset.documents)} documents; {counts}; no problems")
     return 0

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from rationale_metrics.jsonl import iter_json_objects, json_kind
+from rationale_metrics.jsonl import collector_paused, iter_json_objects, json_kind
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import DatasetSource
 
@@ -29,12 +29,14 @@ class EraserDocument:
     which for the `docs.jsonl` rule are a count of separators.
     """
 
-    __slots__ = ("_offsets", "_sentences", "docid", "rule", "text")
+    __slots__ = ("_n_sentences", "_n_tokens", "_offsets", "_sentences", "docid", "rule", "text")
 
     def __init__(self, docid: str, text: str, rule: str):
         self.docid, self.text, self.rule = docid, text, rule
         self._offsets: np.ndarray | None = None
         self._sentences: np.ndarray | None = None
+        self._n_tokens: int | None = None
+        self._n_sentences: int | None = None
 
     def _compute(self) -> None:
         reader = _lines_file_offsets if self.rule == "docs" else _jsonl_offsets
@@ -56,15 +58,21 @@ class EraserDocument:
 
     @property
     def n_tokens(self) -> int:
-        if self._offsets is None and self.rule == "docs.jsonl":
-            return self.text.count(" ") + self.text.count("\n") + 1
-        return len(self.token_offsets)
+        if self._n_tokens is None:
+            if self._offsets is None and self.rule == "docs.jsonl":
+                self._n_tokens = self.text.count(" ") + self.text.count("\n") + 1
+            else:
+                self._n_tokens = len(self.token_offsets)
+        return self._n_tokens
 
     @property
     def n_sentences(self) -> int:
-        if self._sentences is None and self.rule == "docs.jsonl":
-            return self.text.count("\n") + 1
-        return len(self.sentence_ranges)
+        if self._n_sentences is None:
+            if self._sentences is None and self.rule == "docs.jsonl":
+                self._n_sentences = self.text.count("\n") + 1
+            else:
+                self._n_sentences = len(self.sentence_ranges)
+        return self._n_sentences
 
     @property
     def tokens(self) -> list[str]:
@@ -247,7 +255,7 @@ def _read_docs_jsonl(
             )
             continue
         first_line[docid] = number
-        if not text.strip():
+        if not text or text.isspace():
             problems.add(label, number, "document", "document is empty: it has no tokens")
             continue
         documents[docid] = document_from_jsonl_text(docid, text)
@@ -331,10 +339,72 @@ def _parse_evidence(
     )
 
 
+_INSTANCE_KEY_SET = frozenset(INSTANCE_KEYS)
+_EVIDENCE_KEY_SET = frozenset(EVIDENCE_KEYS)
+_OPTIONAL_STR = (str, type(None))
+_OPTIONAL_INT = (int, type(None))
+
+
+def _plain_evidence(raw: Any) -> Evidence | None:
+    """The evidence when it has exactly ERASER's keys, each valid; None means "check it"."""
+    if type(raw) is not dict or raw.keys() != _EVIDENCE_KEY_SET:
+        return None
+    docid, start, end = raw["docid"], raw["start_token"], raw["end_token"]
+    start_sentence, end_sentence, text = raw["start_sentence"], raw["end_sentence"], raw["text"]
+    if not (
+        type(docid) is str
+        and docid
+        and type(start) is int
+        and type(end) is int
+        and 0 <= start <= end
+        and type(start_sentence) in _OPTIONAL_INT
+        and type(end_sentence) in _OPTIONAL_INT
+        and type(text) in _OPTIONAL_STR
+    ):
+        return None
+    return Evidence(docid, start, end, start_sentence, end_sentence, text, tuple(raw), {})
+
+
+def _plain_instance(record: dict, split: str, label: str, number: int) -> Instance | None:
+    """The instance when it has exactly ERASER's keys, each valid; None means "check it"."""
+    if record.keys() != _INSTANCE_KEY_SET:
+        return None
+    aid, docids, evidences = record["annotation_id"], record["docids"], record["evidences"]
+    if not (
+        ((type(aid) is str and aid) or type(aid) is int)
+        and type(record["classification"]) in _OPTIONAL_STR
+        and type(record["query"]) in _OPTIONAL_STR
+        and type(record["query_type"]) in _OPTIONAL_STR
+        and (docids is None or (type(docids) is list and all(type(d) is str and d for d in docids)))
+        and type(evidences) is list
+        and all(type(group) is list for group in evidences)
+    ):
+        return None
+    groups = [[_plain_evidence(raw) for raw in group] for group in evidences]
+    if any(ev is None for group in groups for ev in group):
+        return None
+    return Instance(
+        annotation_id=aid,
+        classification=record["classification"],
+        docids=docids,
+        evidences=groups,
+        query=record["query"],
+        query_type=record["query_type"],
+        split=split,
+        file=label,
+        line=number,
+        present_keys=tuple(record),
+        extra={},
+    )
+
+
 def parse_instance(
     record: dict, *, split: str, label: str, number: int, problems: ProblemList
 ) -> Instance | None:
     """Check one split line's fields; return None (with problems added) when unusable."""
+    plain = _plain_instance(record, split, label, number)
+    if plain is not None:
+        return plain
     before = len(problems)
     aid = record.get("annotation_id")
     if "annotation_id" not in record:
@@ -426,21 +496,21 @@ def _check_references(
                 )
         for g, group in enumerate(inst.evidences):
             for e, ev in enumerate(group):
-                where = f"evidences[{g}][{e}]"
                 doc = documents.get(ev.docid)
                 if doc is None:
                     problems.add(
-                        inst.file, inst.line, f"{where}.docid", f"unknown docid {ev.docid!r}"
+                        inst.file,
+                        inst.line,
+                        f"evidences[{g}][{e}].docid",
+                        f"unknown docid {ev.docid!r}",
                     )
-                    continue
-                n = doc.n_tokens
-                if ev.end_token > n:
+                elif ev.end_token > doc.n_tokens:
                     problems.add(
                         inst.file,
                         inst.line,
-                        f"{where}.end_token",
+                        f"evidences[{g}][{e}].end_token",
                         f"span [{ev.start_token}, {ev.end_token}) is past the end of document "
-                        f"{ev.docid!r}, which has {n} tokens",
+                        f"{ev.docid!r}, which has {doc.n_tokens} tokens",
                     )
 
 
@@ -451,6 +521,11 @@ def read_eraser_dataset(
     progress: Callable[[str, int], None] | None = None,
 ) -> EraserDataset:
     """Read and validate a whole dataset. Raises DataValidationError listing every problem."""
+    with collector_paused():
+        return _read_eraser_dataset(source, max_line_bytes, progress)
+
+
+def _read_eraser_dataset(source, max_line_bytes, progress) -> EraserDataset:
     problems = ProblemList()
     has_folder, has_jsonl = source.is_dir("docs"), source.exists("docs.jsonl")
     root = source.display(".")

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rationale_metrics.spans import SpanTable, common_keys
+
 TokenSet = frozenset
 
 
@@ -39,7 +41,7 @@ def choose_gold_set(
     if not sets:
         return frozenset()
     scores = [set_f1(predicted, s) for s in sets]
-    best_index = int(np.argmax(scores))
+    best_index = max(range(len(scores)), key=scores.__getitem__)  # the earliest of equals
     gold, best = sets[best_index], scores[best_index]
     if not best_single:
         for start in range(len(sets) - 1):
@@ -92,6 +94,80 @@ def rationale_set_scores(
         "iou_match": matches / predicted_parts if predicted_parts else 0.0,
         "instances": len(gold_sets),
     }
+
+
+def rationale_set_scores_from_tokens(
+    n_instances: int,
+    group_instance: np.ndarray,
+    gold_tokens: SpanTable,
+    predicted_instances: np.ndarray,
+    predicted_tokens: SpanTable,
+    *,
+    iou_threshold: float = 0.5,
+) -> dict[str, dict]:
+    """`rationale_set_scores` in both modes, over token tables of single-part instances.
+
+    Instances are numbered 0..n_instances-1. Gold set g belongs to instance
+    `group_instance[g]`; `gold_tokens` holds each set's tokens as one-token spans keyed by
+    g, `predicted_tokens` each predicted instance's tokens keyed by its instance. Tokens are
+    any integer codes that tell (document, position) apart.
+
+    With at most one gold set, both modes choose that set when it overlaps the prediction
+    and nothing otherwise, so those instances are counted with array operations; instances
+    with several sets go through `choose_gold_set`.
+    """
+    sets_per_instance = np.bincount(group_instance, minlength=n_instances)
+    token_instance = group_instance[gold_tokens.key]
+    single = sets_per_instance[token_instance] == 1
+    gold_single = SpanTable(
+        token_instance[single], gold_tokens.start[single], gold_tokens.end[single]
+    )
+    predicted_count = np.bincount(predicted_tokens.key, minlength=n_instances)
+    gold_count = np.bincount(gold_single.key, minlength=n_instances)
+    common = np.bincount(common_keys(gold_single, predicted_tokens), minlength=n_instances)
+
+    simple = predicted_instances[sets_per_instance[predicted_instances] <= 1]
+    p, g, c = (x[simple].astype(np.float64) for x in (predicted_count, gold_count, common))
+    f1 = np.where(c > 0, 2 * c / np.where(c > 0, p + g, 1), 0.0)
+    # The chosen gold is the set when it overlaps, else nothing: union P | G or just P.
+    union = np.where(c > 0, p + g - c, p)
+    matched = (union > 0) & (c / np.where(union > 0, union, 1) >= iou_threshold)
+    simple_f1, simple_matches = float(f1.sum()), int(matched.sum())
+
+    several = predicted_instances[sets_per_instance[predicted_instances] > 1]
+    groups = np.flatnonzero(np.isin(group_instance, several))  # in set order
+    group_tokens = _sets_by_key(gold_tokens, groups)
+    sets: dict[int, list[frozenset]] = {i: [] for i in several.tolist()}
+    for group, instance in zip(groups.tolist(), group_instance[groups].tolist(), strict=True):
+        sets[instance].append(group_tokens.get(group, frozenset()))
+    predicted = _sets_by_key(predicted_tokens, several)
+
+    results = {}
+    for mode, best_single in (("greedy_union", False), ("best_single_set", True)):
+        total_f1, matches = simple_f1, simple_matches
+        for instance, instance_sets in sets.items():
+            tokens = predicted.get(instance, frozenset())
+            gold = choose_gold_set(tokens, instance_sets, best_single=best_single)
+            total_f1 += set_f1(tokens, gold)
+            union_set = tokens | gold
+            if union_set and len(tokens & gold) / len(union_set) >= iou_threshold:
+                matches += 1
+        results[mode] = {
+            "mode": mode,
+            "f1": total_f1 / n_instances if n_instances else 0.0,
+            "iou_match": matches / len(predicted_instances) if len(predicted_instances) else 0.0,
+            "instances": n_instances,
+        }
+    return results
+
+
+def _sets_by_key(tokens: SpanTable, keys: np.ndarray) -> dict[int, frozenset]:
+    """The token codes of each of `keys` as a set (a key without tokens is left out)."""
+    keep = np.isin(tokens.key, keys)
+    codes: dict[int, list[int]] = {}
+    for key, code in zip(tokens.key[keep].tolist(), tokens.start[keep].tolist(), strict=True):
+        codes.setdefault(key, []).append(code)
+    return {key: frozenset(values) for key, values in codes.items()}
 
 
 def map_consistency(original: Sequence[str], perturbed: Sequence[str]) -> float:

@@ -7,14 +7,22 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from rationale_metrics.eraser import EraserDataset
-from rationale_metrics.jsonl import iter_json_objects, json_kind
+from rationale_metrics.jsonl import collector_paused, iter_json_objects, json_kind
+from rationale_metrics.prediction_table import (
+    PredictionTable,
+    decode_line,
+    table_from_lines,
+    table_from_rows,
+)
 from rationale_metrics.problems import ProblemList
 
 OPTIONAL_TOP = (
@@ -32,6 +40,7 @@ OPTIONAL_RATIONALE = (
 )
 KNOWN_TOP = ("annotation_id", "rationales", *OPTIONAL_TOP)
 MAX_LINE_BYTES = 512 * 1024 * 1024
+CHUNK_BYTES = 16 * 1024 * 1024  # bounds the decoded lines held at once by the column-wise path
 
 
 @dataclass
@@ -113,20 +122,16 @@ class _LineChecker:
         if not isinstance(value, list):
             self.fail(field_name, f"must be a list of numbers, got {json_kind(value)}")
             return None
-        try:
-            array = np.asarray(value, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            bad = next((i for i, v in enumerate(value) if not _is_number(v)), 0)
-            self.fail(f"{field_name}[{bad}]", "must be a number")
+        bad = next((i for i, v in enumerate(value) if not _is_number(v)), None)
+        if bad is not None:
+            self.fail(
+                f"{field_name}[{bad}]", f"must be a finite number, got {json_kind(value[bad])}"
+            )
             return None
-        if array.ndim != 1 or not np.all(np.isfinite(array)):
-            bad = next((i for i, v in enumerate(value) if not _is_number(v)), 0)
-            self.fail(f"{field_name}[{bad}]", "must be a finite number")
+        if length is not None and len(value) != length:
+            self.fail(field_name, f"has {len(value)} scores, but the document has {length}")
             return None
-        if length is not None and len(array) != length:
-            self.fail(field_name, f"has {len(array)} scores, but the document has {length}")
-            return None
-        return array
+        return np.array(value, dtype=np.float64).reshape(-1)
 
 
 def _parse_rationale(
@@ -284,26 +289,111 @@ def read_predictions(
     aopc_thresholds: list[float] | None = None,
     strict: bool = False,
     problems: ProblemList | None = None,
-) -> list[Prediction]:
-    """Parse and validate a predictions file. Problems go to `problems` (raised if not given)."""
+) -> PredictionTable:
+    """Parse and validate a predictions file. Problems go to `problems` (raised if not given).
+
+    A file whose lines all share one valid shape is checked column by column; any other
+    file is checked line by line, which names every problem with its line and field.
+    """
     raise_at_end = problems is None
     problems = ProblemList() if problems is None else problems
     path = Path(path)
-    label = path.name
     gold = {}
     labels = None
     if dataset is not None:
         instances = dataset.splits[split] if split else dataset.instances()
         gold = {inst.key: inst for inst in instances}
         labels = {i.classification for i in dataset.instances() if i.classification is not None}
+    table = None
+    with collector_paused():
+        if dataset is not None:
+            table = _read_uniform(
+                path,
+                documents=dataset.documents,
+                labels=frozenset(labels),
+                gold_id_types={key: type(inst.annotation_id) for key, inst in gold.items()},
+                strict=strict,
+                aopc_thresholds=aopc_thresholds,
+            )
+        if table is None:
+            rows = _read_rows(path, dataset, gold, labels, strict, aopc_thresholds, problems)
+            named = labels if labels is not None else _labels_named(rows)
+            table = table_from_rows(rows, sorted(named))
+    if raise_at_end:
+        problems.raise_if_any()
+    return table
+
+
+def _labels_named(rows: list[Prediction]) -> set[str]:
+    """Without a dataset, the labels are those the predictions name."""
+    labels = {p.classification for p in rows if p.classification is not None}
+    for p in rows:
+        objects = [p.classification_scores, p.comprehensiveness_scores, p.sufficiency_scores]
+        objects += [s for t in p.thresholded or () for s in (t.comprehensiveness, t.sufficiency)]
+        for scores in objects:
+            labels.update(scores or ())
+    return labels
+
+
+def _read_uniform(path: Path, **checks) -> PredictionTable | None:
+    """The table of a file whose lines all decode as `PredictionLine` with the same fields
+    and pass every check; None at the first sign of anything else."""
+    parts: list[PredictionTable] = []
+    try:
+        with open(path, "rb") as stream:
+            for first, block in _line_blocks(stream, CHUNK_BYTES):
+                decoded, numbers = [], []
+                for number, raw in enumerate(block, start=first):
+                    if raw and not raw.isspace():
+                        decoded.append(decode_line(raw))
+                        numbers.append(number)
+                if decoded:
+                    parts.append(table_from_lines(decoded, numbers, **checks))
+                    if parts[-1] is None:
+                        return None
+    except (OSError, msgspec.DecodeError, _LineTooLong):
+        return None
+    if not parts or any(p.layout() != parts[0].layout() for p in parts):
+        return None
+    table = PredictionTable.concat(parts)
+    keys = table.keys
+    return table if len(set(keys)) == len(keys) else None
+
+
+class _LineTooLong(Exception):
+    pass
+
+
+def _line_blocks(stream, block_bytes: int) -> Iterator[tuple[int, list[bytes]]]:
+    """(number of the first line, whole lines) per block of about `block_bytes` read.
+
+    A line longer than a block raises _LineTooLong: the line-by-line reader, which
+    measures over-long lines without holding them, takes such files.
+    """
+    number, carry = 1, b""
+    while True:
+        data = stream.read(block_bytes)
+        if not data:
+            if carry:
+                yield number, [carry]
+            return
+        lines = (carry + data).split(b"\n")
+        carry = lines.pop()
+        if len(carry) > block_bytes:
+            raise _LineTooLong
+        yield number, lines
+        number += len(lines)
+
+
+def _read_rows(path, dataset, gold, labels, strict, aopc_thresholds, problems) -> list[Prediction]:
+    """Every line checked on its own; the valid predictions, with every problem recorded."""
+    label = path.name
     predictions: list[Prediction] = []
     seen: dict[str, int] = {}
     try:
         stream = open(path, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
         problems.add(label, None, None, f"cannot read: {exc.strerror}")
-        if raise_at_end:
-            problems.raise_if_any()
         return predictions
     with stream:
         for number, record in iter_json_objects(
@@ -331,8 +421,6 @@ def read_predictions(
     if not predictions and not problems:
         problems.add(label, None, None, "file is empty: it has no predictions")
     _check_optional_fields_consistent(predictions, label, problems)
-    if raise_at_end:
-        problems.raise_if_any()
     return predictions
 
 

@@ -7,25 +7,23 @@ scorer's keys (`iou_scores`, `rationale_prf`, `token_prf`, `token_soft_metrics`,
 
 from __future__ import annotations
 
-import operator
-from collections import defaultdict
-from dataclasses import dataclass, field
-from itertools import chain
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from rationale_metrics import extensions
 from rationale_metrics.classification import classification_report, entropy_rows, kl_rows
 from rationale_metrics.eraser import EraserDataset, Instance
-from rationale_metrics.predictions import Prediction
-from rationale_metrics.soft import soft_metrics_per_key
+from rationale_metrics.prediction_table import PredictionTable, ThresholdedScores
+from rationale_metrics.segments import Segments
+from rationale_metrics.soft import soft_metrics_per_segment
 from rationale_metrics.spans import SpanTable, instance_prf, iou_f1, top_k_tables
 
 DEFAULT_IOU_THRESHOLDS = (0.5,)
 DEFAULT_AOPC_THRESHOLDS = (0.01, 0.05, 0.1, 0.2, 0.5)
 
 Key = tuple[str, str]  # (annotation_id as str, docid)
-Span = tuple[int, int]
 
 
 @dataclass
@@ -35,71 +33,99 @@ class ScoreOptions:
     extensions: bool = True
 
 
-class KeyIndex:
-    """Numbers (annotation_id, docid) pairs for the span tables."""
-
-    def __init__(self):
-        self.numbers: dict[Key, int] = {}
-
-    def __call__(self, key: Key) -> int:
-        number = self.numbers.get(key)
-        if number is None:
-            number = self.numbers[key] = len(self.numbers)
-        return number
-
-    def __len__(self) -> int:
-        return len(self.numbers)
-
-
 @dataclass
-class _Gold:
+class GoldRationales:
+    """A split's instances and its evidence as span tables.
+
+    `spans` and `sentence_spans` flatten every group per (annotation_id, docid) key, as the
+    reference does. `set_spans` keeps the groups (rationale sets) apart: it is keyed by set,
+    and `set_instance` gives the position in `instances` of each set's instance.
+    `key_numbers` numbers the keys of the span tables; scoring adds predicted keys to it.
+    """
+
     instances: dict[str, Instance]
-    spans: dict[Key, list[Span]] = field(default_factory=lambda: defaultdict(list))
-    sentence_spans: dict[Key, list[Span]] = field(default_factory=lambda: defaultdict(list))
+    key_numbers: dict[Key, int]
+    spans: SpanTable
+    sentence_spans: SpanTable
+    set_spans: SpanTable
+    set_instance: np.ndarray
+
+    @cached_property
+    def tokens(self) -> SpanTable:
+        """`spans` as one-token spans."""
+        return self.spans.tokens()
+
+    @staticmethod
+    def of(dataset: EraserDataset, split: str) -> GoldRationales:
+        numbers: dict[Key, int] = {}
+        tokens: list[tuple[int, int, int, int]] = []  # key, set, start, end
+        sentences: list[tuple[int, int, int]] = []
+        set_instance: list[int] = []
+        for position, inst in enumerate(dataset.splits[split]):
+            aid = inst.key
+            for group in inst.evidences:
+                if not group:
+                    continue
+                number = len(set_instance)
+                for ev in group:
+                    key = numbers.setdefault((aid, ev.docid), len(numbers))
+                    tokens.append((key, number, ev.start_token, ev.end_token))
+                    if ev.start_sentence is not None and ev.end_sentence is not None:
+                        sentences.append((key, ev.start_sentence, ev.end_sentence))
+                set_instance.append(position)
+        key, group, start, end = np.array(tokens, dtype=np.int64).reshape(-1, 4).T
+        return GoldRationales(
+            instances={inst.key: inst for inst in dataset.splits[split]},
+            key_numbers=numbers,
+            spans=SpanTable.build(key, start, end),
+            sentence_spans=_span_table(sentences),
+            set_spans=SpanTable.build(group, token_code(key, start), token_code(key, end)),
+            set_instance=np.array(set_instance, dtype=np.int64),
+        )
 
 
-def _gold_for(dataset: EraserDataset, split: str) -> _Gold:
-    gold = _Gold(instances={inst.key: inst for inst in dataset.splits[split]})
-    for inst in dataset.splits[split]:
-        for group in inst.evidences:
-            for ev in group:
-                key = (inst.key, ev.docid)
-                gold.spans[key].append((ev.start_token, ev.end_token))
-                if ev.start_sentence is not None and ev.end_sentence is not None:
-                    gold.sentence_spans[key].append((ev.start_sentence, ev.end_sentence))
-    return gold
+def token_code(key: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """One integer per (key, token position): keys tell an instance's documents apart."""
+    return (key << 32) + position
 
 
-def _table(spans: dict[Key, list[Span]], index: KeyIndex) -> SpanTable:
-    rows = [(index(key), s, e) for key, values in spans.items() for s, e in values]
-    if not rows:
-        return SpanTable.build([], [], [])
-    key, start, end = zip(*rows, strict=True)
-    return SpanTable.build(key, start, end)
-
-
-def _predicted_spans(predictions: list[Prediction]) -> dict[Key, list[Span]]:
-    spans: dict[Key, list[Span]] = {}
-    for pred in predictions:
-        for rationale in pred.rationales:
-            if rationale.hard:
-                spans[(pred.key, rationale.docid)] = rationale.hard
-    return spans
+def _span_table(rows: list[tuple[int, int, int]]) -> SpanTable:
+    columns = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return SpanTable.build(columns[:, 0], columns[:, 1], columns[:, 2])
 
 
 def _universe(*tables: SpanTable) -> np.ndarray:
     return np.unique(np.concatenate([t.key for t in tables]))
 
 
+def _rationale_keys(table: PredictionTable, numbers: dict[Key, int]) -> np.ndarray:
+    """The key number of every rationale row (numbering keys not seen before)."""
+    owners = map(table.keys.__getitem__, table.rationale_line.tolist())
+    return np.fromiter(
+        (
+            numbers.setdefault(key, len(numbers))
+            for key in zip(owners, table.rationale_docids, strict=True)
+        ),
+        dtype=np.int64,
+        count=len(table.rationale_docids),
+    )
+
+
+def _predicted_spans(table: PredictionTable, rationale_key: np.ndarray) -> SpanTable:
+    if table.hard is None:
+        return SpanTable.build([], [], [])
+    return SpanTable.build(rationale_key[table.hard.rationale], table.hard.start, table.hard.end)
+
+
 # ---------------------------------------------------------------- soft scores
 
 
-def soft_scores(pairs: list[tuple[np.ndarray, np.ndarray]]) -> dict:
+def soft_scores(truth: np.ndarray, predicted: Segments) -> dict:
     """Mean per key of AUPRC (all keys) and of average precision and ROC AUC (keys whose
     gold has both classes)."""
-    if not pairs:
+    if not len(predicted):
         return {"auprc": None, "average_precision": None, "roc_auc_score": None}
-    auprc, ap, roc = soft_metrics_per_key([t for t, _ in pairs], [s for _, s in pairs])
+    auprc, ap, roc = soft_metrics_per_segment(truth, predicted.values, predicted.lengths)
     two_class = ~np.isnan(ap)
     return {
         "auprc": float(np.mean(auprc)),
@@ -108,48 +134,32 @@ def soft_scores(pairs: list[tuple[np.ndarray, np.ndarray]]) -> dict:
     }
 
 
-def _token_pairs(dataset, gold: _Gold, predictions) -> list[tuple[np.ndarray, np.ndarray]]:
-    pairs = []
-    for pred in predictions:
-        for rationale in pred.rationales:
-            if rationale.soft_tokens is None:
-                continue
-            truth = np.zeros(dataset.documents[rationale.docid].n_tokens, dtype=np.int64)
-            for start, end in gold.spans.get((pred.key, rationale.docid), ()):
-                truth[start:end] = 1
-            pairs.append((truth, rationale.soft_tokens))
-    return pairs
+def _slice_bounds(start: np.ndarray, end: np.ndarray, length: np.ndarray):
+    """What Python's slice [start:end] covers of a sequence of `length`, per row."""
+    start = np.clip(np.where(start < 0, start + length, start), 0, length)
+    end = np.clip(np.where(end < 0, end + length, end), 0, length)
+    return start, end
 
 
-def _sentence_pairs(dataset, gold: _Gold, predictions) -> list[tuple[np.ndarray, np.ndarray]]:
-    pairs = []
-    for pred in predictions:
-        for rationale in pred.rationales:
-            if rationale.soft_sentences is None:
-                continue
-            truth = np.zeros(dataset.documents[rationale.docid].n_sentences, dtype=np.int64)
-            for start, end in gold.sentence_spans.get((pred.key, rationale.docid), ()):
-                truth[start:end] = 1
-            pairs.append((truth, rationale.soft_sentences))
-    return pairs
+def _segment_truth(
+    predicted: Segments, rationale_key: np.ndarray, gold: SpanTable, n_keys: int
+) -> np.ndarray:
+    """1 where a vector position lies in a gold span of that rationale's key, else 0."""
+    row_of_key = np.full(n_keys, -1, dtype=np.int64)
+    row_of_key[rationale_key] = np.arange(len(rationale_key))
+    rows = row_of_key[gold.key]
+    has_row = rows >= 0
+    rows = rows[has_row]
+    start, end = _slice_bounds(gold.start[has_row], gold.end[has_row], predicted.lengths[rows])
+    covers = start < end
+    offset = predicted.starts[rows][covers]
+    marks = np.zeros(len(predicted.values) + 1, dtype=np.int64)
+    np.add.at(marks, offset + start[covers], 1)
+    np.add.at(marks, offset + end[covers], -1)
+    return (np.cumsum(marks[:-1]) > 0).astype(np.int64)
 
 
 # ---------------------------------------------------------------- classification
-
-
-def _matrix(rows: list[dict[str, float]], labels: list[str]) -> np.ndarray:
-    try:
-        pick = operator.itemgetter(*labels)
-        values = np.fromiter(
-            chain.from_iterable(map(pick, rows)) if len(labels) > 1 else map(pick, rows),
-            dtype=np.float64,
-            count=len(rows) * len(labels),
-        )
-        return values.reshape(len(rows), len(labels))
-    except KeyError:
-        return np.array(
-            [[row.get(label, 0.0) for label in labels] for row in rows], dtype=np.float64
-        )
 
 
 def _faithfulness(full: np.ndarray, other: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
@@ -161,43 +171,56 @@ def _faithfulness(full: np.ndarray, other: np.ndarray, y: np.ndarray) -> tuple[f
     return float(np.mean(drop)), float(np.mean(entropy_change)), float(np.mean(divergence))
 
 
+def _aopc_points(
+    thresholded: ThresholdedScores, full_y: np.ndarray, rows: np.ndarray, y: np.ndarray, lines, bins
+) -> dict[str, list[float]]:
+    points: dict[str, list[float]] = {"comprehensiveness": [], "sufficiency": []}
+    for threshold in bins:
+        column = thresholded.column(threshold)
+        for kind in points:
+            if column is None:
+                raise ValueError(f"thresholded_scores: no line gives threshold {threshold}")
+            values = getattr(thresholded, kind)[rows, column]
+            lacking = np.flatnonzero(np.isnan(values).any(axis=1))
+            if len(lacking):
+                raise ValueError(
+                    f"line {lines[lacking[0]]}: thresholded_scores has no {kind} scores at "
+                    f"threshold {threshold}"
+                )
+            points[kind].append(float(np.mean(full_y - values[np.arange(len(y)), y])))
+    return points
+
+
 def classification_scores(
-    gold: _Gold, predictions: list[Prediction], labels: list[str], aopc_thresholds
+    gold: GoldRationales, table: PredictionTable, labels: list[str], aopc_thresholds
 ) -> dict:
-    by_key = {p.key: p for p in predictions}
-    keys = [k for k in gold.instances if k in by_key]
+    row_of = {key: i for i, key in enumerate(table.keys)}
+    keys = [k for k in gold.instances if k in row_of]
+    rows = np.array([row_of[k] for k in keys], dtype=np.int64)
     truth = [gold.instances[k].classification for k in keys]
-    guessed = [by_key[k].classification for k in keys]
+    guessed_all = table.classification_labels()
+    guessed = [guessed_all[i] for i in rows.tolist()]
     prf = classification_report(truth, guessed, labels)
     result: dict = {"accuracy": prf["accuracy"], "prf": prf}
-    scored = [by_key[k] for k in keys if by_key[k].classification_scores is not None]
-    index = {label: i for i, label in enumerate(labels)}
     nothing = (None, None, None)
     comp = suff = nothing
     points: dict[str, list[float]] | None = None
-    if scored:
-        full = _matrix([p.classification_scores for p in scored], labels)
-        y = np.array([index[p.classification] for p in scored])
-        with_comp = [i for i, p in enumerate(scored) if p.comprehensiveness_scores is not None]
-        with_suff = [i for i, p in enumerate(scored) if p.sufficiency_scores is not None]
-        if with_comp:
-            other = _matrix([scored[i].comprehensiveness_scores for i in with_comp], labels)
-            comp = _faithfulness(full[with_comp], other, y[with_comp])
-        if with_suff:
-            other = _matrix([scored[i].sufficiency_scores for i in with_suff], labels)
-            suff = _faithfulness(full[with_suff], other, y[with_suff])
-        if all(p.thresholded is not None for p in scored):
-            rows = np.arange(len(scored))
-            points = {"comprehensiveness": [], "sufficiency": []}
-            lookup = [{round(t.threshold, 9): t for t in p.thresholded} for p in scored]
-            for threshold in aopc_thresholds:
-                entries = [by_threshold[round(threshold, 9)] for by_threshold in lookup]
-                for kind, attr in (
-                    ("comprehensiveness", "comprehensiveness"),
-                    ("sufficiency", "sufficiency"),
-                ):
-                    other = _matrix([getattr(e, attr) for e in entries], labels)
-                    points[kind].append(float(np.mean(full[rows, y] - other[rows, y])))
+    full = table.scores_for("classification_scores", labels)
+    if full is not None and len(rows):
+        full = full[rows]
+        index = {label: i for i, label in enumerate(labels)}
+        y = np.array([index[label] for label in guessed], dtype=np.int64)
+        other = table.scores_for("comprehensiveness_scores", labels)
+        if other is not None:
+            comp = _faithfulness(full, other[rows], y)
+        other = table.scores_for("sufficiency_scores", labels)
+        if other is not None:
+            suff = _faithfulness(full, other[rows], y)
+        thresholded = table.thresholded_for(labels)
+        if thresholded is not None:
+            full_y = full[np.arange(len(y)), y]
+            lines = table.lines[rows]
+            points = _aopc_points(thresholded, full_y, rows, y, lines, aopc_thresholds)
     result.update(
         comprehensiveness=comp[0],
         sufficiency=suff[0],
@@ -228,81 +251,60 @@ def classification_scores(
 # ---------------------------------------------------------------- extensions
 
 
-def mean_rationale_length(gold: _Gold) -> float:
+def mean_rationale_length(gold: GoldRationales) -> float:
     """Mean number of distinct gold tokens per instance (all documents, all groups)."""
-    counts = dict.fromkeys(gold.instances, 0)
-    for (aid, _docid), spans in gold.spans.items():
-        counts[aid] += len({t for start, end in spans for t in range(start, end)})
-    return float(np.mean(list(counts.values()))) if counts else 0.0
+    if not gold.instances:
+        return 0.0
+    return len(gold.tokens) / len(gold.instances)
 
 
-def _rationale_set_inputs(gold: _Gold, predictions: list[Prediction]):
-    gold_sets = {
-        key: [
-            [
-                frozenset(
-                    (ev.docid, t) for ev in group for t in range(ev.start_token, ev.end_token)
-                )
-                for group in inst.evidences
-                if group
-            ]
-        ]
-        for key, inst in gold.instances.items()
-    }
-    predicted = {
-        pred.key: [
-            frozenset(
-                (r.docid, t)
-                for r in pred.rationales
-                for start, end in (r.hard or ())
-                for t in range(start, end)
-            )
-        ]
-        for pred in predictions
-        if any(r.hard is not None for r in pred.rationales)
-    }
-    return gold_sets, predicted
+def _rationale_set_token_f1(
+    gold: GoldRationales, table: PredictionTable, rationale_key: np.ndarray
+) -> dict:
+    """Token F1 against rationale sets, both modes, for the instances with predictions."""
+    position = {key: i for i, key in enumerate(gold.instances)}
+    line_instance = np.array([position[key] for key in table.keys], dtype=np.int64)
+    hard = table.hard
+    key = rationale_key[hard.rationale]
+    predicted = SpanTable.build(
+        line_instance[table.rationale_line[hard.rationale]],
+        token_code(key, hard.start),
+        token_code(key, hard.end),
+    )
+    return extensions.rationale_set_scores_from_tokens(
+        len(gold.instances),
+        gold.set_instance,
+        gold.set_spans.tokens(),
+        line_instance[np.unique(table.rationale_line)],
+        predicted.tokens(),
+    )
 
 
 def _soft_top_k(
-    gold: _Gold, predictions: list[Prediction], options: ScoreOptions, index: KeyIndex
+    gold: GoldRationales, table: PredictionTable, rationale_key: np.ndarray, options
 ) -> dict:
     k = max(1, round(mean_rationale_length(gold)))
-    rationales = [
-        (pred.key, r) for pred in predictions for r in pred.rationales if r.soft_tokens is not None
-    ]
-    lengths = np.array([len(r.soft_tokens) for _, r in rationales], dtype=np.int64)
-    keys = np.array([index((key, r.docid)) for key, r in rationales], dtype=np.int64)
-    scores = np.concatenate([r.soft_tokens for _, r in rationales])
-    predicted = top_k_tables(lengths, scores, keys, k)
-    gold_table = _table(gold.spans, index)
-    universe = _universe(gold_table, predicted)
+    soft = table.soft_tokens
+    predicted = top_k_tables(soft.lengths, soft.values, rationale_key, k)
+    universe = _universe(gold.spans, predicted)
+    n_keys = len(gold.key_numbers)
     return {
         "k": k,
         "k_rule": "mean human rationale length in tokens over the split",
-        "iou_scores": [
-            iou_f1(gold_table, predicted, t, len(index)) for t in options.iou_thresholds
-        ],
-        "token_prf": instance_prf(gold_table.tokens(), predicted.tokens(), universe, len(index)),
+        "iou_scores": [iou_f1(gold.spans, predicted, t, n_keys) for t in options.iou_thresholds],
+        "token_prf": instance_prf(gold.tokens, predicted.tokens(), universe, n_keys),
     }
 
 
-def _extension_scores(gold, in_split, scores, options, tables) -> None:
-    index, gold_table, predicted = tables
+def _extension_scores(gold, table, rationale_key, predicted, scores, options) -> None:
     if len(predicted):
         scores["iou_scores_one_to_one"] = [
-            iou_f1(gold_table, predicted, t, len(index), one_to_one=True)
+            iou_f1(gold.spans, predicted, t, len(gold.key_numbers), one_to_one=True)
             for t in options.iou_thresholds
         ]
-        gold_sets, predicted = _rationale_set_inputs(gold, in_split)
-        scores["rationale_set_token_f1"] = {
-            "greedy_union": extensions.rationale_set_scores(gold_sets, predicted),
-            "best_single_set": extensions.rationale_set_scores(
-                gold_sets, predicted, best_single=True
-            ),
-        }
-    if any(r.soft_tokens is not None for p in in_split for r in p.rationales):
-        scores["soft_top_k"] = _soft_top_k(gold, in_split, options, index)
+        scores["rationale_set_token_f1"] = _rationale_set_token_f1(gold, table, rationale_key)
+    if table.soft_tokens is not None and len(table.soft_tokens):
+        scores["soft_top_k"] = _soft_top_k(gold, table, rationale_key, options)
     classification = scores.get("classification_scores")
     if classification and classification.get("comprehensiveness_aopc") is not None:
         n_bins = len(options.aopc_thresholds)
@@ -321,37 +323,35 @@ def _extension_scores(gold, in_split, scores, options, tables) -> None:
 def score_predictions(
     dataset: EraserDataset,
     split: str,
-    predictions: list[Prediction],
+    predictions: PredictionTable,
     options: ScoreOptions | None = None,
 ) -> dict:
     options = options or ScoreOptions()
-    gold = _gold_for(dataset, split)
-    in_split = [p for p in predictions if p.key in gold.instances]
+    gold = GoldRationales.of(dataset, split)
+    in_split = [i for i, key in enumerate(predictions.keys) if key in gold.instances]
+    table = predictions.take(np.array(in_split, dtype=np.int64))
+    rationale_key = _rationale_keys(table, gold.key_numbers)
+    n_keys = len(gold.key_numbers)
+    predicted = _predicted_spans(table, rationale_key)
     scores: dict = {}
-    index = KeyIndex()
-    gold_table = _table(gold.spans, index)
-    predicted = _table(_predicted_spans(in_split), index)
     if len(predicted):
-        n_keys = len(index)
-        universe = _universe(gold_table, predicted)
+        universe = _universe(gold.spans, predicted)
         scores["iou_scores"] = [
-            iou_f1(gold_table, predicted, t, n_keys) for t in options.iou_thresholds
+            iou_f1(gold.spans, predicted, t, n_keys) for t in options.iou_thresholds
         ]
-        scores["rationale_prf"] = instance_prf(gold_table, predicted, universe, n_keys)
-        scores["token_prf"] = instance_prf(
-            gold_table.tokens(), predicted.tokens(), universe, n_keys
-        )
-    token_pairs = _token_pairs(dataset, gold, in_split)
-    if token_pairs:
-        scores["token_soft_metrics"] = soft_scores(token_pairs)
-    sentence_pairs = _sentence_pairs(dataset, gold, in_split)
-    if sentence_pairs:
-        scores["sentence_soft_metrics"] = soft_scores(sentence_pairs)
-    if in_split and all(p.classification is not None for p in in_split):
+        scores["rationale_prf"] = instance_prf(gold.spans, predicted, universe, n_keys)
+        scores["token_prf"] = instance_prf(gold.tokens, predicted.tokens(), universe, n_keys)
+    if table.soft_tokens is not None and len(table.soft_tokens):
+        truth = _segment_truth(table.soft_tokens, rationale_key, gold.spans, n_keys)
+        scores["token_soft_metrics"] = soft_scores(truth, table.soft_tokens)
+    if table.soft_sentences is not None and len(table.soft_sentences):
+        truth = _segment_truth(table.soft_sentences, rationale_key, gold.sentence_spans, n_keys)
+        scores["sentence_soft_metrics"] = soft_scores(truth, table.soft_sentences)
+    if len(table) and table.classification is not None:
         labels = sorted({i.classification for i in dataset.instances() if i.classification})
         scores["classification_scores"] = classification_scores(
-            gold, in_split, labels, options.aopc_thresholds
+            gold, table, labels, options.aopc_thresholds
         )
     if options.extensions:
-        _extension_scores(gold, in_split, scores, options, (index, gold_table, predicted))
+        _extension_scores(gold, table, rationale_key, predicted, scores, options)
     return scores

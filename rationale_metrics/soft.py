@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from rationale_metrics.segments import descending_within_segments
+
 CHUNK_ELEMENTS = 1 << 20  # bounds the temporaries: ~20 arrays of this many float64
 
 
@@ -19,14 +21,28 @@ def soft_metrics_per_key(
     truths: list[np.ndarray], scores: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(auprc, average_precision, roc_auc) per key; the last two are NaN for one-class keys."""
+    lengths = np.fromiter(map(len, truths), dtype=np.int64, count=len(truths))
+    if not len(truths):
+        empty = np.zeros(0)
+        return empty, empty, empty
+    return soft_metrics_per_segment(np.concatenate(truths), np.concatenate(scores), lengths)
+
+
+def soft_metrics_per_segment(
+    truth: np.ndarray, score: np.ndarray, lengths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The same over keys stored end to end: key i is the next `lengths[i]` values."""
     results = []
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
     start = 0
-    while start < len(truths):
-        end, size = start, 0
-        while end < len(truths) and (end == start or size + len(truths[end]) <= CHUNK_ELEMENTS):
-            size += len(truths[end])
-            end += 1
-        results.append(_chunk(truths[start:end], scores[start:end]))
+    while start < len(lengths):
+        # The keys from `start` whose values fit in one chunk (at least one key).
+        end = max(
+            start + 1, int(np.searchsorted(bounds, bounds[start] + CHUNK_ELEMENTS, "right")) - 1
+        )
+        end = min(end, len(lengths))
+        a, b = bounds[start], bounds[end]
+        results.append(_chunk(truth[a:b], score[a:b], lengths[start:end]))
         start = end
     if not results:
         empty = np.zeros(0)
@@ -34,34 +50,18 @@ def soft_metrics_per_key(
     return tuple(np.concatenate([r[i] for r in results]) for i in range(3))
 
 
-def _descending_within_keys(score: np.ndarray, segment: np.ndarray, starts, lengths) -> np.ndarray:
-    if len(lengths) and lengths.mean() > 512:
-        # Few long keys: sorting each key alone beats one two-key lexsort.
-        return np.concatenate(
-            [
-                s + np.argsort(-score[s : s + n], kind="stable")
-                for s, n in zip(starts, lengths, strict=True)
-            ]
-        )
-    return np.lexsort((-score, segment))
-
-
 def _chunk(
-    truths: list[np.ndarray], scores: list[np.ndarray]
+    truth: np.ndarray, score: np.ndarray, lengths: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n_keys = len(truths)
-    if n_keys == 0:
-        empty = np.zeros(0)
-        return empty, empty, empty
-    lengths = np.fromiter((len(t) for t in truths), dtype=np.int64, count=n_keys)
+    n_keys = len(lengths)
     segment = np.repeat(np.arange(n_keys), lengths)
-    truth = np.concatenate(truths).astype(np.float64)
-    score = np.concatenate(scores).astype(np.float64)
+    truth = truth.astype(np.float64)
+    score = score.astype(np.float64)
 
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     # Within each key, descending score. (Tie order is irrelevant: only cumulative sums
     # at the last position of each run of equal scores are used, as in scikit-learn.)
-    order = _descending_within_keys(score, segment, starts, lengths)
+    order = descending_within_segments(score, lengths, stable=False)
     truth, score = truth[order], score[order]
     ends = starts + lengths
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rationale_metrics.segments import top_k_within_segments
+
 
 @dataclass(frozen=True)
 class SpanTable:
@@ -44,7 +46,7 @@ class SpanTable:
         return np.unique(self.key)
 
 
-def _common(a: SpanTable, b: SpanTable) -> np.ndarray:
+def common_keys(a: SpanTable, b: SpanTable) -> np.ndarray:
     """Keys of the rows present in both (de-duplicated) tables."""
     key = np.concatenate([a.key, b.key])
     start = np.concatenate([a.start, b.start])
@@ -68,12 +70,12 @@ def _ratio(a, b):
 
 def instance_prf(gold: SpanTable, predicted: SpanTable, universe: np.ndarray, n_keys: int) -> dict:
     """Exact-match P/R/F1: micro over all rows; macro over the keys in `universe`."""
-    common_keys = _common(gold, predicted)
-    hits = len(common_keys)
+    common = common_keys(gold, predicted)
+    hits = len(common)
     micro_p, micro_r = float(_ratio(hits, len(predicted))), float(_ratio(hits, len(gold)))
     g = np.bincount(gold.key, minlength=n_keys)[universe]
     p = np.bincount(predicted.key, minlength=n_keys)[universe]
-    c = np.bincount(common_keys, minlength=n_keys)[universe]
+    c = np.bincount(common, minlength=n_keys)[universe]
     precision, recall = _ratio(c, p), _ratio(c, g)
     return {
         "instance_micro": {"p": micro_p, "r": micro_r, "f1": float(_f1(micro_p, micro_r))},
@@ -151,18 +153,7 @@ def top_k_tables(
     """The k highest-scoring tokens of each segment (ties: earlier token first), as runs."""
     segment = np.repeat(np.arange(len(segment_lengths)), segment_lengths)
     starts = np.cumsum(segment_lengths) - segment_lengths
-    if len(segment_lengths) and segment_lengths.mean() > 512:
-        # Few long segments: a stable sort of each alone beats one three-key lexsort.
-        chosen = np.concatenate(
-            [
-                np.sort(s + np.argsort(-scores[s : s + n], kind="stable")[:k])
-                for s, n in zip(starts.tolist(), segment_lengths.tolist(), strict=True)
-            ]
-        )
-    else:
-        order = np.lexsort((np.arange(len(scores)), -scores, segment))
-        rank = np.arange(len(order)) - starts[segment[order]]
-        chosen = np.sort(order[rank < k])
+    chosen = top_k_within_segments(scores, segment_lengths, k)
     seg = segment[chosen]
     local = chosen - starts[seg]
     new_run = np.ones(len(chosen), dtype=bool)

@@ -260,3 +260,20 @@ def test_the_package_never_imports_django():
     )
 
     assert result.stdout.strip() == "False", result.stderr
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_reading_leaves_the_garbage_collector_as_it_found_it(tmp_path, dataset, enabled):
+    import gc
+
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text(json.dumps(prediction("a1")) + "\n")
+    bad.write_text("{broken\n")
+    (gc.enable if enabled else gc.disable)()
+    try:
+        read_predictions(good, dataset=dataset, split="train")
+        with pytest.raises(DataValidationError):
+            read_predictions(bad, dataset=dataset, split="train")
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()

@@ -95,6 +95,8 @@ def start_celery_worker(*, queue: str, media_root, log, extra_env: dict | None =
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": _database_url_for_worker(),
+        # Connections kept between tasks, as in production (the test settings close them).
+        "DATABASE_CONN_MAX_AGE": "60",
         "DJANGO_MEDIA_ROOT": str(media_root),
         **(extra_env or {}),
     }

@@ -462,11 +462,11 @@ def flag_counts(*, annotation_ids) -> dict[str, int]:
     )
 
 
-def annotations_without_checks(*, limit: int = 10_000) -> list[int]:
-    """Submitted annotations whose automatic checks never ran (the broker was down when
-    they were submitted, or a worker died), oldest first."""
+def annotations_without_checks(*, limit: int = 10_000, after_id: int = 0) -> list[int]:
+    """Submitted annotations whose automatic checks have not run (yet, or ever: the broker
+    was down when they were submitted, or a worker died), oldest first, from `after_id`."""
     return list(
-        Annotation.objects.filter(submission_check__isnull=True)
+        Annotation.objects.filter(pk__gt=after_id, submission_check__isnull=True)
         .order_by("pk")
         .values_list("pk", flat=True)[:limit]
     )

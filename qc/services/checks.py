@@ -7,11 +7,16 @@ submit stays fast; every step is idempotent, so a retried task changes nothing.
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import numpy as np
+from django.core.cache import cache
 from django.db import transaction
+from django.db.models import F, Max, Window
+from django.db.models.functions import RowNumber
 
 from annotate.models import Annotation, AssignmentStatus, RationaleSpan
-from annotate.selectors import item_token_texts
+from annotate.selectors import items_token_texts
 from annotate.tokenization import stop_words as language_stop_words
 from qc.flag_rules import (
     EMPTY,
@@ -27,23 +32,40 @@ from qc.flag_rules import (
     worker_assessment,
 )
 from qc.models import ProjectWorker, QualificationStatus, QualityFlag, SubmissionCheck
+from qc.selectors import annotations_without_checks
 from qc.services.qualification import quality_policy_get
 from qc.services.workers import project_worker_block
 from rationale_metrics.agreement import against_majority, majority_vote, mean_pairwise_kappa
 
 SUBMISSION_FLAG_KINDS = (EMPTY, TOO_FAST, STOPWORDS, FIRST_TOKENS)
+
+# With a broker, submissions are not checked one task each: a submit makes sure one batch
+# job is queued (a cache key says one is), and the job checks every submission that has
+# no check yet. At 100 submits a second, a task per submit cost more in the web process
+# (publishing) and in the worker (a connection's worth of queries per annotation) than
+# checking them did.
+CHECKS_QUEUED_KEY = "rw:qc:batch-queued"
+CHECKS_QUEUED_TTL_SECONDS = 120  # a lost job delays the next one at most this long
+CHECKS_DELAY_SECONDS = 0.5  # a batch gathers the submissions of this long
+CHECK_BATCH_SIZE = 200
+CHECK_BATCHES_PER_JOB = 10  # then the job queues its successor, so other jobs get a turn
+# Unchecked submissions are sought among the newest: ids from this far below the newest
+# checked one. Older ones (the broker was down) are for `qc_check_missing`.
+RECENT_WINDOW = 20_000
 # Per-worker aggregates cover the worker's most recent submissions in the project, so a
 # check costs the same on a worker's ten-thousandth item as on the tenth, and a worker
 # who has improved is judged on their current work.
 AGGREGATE_WINDOW = 200
 
 
-def _chosen_by_annotation(annotation_ids, offsets) -> dict[int, set[int]]:
-    chosen: dict[int, set[int]] = {a: set() for a in annotation_ids}
+def _chosen_by_annotation(offsets_by_annotation: dict[int, dict[str, int]]) -> dict[int, set[int]]:
+    """Each annotation's highlighted tokens, as indexes into its item's concatenated
+    documents (`offsets_by_annotation` gives each annotation's docid offsets)."""
+    chosen: dict[int, set[int]] = {a: set() for a in offsets_by_annotation}
     for annotation_id, docid, start, end in RationaleSpan.objects.filter(
-        rationale_set__annotation_id__in=annotation_ids
+        rationale_set__annotation_id__in=list(offsets_by_annotation)
     ).values_list("rationale_set__annotation_id", "document__docid", "start_token", "end_token"):
-        base = offsets[docid]
+        base = offsets_by_annotation[annotation_id][docid]
         chosen[annotation_id].update(range(base + start, base + end))
     return chosen
 
@@ -85,84 +107,198 @@ def _flags_replace(wanted: dict[int, list], kinds_of: dict[int, tuple]) -> None:
         QualityFlag.objects.bulk_update(changed, ["value", "detail"])
 
 
-@transaction.atomic
+def quality_checks_request(*, annotation_id: int) -> None:
+    """A submission was committed: check it now when tasks run in-process (no broker),
+    else make sure a batch job is queued. Raises when the broker cannot be reached; the
+    submission stands and a later job or `qc_check_missing` checks it."""
+    from qc.tasks import quality_checks_job
+
+    if quality_checks_job.app.conf.task_always_eager:
+        annotation_quality_checks(annotation_ids=[annotation_id])
+        return
+    if cache.add(CHECKS_QUEUED_KEY, 1, timeout=CHECKS_QUEUED_TTL_SECONDS):
+        try:
+            quality_checks_job.apply_async(countdown=CHECKS_DELAY_SECONDS)
+        except Exception:
+            cache.delete(CHECKS_QUEUED_KEY)  # the next submit tries again
+            raise
+
+
+def quality_checks_run() -> int:
+    """The batch job: check the recent submissions that have no check yet, a batch at a
+    time; queue a successor when more remain. Returns how many were checked."""
+    cache.delete(CHECKS_QUEUED_KEY)  # submissions from now on queue the next job
+    newest = SubmissionCheck.objects.aggregate(newest=Max("annotation_id"))["newest"] or 0
+    checked = 0
+    for _batch in range(CHECK_BATCHES_PER_JOB):
+        ids = annotations_without_checks(
+            limit=CHECK_BATCH_SIZE, after_id=max(0, newest - RECENT_WINDOW)
+        )
+        if not ids:
+            return checked
+        annotation_quality_checks(annotation_ids=ids)
+        checked += len(ids)
+    if cache.add(CHECKS_QUEUED_KEY, 1, timeout=CHECKS_QUEUED_TTL_SECONDS):
+        from qc.tasks import quality_checks_job
+
+        quality_checks_job.apply_async()
+    return checked
+
+
 def annotation_quality_check(*, annotation_id: int) -> list[str]:
-    """Flag one submission, update its co-annotators' agreement and the workers'
+    """Flag one submission, update its co-annotators' agreement and the worker's
     aggregates. Returns the flag kinds now on the annotation."""
-    annotation = (
-        Annotation.objects.select_related("assignment__item__project", "assignment__worker")
-        .filter(pk=annotation_id)
-        .first()
+    return annotation_quality_checks(annotation_ids=[annotation_id]).get(annotation_id, [])
+
+
+@transaction.atomic
+def annotation_quality_checks(*, annotation_ids) -> dict[int, list[str]]:
+    """Flag submissions, update their co-annotators' agreement and their workers'
+    aggregates: the checks of `annotation_quality_check` for many at once, each read done
+    once for the whole batch. Returns the flag kinds now on each annotation."""
+    batch = list(
+        Annotation.objects.select_related("assignment__item__project")
+        .filter(pk__in=list(annotation_ids))
+        .order_by("pk")
     )
-    if annotation is None:  # deleted since; nothing to check
-        return []
-    assignment = annotation.assignment
-    item, project = assignment.item, assignment.item.project
-    policy = quality_policy_get(project)
-    thresholds = policy.flag_thresholds()
-    texts, offsets = item_token_texts(item)
-    stop_words = language_stop_words(project.language)
+    if not batch:  # deleted since; nothing to check
+        return {}
+    projects = {a.assignment.item.project_id: a.assignment.item.project for a in batch}
+    item_project = {a.assignment.item_id: a.assignment.item.project_id for a in batch}
+    policies = {pk: quality_policy_get(project) for pk, project in projects.items()}
+    thresholds = {pk: policy.flag_thresholds() for pk, policy in policies.items()}
+    texts = items_token_texts({a.assignment.item_id for a in batch})
 
     # Co-annotators: the same item, variant and round.
-    group = list(
+    def group_key(assignment) -> tuple[int, int, int]:
+        return assignment.item_id, assignment.variant_id, assignment.round
+
+    keys = {group_key(a.assignment) for a in batch}
+    groups: dict[tuple[int, int, int], list[Annotation]] = {key: [] for key in keys}
+    for member in (
         Annotation.objects.filter(
-            assignment__item=item,
-            assignment__variant=assignment.variant,
-            assignment__round=assignment.round,
+            assignment__item_id__in={item for item, _, _ in keys},
             assignment__status=AssignmentStatus.SUBMITTED,
         )
         .select_related("assignment")
         .order_by("pk")
+    ):
+        if group_key(member.assignment) in groups:
+            groups[group_key(member.assignment)].append(member)
+    members = {m.pk: m for group in groups.values() for m in group} | {a.pk: a for a in batch}
+    chosen = _chosen_by_annotation(
+        {pk: texts.get(m.assignment.item_id, ([], {}))[1] for pk, m in members.items()}
     )
-    chosen = _chosen_by_annotation([a.pk for a in group], offsets)
-    mine = chosen[annotation.pk]
-    seconds = annotation.time_spent_ms / 1000
-    wanted = {
-        annotation.pk: submission_flags(
-            token_texts=texts,
+
+    wanted: dict[int, list] = {}
+    kinds_of: dict[int, tuple] = {}
+    figures: dict[int, dict] = {}
+    for annotation in batch:
+        assignment = annotation.assignment
+        project = projects[assignment.item.project_id]
+        token_texts = texts.get(assignment.item_id, ([], {}))[0]
+        stop_words = language_stop_words(project.language)
+        mine = chosen[annotation.pk]
+        seconds = annotation.time_spent_ms / 1000
+        wanted[annotation.pk] = submission_flags(
+            token_texts=token_texts,
             chosen=mine,
             seconds=seconds,
             stop_words=stop_words,
-            thresholds=thresholds,
+            thresholds=thresholds[project.pk],
         )
-    }
-    kinds_of = {annotation.pk: SUBMISSION_FLAG_KINDS}
-    SubmissionCheck.objects.update_or_create(
-        annotation=annotation,
-        defaults={
-            "project": project,
-            "worker": assignment.worker,
+        kinds_of[annotation.pk] = SUBMISSION_FLAG_KINDS
+        figures[annotation.pk] = {
+            "project_id": project.pk,
+            "worker_id": assignment.worker_id,
             "highlighted": len(mine),
             "seconds": seconds,
-            "stopword_share": stopword_share(texts, mine, stop_words),
-        },
-    )
-    if len(group) >= 2:
-        matrix = np.zeros((len(group), len(texts)), dtype=bool)
+            "stopword_share": stopword_share(token_texts, mine, stop_words),
+        }
+    checks = _submission_checks_write(figures)
+
+    agreement: dict[int, dict] = {}
+    for (item_id, _, _), group in groups.items():
+        if len(group) < 2:
+            continue
+        n_tokens = len(texts.get(item_id, ([], {}))[0])
+        project_thresholds = thresholds[item_project[item_id]]
+        matrix = np.zeros((len(group), n_tokens), dtype=bool)
         for row, member in enumerate(group):
             matrix[row, list(chosen[member.pk])] = True
         majority = majority_vote(matrix)
-        checks = {
-            c.annotation_id: c
-            for c in SubmissionCheck.objects.filter(annotation_id__in=[m.pk for m in group])
-        }
         for row, member in enumerate(group):
             others = [chosen[o.pk] for o in group if o.pk != member.pk]
-            kappa = _mean_kappa_with(chosen[member.pk], others, len(texts))
-            if member.pk in checks:
-                checks[member.pk].coannotator_kappa = kappa
-                checks[member.pk].majority_kappa = against_majority(matrix[row], majority)["kappa"]
-            flag = low_agreement_flag(kappa, thresholds)
+            kappa = _mean_kappa_with(chosen[member.pk], others, n_tokens)
+            agreement[member.pk] = {
+                "coannotator_kappa": kappa,
+                "majority_kappa": against_majority(matrix[row], majority)["kappa"],
+            }
+            flag = low_agreement_flag(kappa, project_thresholds)
             wanted.setdefault(member.pk, []).extend([flag] if flag else [])
             kinds_of[member.pk] = (*kinds_of.get(member.pk, ()), LOW_AGREEMENT)
-        SubmissionCheck.objects.bulk_update(
-            list(checks.values()), ["coannotator_kappa", "majority_kappa"]
-        )
+    _agreement_write(agreement, checks)
     _flags_replace(wanted, kinds_of)
-    # The submitting worker's aggregates now; co-annotators' move with their own next
-    # submission (their agreement changed only through this one annotation).
-    worker_standing_update(project=project, worker_id=assignment.worker_id, policy=policy)
-    return list(QualityFlag.objects.filter(annotation=annotation).values_list("kind", flat=True))
+    # The submitting workers' aggregates now; co-annotators' move with their own next
+    # submission (their agreement changed only through these annotations).
+    workers_by_project: dict[int, set[int]] = defaultdict(set)
+    for values in figures.values():
+        workers_by_project[values["project_id"]].add(values["worker_id"])
+    for project_id, worker_ids in sorted(workers_by_project.items()):
+        worker_standings_update(
+            project=projects[project_id], worker_ids=sorted(worker_ids), policy=policies[project_id]
+        )
+    kinds: dict[int, list[str]] = {a.pk: [] for a in batch}
+    for annotation_id, kind in QualityFlag.objects.filter(
+        annotation_id__in=list(kinds)
+    ).values_list("annotation_id", "kind"):
+        kinds[annotation_id].append(kind)
+    return kinds
+
+
+def _submission_checks_write(figures: dict[int, dict]) -> dict[int, SubmissionCheck]:
+    """Create or update each annotation's SubmissionCheck with these figures (agreement is
+    written apart); returns the rows by annotation."""
+    rows = {
+        c.annotation_id: c for c in SubmissionCheck.objects.filter(annotation_id__in=list(figures))
+    }
+    new, changed = [], []
+    for annotation_id, values in figures.items():
+        row = rows.get(annotation_id)
+        if row is None:
+            new.append(SubmissionCheck(annotation_id=annotation_id, **values))
+            continue
+        for name, value in values.items():
+            setattr(row, name, value)
+        changed.append(row)
+    if changed:
+        SubmissionCheck.objects.bulk_update(changed, list(next(iter(figures.values()))))
+    if new:
+        # A concurrent check of the same annotation may create its row first; it wrote
+        # the same figures. Read the rows back either way for their ids.
+        SubmissionCheck.objects.bulk_create(new, ignore_conflicts=True)
+        created = [row.annotation_id for row in new]
+        rows |= {
+            c.annotation_id: c for c in SubmissionCheck.objects.filter(annotation_id__in=created)
+        }
+    return rows
+
+
+def _agreement_write(agreement: dict[int, dict], checks: dict[int, SubmissionCheck]) -> None:
+    """Store each annotation's agreement with its co-annotators on its check, where the
+    annotation has been checked (the others get theirs when they are)."""
+    missing = [pk for pk in agreement if pk not in checks]
+    checks = checks | {
+        c.annotation_id: c for c in SubmissionCheck.objects.filter(annotation_id__in=missing)
+    }
+    rows = []
+    for annotation_id, values in agreement.items():
+        row = checks.get(annotation_id)
+        if row is not None:
+            row.coannotator_kappa = values["coannotator_kappa"]
+            row.majority_kappa = values["majority_kappa"]
+            rows.append(row)
+    SubmissionCheck.objects.bulk_update(rows, ["coannotator_kappa", "majority_kappa"])
 
 
 def _mean_kappa_with(mine: set[int], others: list[set[int]], n_tokens: int) -> float | None:
@@ -175,28 +311,42 @@ def _mean_kappa_with(mine: set[int], others: list[set[int]], n_tokens: int) -> f
 def worker_standing_update(*, project, worker_id: int, policy=None) -> ProjectWorker | None:
     """Recompute a worker's aggregates from their checks; warn, and block automatically
     when a block limit is crossed and the project allows it."""
+    worker_standings_update(project=project, worker_ids=[worker_id], policy=policy)
+    return ProjectWorker.objects.filter(project=project, worker_id=worker_id).first()
+
+
+def worker_standings_update(*, project, worker_ids, policy=None) -> None:
+    """`worker_standing_update` for many workers of a project: their recent checks in one
+    query, their standings in another, the changed ones written in a third."""
     policy = policy or quality_policy_get(project)
-    figures = [
-        SubmissionFigures(*row)
-        for row in SubmissionCheck.objects.filter(project=project, worker_id=worker_id)
-        .order_by("-annotation_id")
-        .values_list("highlighted", "seconds", "stopword_share", "majority_kappa")[
-            :AGGREGATE_WINDOW
-        ]
-    ]
-    aggregates = worker_aggregates(figures)
-    warnings, blocks = worker_assessment(aggregates, policy.worker_limits())
-    standing = ProjectWorker.objects.filter(project=project, worker_id=worker_id).first()
-    if standing is None:
-        return None
-    if standing.aggregates != aggregates or standing.warnings != warnings + blocks:
-        ProjectWorker.objects.filter(pk=standing.pk).update(
-            aggregates=aggregates, warnings=warnings + blocks
+    limits = policy.worker_limits()
+    recent = (
+        SubmissionCheck.objects.filter(project=project, worker_id__in=list(worker_ids))
+        .annotate(
+            recency=Window(
+                RowNumber(), partition_by=[F("worker_id")], order_by=F("annotation_id").desc()
+            )
         )
-    if blocks and policy.auto_block and standing.status != QualificationStatus.BLOCKED:
-        standing = project_worker_block(
-            project=project,
-            worker=standing.worker,
-            reason="automatic: " + "; ".join(blocks),
+        .filter(recency__lte=AGGREGATE_WINDOW)
+        .order_by("worker_id", "-annotation_id")
+        .values_list("worker_id", "highlighted", "seconds", "stopword_share", "majority_kappa")
+    )
+    figures: dict[int, list[SubmissionFigures]] = defaultdict(list)
+    for worker_id, *values in recent:
+        figures[worker_id].append(SubmissionFigures(*values))
+    changed, to_block = [], []
+    for standing in ProjectWorker.objects.filter(
+        project=project, worker_id__in=list(worker_ids)
+    ).select_related("worker"):
+        aggregates = worker_aggregates(figures.get(standing.worker_id, []))
+        warnings, blocks = worker_assessment(aggregates, limits)
+        if standing.aggregates != aggregates or standing.warnings != warnings + blocks:
+            standing.aggregates, standing.warnings = aggregates, warnings + blocks
+            changed.append(standing)
+        if blocks and policy.auto_block and standing.status != QualificationStatus.BLOCKED:
+            to_block.append((standing, blocks))
+    ProjectWorker.objects.bulk_update(changed, ["aggregates", "warnings"])
+    for standing, blocks in to_block:
+        project_worker_block(
+            project=project, worker=standing.worker, reason="automatic: " + "; ".join(blocks)
         )
-    return standing

@@ -1,6 +1,7 @@
 """Flags raised by the real submit path, co-annotator agreement, per-worker aggregates,
 automatic blocking, and the audit of blocks and unblocks."""
 
+import contextlib
 import uuid
 
 import pytest
@@ -38,6 +39,19 @@ def annotate(project, user, tokens, seconds, capture):
         )
     assert response.status_code == 201, response.data
     return response.data["annotation_id"]
+
+
+@contextlib.contextmanager
+def tasks_sent_to_a_broker():
+    """Celery as in production: tasks are queued, not run in the calling process."""
+    from config.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = False
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = previous
 
 
 def flags_of(annotation_id):
@@ -169,7 +183,8 @@ def test_submissions_that_missed_their_checks_can_be_caught_up(
     # The broker is down at submit time: the submit stands, the check is not queued.
     lease = client_for(worker).post(reverse("annotate:assignment-next", args=[project.id])).data
     with (
-        mock.patch("qc.tasks.annotation_quality_check_job.delay", side_effect=OSError("down")),
+        tasks_sent_to_a_broker(),
+        mock.patch("qc.tasks.quality_checks_job.apply_async", side_effect=OSError("down")),
         django_capture_on_commit_callbacks(execute=True) as callbacks,
     ):
         response = client_for(worker).post(

@@ -1,0 +1,191 @@
+"""Quality checks in batches: the same results as one at a time, one queued job for many
+submits, and the real worker checking every submission on one database connection."""
+
+import random
+import time
+import uuid
+from unittest import mock
+
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.urls import reverse
+
+from annotate.models import Annotation, ProjectMembership, Role
+from annotate.services import annotation_submit, assignment_next
+from annotate.signals import annotation_submitted
+from qc.models import ProjectWorker, QualityFlag, SubmissionCheck
+from qc.services import checks, quality_policy_update
+from tests.annotate.workflow_helpers import make_project
+from tests.conftest import client_for
+from tests.factories import UserFactory
+from tests.qc.test_checks import tasks_sent_to_a_broker
+
+
+def annotators(project, n):
+    people = [UserFactory() for _ in range(n)]
+    for person in people:
+        ProjectMembership.objects.create(project=project, user=person, role=Role.ANNOTATOR)
+    return people
+
+
+def submit_everything(project, people, rng):
+    """Every annotator annotates every item they are given: random tokens, some empty,
+    some fast, so that each kind of flag and of agreement shows up."""
+    ids = []
+    for person in people:
+        while (lease := assignment_next(project=project, worker=person)) is not None:
+            docid = lease.item.item_documents.all()[0].document.docid
+            tokens = sorted(rng.sample(range(12), rng.choice([0, 1, 3, 6])))
+            result = annotation_submit(
+                assignment_id=lease.pk,
+                worker=person,
+                client_uuid=uuid.uuid4(),
+                rationale_sets=[
+                    [{"docid": docid, "start_token": t, "end_token": t + 1} for t in tokens]
+                ],
+                time_spent_ms=rng.choice([1_000, 40_000]),
+            )
+            ids.append(result.annotation.pk)
+    return ids
+
+
+def check_results(project):
+    checks_by_annotation = {
+        c.annotation_id: (
+            c.highlighted,
+            c.seconds,
+            c.stopword_share,
+            c.coannotator_kappa,
+            c.majority_kappa,
+        )
+        for c in SubmissionCheck.objects.filter(project=project)
+    }
+    flags = sorted(
+        QualityFlag.objects.filter(annotation__assignment__item__project=project).values_list(
+            "annotation_id", "kind", "value", "detail"
+        )
+    )
+    standings = {
+        s.worker_id: (s.aggregates, s.warnings, s.status)
+        for s in ProjectWorker.objects.filter(project=project)
+    }
+    return checks_by_annotation, flags, standings
+
+
+def forget_checks(project):
+    SubmissionCheck.objects.filter(project=project).delete()
+    QualityFlag.objects.filter(annotation__assignment__item__project=project).delete()
+    ProjectWorker.objects.filter(project=project).update(aggregates={}, warnings=[])
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_batched_checks_give_what_checking_one_at_a_time_gives(db, seed):
+    project = make_project(items=5, quota=3, min_highlight=0)
+    quality_policy_update(project=project, auto_block=False)
+    with mock.patch.object(annotation_submitted, "send"):  # submit without checking
+        ids = submit_everything(project, annotators(project, 4), random.Random(seed))
+    assert len(ids) >= 15
+
+    for annotation_id in ids:
+        checks.annotation_quality_check(annotation_id=annotation_id)
+    one_at_a_time = check_results(project)
+    forget_checks(project)
+    checks.annotation_quality_checks(annotation_ids=ids)
+    batched = check_results(project)
+
+    assert batched == one_at_a_time
+    assert any(kind == "low_agreement" for _, kind, _, _ in batched[1])
+    assert len(batched[0]) == len(ids)
+
+
+def submit_one(project, person):
+    lease = client_for(person).post(reverse("annotate:assignment-next", args=[project.id])).data
+    return client_for(person).post(
+        reverse("annotate:assignment-submit", args=[lease["id"]]),
+        {"client_uuid": str(uuid.uuid4()), "rationale_sets": [], "time_spent_ms": 1000},
+        format="json",
+    )
+
+
+def test_with_a_broker_many_submits_queue_one_job_until_it_runs(
+    db, django_capture_on_commit_callbacks
+):
+    project = make_project(items=6, quota=2, min_highlight=0)
+    people = annotators(project, 3)
+
+    def submit_and_commit(person):
+        with django_capture_on_commit_callbacks(execute=True):
+            assert submit_one(project, person).status_code == 201
+
+    with (
+        tasks_sent_to_a_broker(),
+        mock.patch("qc.tasks.quality_checks_job.apply_async") as queue,
+    ):
+        for person in people:
+            submit_and_commit(person)
+        assert queue.call_count == 1
+        assert not SubmissionCheck.objects.exists()
+
+        assert checks.quality_checks_run() == 3  # the job, as the worker runs it
+        assert SubmissionCheck.objects.count() == 3
+
+        submit_and_commit(people[0])  # after the job started: a new one is queued
+        assert queue.call_count == 2
+
+
+def test_a_job_that_cannot_finish_queues_its_successor(db, monkeypatch):
+    project = make_project(items=3, quota=2, min_highlight=0)
+    with mock.patch.object(annotation_submitted, "send"):
+        ids = submit_everything(project, annotators(project, 2), random.Random(3))
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    monkeypatch.setattr(checks, "CHECK_BATCHES_PER_JOB", 1)
+
+    with mock.patch("qc.tasks.quality_checks_job.apply_async") as queue:
+        assert checks.quality_checks_run() == 2
+        assert queue.call_count == 1 and cache.get(checks.CHECKS_QUEUED_KEY)
+        cache.delete(checks.CHECKS_QUEUED_KEY)
+        while checks.quality_checks_run():
+            cache.delete(checks.CHECKS_QUEUED_KEY)
+
+    assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
+
+
+def other_backends() -> set[int]:
+    """PostgreSQL backends serving the test database for someone else: the worker."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return {pid for (pid,) in cursor.fetchall()}
+
+
+def wait_until_checked(annotation_ids, log, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if SubmissionCheck.objects.filter(annotation_id__in=annotation_ids).count() == len(
+            annotation_ids
+        ):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"not every submission was checked:\n{log.read_text()[-3000:]}")
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_the_real_worker_checks_every_submission_on_one_connection(live_celery):
+    project = make_project(items=6, quota=2, min_highlight=0)
+    people = annotators(project, 3)
+
+    first = [submit_one(project, person).data["annotation_id"] for person in people]
+    wait_until_checked(first, live_celery["log"])
+    serving_first = other_backends()
+    second = [submit_one(project, person).data["annotation_id"] for person in people]
+    wait_until_checked(second, live_celery["log"])
+
+    assert "quality_checks_job" in live_celery["log"].read_text()
+    # Celery's Django fix-up closed the connection after every task; the worker now
+    # keeps it, as Django keeps one between requests.
+    assert serving_first & other_backends(), "the worker reconnected between its jobs"
+    assert Annotation.objects.filter(assignment__item__project=project).count() == 6

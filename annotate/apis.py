@@ -205,9 +205,6 @@ class AssignmentNextApi(APIView):
         assignment = services.assignment_next(project=project, worker=request.user)
         if assignment is None:
             return Response({"detail": "no more items for you in this project"})
-        assignment = selectors.assignment_with_item_documents(
-            assignment, project=project, variant=assignment.variant
-        )
         return Response(AssignmentOutputSerializer(assignment).data)
 
 

@@ -5,8 +5,10 @@
 Builds a throwaway database with one project: --items items of ~100 words, the seven
 preset variants (so 7 x items fill rows), three quarters of the items already annotated
 under three variants, and workers with leases. Then prints EXPLAIN ANALYZE for every
-query "next item" and "submit" issue, with the time each took next to the same query on
-a 2,000-item project built the same way, and flags any sequential scan of a big table.
+statement "next item" and "submit" run (writes rolled back; prepared statements after
+they settled on a plan), with the time each took next to the same statement on a
+2,000-item project built the same way, the most rows any plan node produced (a scan
+that grows with the project shows there), and flags any sequential scan of a big table.
 """
 
 from __future__ import annotations
@@ -137,67 +139,75 @@ def build(items: int, name: str):
     return project, workers[45], variants[0]
 
 
-def hot_queries(project, worker, variant):
-    """The querysets of next and submit, as the services build them."""
-    from django.db.models import Exists, OuterRef, Q
+def hot_statements(project, worker, variant):
+    """What "next item" and "submit" run, with this project's values: the prepared reads,
+    the lease and submit statements, and the expiry sweep (every few seconds)."""
+    import uuid
+
+    from django.contrib.auth import get_user_model
+    from django.db.models import Q
     from django.utils import timezone
 
-    from annotate.models import (
-        LIVE_ASSIGNMENT,
-        Annotation,
-        Assignment,
-        AssignmentStatus,
-        ItemDocument,
-        ItemVariantFill,
-        ProjectMembership,
-        WorkerVariantBinding,
-    )
-    from qc.models import ProjectWorker
+    from annotate.models import Assignment, AssignmentStatus
+    from annotate.selectors import _PROJECT_WITH_ROLE
+    from annotate.services import hot_path_sql
+    from annotate.services.assignments import _BOUND_VARIANT
+    from config.auth import _statement as user_statement
+    from qc.services.qualification import _STANDING
 
-    mine = Assignment.objects.filter(item=OuterRef("item_id"), worker=worker)
-    some_item = Assignment.objects.filter(item__project=project).values_list("item_id", flat=True)[
-        0
-    ]
-    own_assignment = Assignment.objects.filter(worker=worker).values_list("pk", flat=True)[0]
+    now = timezone.now()
+    users = get_user_model().objects
+    free = users.get(username=f"{project.name}-w59")  # no lease yet: "next" leases one
+    holder = users.get(username=f"{project.name}-w5")  # holds a lease to submit
+    lease = (
+        Assignment.objects.filter(worker=holder, status=AssignmentStatus.LEASED)
+        .select_related("item")
+        .first()
+    )
+    docid = lease.item.item_documents.first().document.docid
+    sweep = Assignment.objects.filter(
+        Q(lease_expires_at__lt=now),
+        item__project=project,
+        status=AssignmentStatus.LEASED,
+        round=1,
+    ).values_list("pk", "item_id", "variant_id")
+    sweep_sql, sweep_params = sweep.query.sql_with_params()
     return {
-        "roles and project": ProjectMembership.objects.filter(
-            project_id=project.pk, user=worker
-        ).select_related("project"),
-        "qualification gate": ProjectWorker.objects.filter(project=project, worker=worker).values(
-            "status", "reason", "worker__worker_profile__status"
+        "signed-in user": (user_statement(), {"id": worker.pk}),
+        "roles and project": (_PROJECT_WITH_ROLE, {"project": project.pk, "user": worker.pk}),
+        "qualification gate": (_STANDING, {"project": project.pk, "worker": worker.pk}),
+        "worker's variant": (_BOUND_VARIANT, {"project": project.pk, "worker": worker.pk}),
+        "lease (next)": (
+            hot_path_sql._LEASE_STATEMENT,
+            {
+                "worker": free.pk,
+                "project": project.pk,
+                "variant": variant.pk,
+                "quota": project.annotators_per_item,
+                "now": now,
+                "expires": now + timedelta(minutes=30),
+            },
         ),
-        "variant binding": WorkerVariantBinding.objects.filter(
-            project=project, worker=worker
-        ).select_related("variant"),
-        "expiry sweep": Assignment.objects.filter(
-            item__project=project,
-            status=AssignmentStatus.LEASED,
-            round=1,
-            lease_expires_at__lt=timezone.now(),
-        ).values_list("pk", "item_id", "variant_id"),
-        "current lease": Assignment.objects.filter(
-            Q(lease_expires_at__gte=timezone.now()) | Q(round__gt=1),
-            item__project=project,
-            worker=worker,
-            status=AssignmentStatus.LEASED,
-        ).order_by("created_at")[:1],
-        "next fill row": ItemVariantFill.objects.filter(
-            variant=variant, live__lt=project.annotators_per_item, item__held_out=False
-        )
-        .exclude(Exists(mine))
-        .order_by("-live", "item_id")[:1],
-        "free slot": Assignment.objects.filter(
-            LIVE_ASSIGNMENT, item_id=some_item, variant=variant, round=1
-        ).values_list("slot", flat=True),
-        "item documents": ItemDocument.objects.filter(item_id=some_item).select_related(
-            "document", "item"
+        "submit": (
+            hot_path_sql._SUBMIT_STATEMENT,
+            {
+                "assignment": lease.pk,
+                "worker": holder.pk,
+                "now": now,
+                "highlighted": 4,
+                "label": None,
+                "set_positions": [0, 0],
+                "positions": [0, 1],
+                "docids": [docid, docid],
+                "starts": [0, 10],
+                "ends": [2, 12],
+                "n_spans": 2,
+                "n_sets": 1,
+                "client_uuid": uuid.uuid4(),
+                "time_spent_ms": 20_000,
+            },
         ),
-        "submit: own assignment": Assignment.objects.select_related(
-            "item__project", "variant"
-        ).filter(pk=own_assignment, worker=worker),
-        "retry lookup": Annotation.objects.filter(
-            client_uuid="00000000-0000-0000-0000-000000000000"
-        ),
+        "expiry sweep": (sweep_sql, sweep_params),
     }
 
 
@@ -207,10 +217,28 @@ BIG_TABLES = (
     "annotate_itemvariantfill",
     "annotate_document",
 )
+PREPARED_RUNS_BEFORE_PLAN = 6  # PostgreSQL settles on a prepared statement's plan by then
 
 
-def plan_summary(queryset) -> tuple[float, str, bool]:
-    plan = queryset.explain(analyze=True)
+def plan_summary(statement, values) -> tuple[float, str, bool, int]:
+    """Execution time, the top plan nodes, whether a big table is scanned whole, and the
+    most rows any node produced. Writes are rolled back."""
+    from django.db import connection, transaction
+
+    from config.prepared_sql import PreparedStatement
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        if isinstance(statement, PreparedStatement):
+            sql, params = statement._statement(cursor, values)
+            for _ in range(PREPARED_RUNS_BEFORE_PLAN):
+                with transaction.atomic():
+                    cursor.execute(sql, params)
+                    transaction.set_rollback(True)
+        else:
+            sql, params = statement, values
+        cursor.execute("EXPLAIN (ANALYZE) " + sql, params)
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+        transaction.set_rollback(True)
     ms = float(re.search(r"Execution Time: ([\d.]+) ms", plan).group(1))
     nodes = [
         line.strip().split("  (")[0].lstrip("-> ").strip()
@@ -218,7 +246,8 @@ def plan_summary(queryset) -> tuple[float, str, bool]:
         if "(cost=" in line
     ]
     seq = any(f"Seq Scan on {t} " in plan or plan.count(f"Seq Scan on {t}\n") for t in BIG_TABLES)
-    return ms, "; ".join(nodes[:4]), seq
+    most_rows = max((int(n) for n in re.findall(r"actual time=\S+ rows=(\d+)", plan)), default=0)
+    return ms, "; ".join(nodes[:3]), seq, most_rows
 
 
 def main() -> None:
@@ -234,16 +263,17 @@ def main() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    small = hot_queries(*build(2_000, "small"))
-    large = hot_queries(*build(args.items, "large"))
+    small = hot_statements(*build(2_000, "small"))
+    large = hot_statements(*build(args.items, "large"))
     print(
-        f"{'query':24} {'2,000 items':>12} {f'{args.items:,} items':>14}  plan at {args.items:,} items"
+        f"{'statement':20} {'2,000 items':>12} {f'{args.items:,} items':>14} {'most rows':>10}"
+        f"  plan at {args.items:,} items"
     )
     for name in large:
-        small_ms, _, _ = plan_summary(small[name])
-        large_ms, nodes, seq = plan_summary(large[name])
+        small_ms, _, _, _ = plan_summary(*small[name])
+        large_ms, nodes, seq, most_rows = plan_summary(*large[name])
         flag = "  SEQUENTIAL SCAN OF A BIG TABLE" if seq else ""
-        print(f"{name:24} {small_ms:>9.3f} ms {large_ms:>11.3f} ms  {nodes}{flag}")
+        print(f"{name:20} {small_ms:>9.3f} ms {large_ms:>11.3f} ms {most_rows:>10}  {nodes}{flag}")
 
 
 if __name__ == "__main__":

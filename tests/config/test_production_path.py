@@ -6,7 +6,7 @@ import uuid
 from unittest import mock
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.urls import reverse
 
 from annotate.models import ProjectMembership, Role
@@ -134,14 +134,19 @@ def test_next_and_submit_use_a_bounded_number_of_queries_whatever_the_project_si
     large = _hot_path_queries(150)
 
     assert small == large, "the number of queries must not grow with the project"
-    assert small[0] <= 24 and small[1] <= 16
+    if connection.vendor == "postgresql":
+        # One statement each (under a savepoint here: tests run inside a transaction), after
+        # the caller's role, the qualification gate and the worker's variant for "next".
+        assert small == (6, 3)
+    else:
+        assert small[0] <= 13 and small[1] <= 8  # the general services (SQLite, the demo)
 
 
 @pytest.mark.parametrize(
     "failing",
     [
         "django.contrib.sessions.backends.db.SessionStore.load",
-        "django.contrib.auth.backends.ModelBackend.get_user",
+        "config.auth.ModelBackend.get_user",
     ],
 )
 def test_a_lost_database_while_loading_the_session_or_user_is_a_503(db, client, failing):

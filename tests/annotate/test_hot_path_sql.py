@@ -1,0 +1,123 @@
+"""The PostgreSQL statements behind "next" and "submit": prepared once per connection,
+atomic, and handing every case they do not cover to the general services."""
+
+import uuid
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotate.models import Assignment, AssignmentStatus, ProjectMembership, Role
+from annotate.services import annotation_submit, assignment_next
+from config.exceptions import ConflictError
+from tests.annotate.workflow_helpers import make_project
+from tests.conftest import client_for
+from tests.factories import UserFactory
+
+
+@pytest.fixture
+def project(postgres_only):
+    return make_project(items=3, quota=2, min_highlight=1)
+
+
+def annotator(project):
+    user = UserFactory()
+    ProjectMembership.objects.create(project=project, user=user, role=Role.ANNOTATOR)
+    return user
+
+
+def spans(lease, tokens=(0, 1)):
+    docid = lease.item.item_documents.all()[0].document.docid
+    return [[{"docid": docid, "start_token": t, "end_token": t + 1} for t in tokens]]
+
+
+def prepared_here() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements")
+        return {name for (name,) in cursor.fetchall()}
+
+
+def test_next_and_submit_each_run_one_prepared_statement(project):
+    worker = annotator(project)
+    client = client_for(worker)
+    client.post(reverse("annotate:assignment-next", args=[project.id]))  # binds a variant
+
+    with CaptureQueriesContext(connection) as next_queries:
+        lease = client.post(reverse("annotate:assignment-next", args=[project.id])).data
+    docid = lease["item"]["documents"][0]["docid"]
+    body = {
+        "client_uuid": str(uuid.uuid4()),
+        "rationale_sets": [[{"docid": docid, "start_token": 0, "end_token": 2}]],
+    }
+    with CaptureQueriesContext(connection) as submit_queries:
+        response = client.post(
+            reverse("annotate:assignment-submit", args=[lease["id"]]), body, format="json"
+        )
+
+    assert response.status_code == 201
+    assert {"rw_lease", "rw_submit", "rw_project_role", "rw_bound_variant"} <= prepared_here()
+    assert any(q["sql"].startswith("EXECUTE rw_lease") for q in next_queries.captured_queries)
+    # Besides the savepoint (these tests run inside a transaction) and, the first time on
+    # this connection, the PREPARE: the one statement.
+    scaffolding = ("SAVEPOINT", "RELEASE SAVEPOINT", "PREPARE")
+    work = [q["sql"] for q in submit_queries.captured_queries]
+    assert [q.split(" (")[0] for q in work if not q.startswith(scaffolding)] == [
+        "EXECUTE rw_submit"
+    ]
+    stored = Assignment.objects.get(pk=lease["id"])
+    assert stored.status == AssignmentStatus.SUBMITTED
+    assert stored.annotation.rationale_sets.get().spans.count() == 1
+
+
+def test_a_failed_statement_leaves_the_callers_transaction_usable(project):
+    # The tests run inside a transaction: the second submit's statement fails on the
+    # unique client UUID, and the general service then answers with a clear conflict.
+    first, second = annotator(project), annotator(project)
+    reused = uuid.uuid4()
+    lease = assignment_next(project=project, worker=first)
+    annotation_submit(
+        assignment_id=lease.pk, worker=first, client_uuid=reused, rationale_sets=spans(lease)
+    )
+    other = assignment_next(project=project, worker=second)
+
+    with pytest.raises(ConflictError, match="belongs to another submission"):
+        annotation_submit(
+            assignment_id=other.pk, worker=second, client_uuid=reused, rationale_sets=spans(other)
+        )
+
+    assert Assignment.objects.get(pk=other.pk).status == AssignmentStatus.LEASED
+
+
+def test_the_lease_is_a_loaded_instance(project):
+    worker = annotator(project)
+    lease = assignment_next(project=project, worker=worker)
+
+    assert lease.slot in (0, 1)  # not selected by the statement: read on access
+    lease.draft = {"sets": [[["d0", [1]]]], "current": 0}
+    lease.save(update_fields=["draft"])
+
+    assert Assignment.objects.filter(worker=worker).count() == 1
+    assert Assignment.objects.get(pk=lease.pk).draft == lease.draft
+    assert assignment_next(project=project, worker=worker).pk == lease.pk  # the open lease
+
+
+def test_what_the_statements_decline_the_services_decide(project):
+    worker = annotator(project)
+    lease = assignment_next(project=project, worker=worker)
+    Assignment.objects.filter(pk=lease.pk).update(
+        lease_expires_at=lease.lease_expires_at.replace(year=2000)
+    )
+
+    late = annotation_submit(
+        assignment_id=lease.pk, worker=worker, client_uuid=uuid.uuid4(), rationale_sets=spans(lease)
+    )
+    replay = annotation_submit(
+        assignment_id=lease.pk,
+        worker=worker,
+        client_uuid=late.annotation.client_uuid,
+        rationale_sets=spans(lease),
+    )
+
+    assert late.late and not late.replayed
+    assert replay.replayed and replay.annotation.pk == late.annotation.pk

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from urllib.parse import urlparse
 
 
@@ -102,3 +103,47 @@ def start_gunicorn(env: dict, port: int, *, ready_path: str = "/readyz"):
             os.killpg(server.pid, signal.SIGTERM)
         raise
     return server
+
+
+NGINX_TEMPLATE = Path(__file__).resolve().parents[1] / "config" / "nginx" / "default.conf.template"
+
+
+def start_nginx(nginx: Path, workdir: Path, port: int, upstream_port: int):
+    """nginx from config/nginx/default.conf.template (the file docker-compose.yml mounts)
+    on 127.0.0.1:port in front of 127.0.0.1:upstream_port, in its own process group
+    (stop it with os.killpg), once /healthz answers through it."""
+    import os
+    import subprocess
+
+    server_block = (
+        NGINX_TEMPLATE.read_text()
+        .replace("${NGINX_PORT}", f"127.0.0.1:{port}")
+        .replace("${NGINX_UPSTREAM}", f"127.0.0.1:{upstream_port}")
+    )
+    (workdir / "server.conf").write_text(server_block)
+    temp = {name: workdir / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
+    for folder in temp.values():
+        folder.mkdir(exist_ok=True)
+    (workdir / "nginx.conf").write_text(
+        ("user root;\n" if os.geteuid() == 0 else "")
+        + f"pid {workdir / 'nginx.pid'};\nerror_log {workdir / 'error.log'} warn;\n"
+        + "events { worker_connections 1024; }\nhttp {\n  access_log off;\n"
+        + f"  client_body_temp_path {temp['body']};\n  proxy_temp_path {temp['proxy']};\n"
+        + f"  fastcgi_temp_path {temp['fastcgi']};\n  uwsgi_temp_path {temp['uwsgi']};\n"
+        + f"  scgi_temp_path {temp['scgi']};\n  include {workdir / 'server.conf'};\n}}\n"
+    )
+    process = subprocess.Popen(
+        [str(nginx), "-p", str(workdir), "-c", str(workdir / "nginx.conf"), "-g", "daemon off;"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_until_answers(port, "/healthz", process)
+    except RuntimeError:
+        import signal
+
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+        raise
+    return process

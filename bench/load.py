@@ -20,9 +20,11 @@ import multiprocessing
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -31,7 +33,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, recreate_database, start_gunicorn
+from bench.common import free_port, recreate_database, start_gunicorn, start_nginx
 
 DATABASE_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rw_bench_load"
@@ -332,15 +334,28 @@ def main() -> None:
         default=int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() + 1)),
     )
     parser.add_argument("--threads", type=int, default=int(os.environ.get("GUNICORN_THREADS", 6)))
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="clients talk to gunicorn itself, not through nginx as in docker-compose.yml",
+    )
+    parser.add_argument("--nginx", default=os.environ.get("RW_NGINX", "/usr/sbin/nginx"))
     args = parser.parse_args()
     users = sum(args.clients)
     project_id = setup_database(args.items, users)
-    port = free_port()
-    server = start_server(port, args.workers, args.threads)
+    app_port = free_port()
+    server = start_server(app_port, args.workers, args.threads)
+    proxy = None
+    port = app_port
+    if not args.direct:
+        port = free_port()
+        proxy_dir = Path(tempfile.mkdtemp(prefix="rw-load-nginx-"))
+        proxy = start_nginx(Path(args.nginx), proxy_dir, port, app_port)
     celery_worker = start_celery_worker()
     broker = server_env()["CELERY_BROKER_URL"]
     print(
-        f"gunicorn: {args.workers} workers x {args.threads} threads on PostgreSQL; {args.items} items of ~100 words; "
+        ("clients -> gunicorn" if args.direct else "clients -> nginx -> gunicorn")
+        + f": {args.workers} workers x {args.threads} threads on PostgreSQL; {args.items} items of ~100 words; "
         + (
             "quality checks on 1 Celery worker via " + broker
             if broker
@@ -411,6 +426,10 @@ def main() -> None:
         if celery_worker is not None:
             print(f"quality checks still queued for the worker at the end: {queued_checks(broker)}")
     finally:
+        if proxy is not None:
+            os.killpg(proxy.pid, signal.SIGTERM)
+            proxy.wait(timeout=30)
+            shutil.rmtree(proxy_dir, ignore_errors=True)
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
         if celery_worker is not None:

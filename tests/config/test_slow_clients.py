@@ -11,18 +11,15 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from bench.common import free_port, start_gunicorn, wait_until_answers
+from bench.common import free_port, start_gunicorn, start_nginx
 from tests.conftest import skip_or_fail
 
-ROOT = Path(__file__).resolve().parents[2]
 NGINX = Path(os.environ.get("RW_NGINX", "/usr/sbin/nginx"))
-TEMPLATE = ROOT / "config" / "nginx" / "default.conf.template"
 
 
 @pytest.fixture
@@ -43,31 +40,12 @@ def stack(tmp_path):
         "REQUEST_LOG_LEVEL": "WARNING",
     }
     gunicorn = start_gunicorn(env, app_port, ready_path="/healthz")
-    server_block = (
-        TEMPLATE.read_text()
-        .replace("${NGINX_PORT}", f"127.0.0.1:{proxy_port}")
-        .replace("${NGINX_UPSTREAM}", f"127.0.0.1:{app_port}")
-    )
-    (tmp_path / "server.conf").write_text(server_block)
-    temp = {name: tmp_path / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
-    for folder in temp.values():
-        folder.mkdir()
-    (tmp_path / "nginx.conf").write_text(
-        ("user root;\n" if os.geteuid() == 0 else "")
-        + f"pid {tmp_path / 'nginx.pid'};\nerror_log {tmp_path / 'error.log'} warn;\n"
-        + "events { worker_connections 256; }\nhttp {\n  access_log off;\n"
-        + f"  client_body_temp_path {temp['body']};\n  proxy_temp_path {temp['proxy']};\n"
-        + f"  fastcgi_temp_path {temp['fastcgi']};\n  uwsgi_temp_path {temp['uwsgi']};\n"
-        + f"  scgi_temp_path {temp['scgi']};\n  include {tmp_path / 'server.conf'};\n}}\n"
-    )
-    nginx = subprocess.Popen(
-        [str(NGINX), "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"), "-g", "daemon off;"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
     try:
-        wait_until_answers(proxy_port, "/healthz", nginx)
+        nginx = start_nginx(NGINX, tmp_path, proxy_port, app_port)
+    except RuntimeError:
+        os.killpg(gunicorn.pid, signal.SIGTERM)
+        raise
+    try:
         yield {"app": app_port, "proxy": proxy_port}
     finally:
         for process in (nginx, gunicorn):

@@ -57,7 +57,9 @@ def project_get_for_user(*, project_id: int, user, roles: tuple[str, ...] | None
         # One query for the project and the caller's roles in it. It runs on every call of
         # every project endpoint, "next item" included, so it is a plain SELECT: built by
         # the ORM, the query cost three times the CPU of running it.
-        rows = _PROJECT_WITH_ROLE.raw(Project, {"project": project_id, "user": user.pk})
+        rows = _PROJECT_WITH_ROLE.instances(
+            Project, {"project": project_id, "user": user.pk}, extra=("held_role",)
+        )
         if not rows:
             raise NotFoundError("project not found")
         project, held = rows[0], {row.held_role for row in rows}

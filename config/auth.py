@@ -30,6 +30,6 @@ def _statement() -> PreparedStatement:
 
 class ModelBackend(backends.ModelBackend):
     def get_user(self, user_id):
-        found = _statement().raw(get_user_model(), {"id": user_id})
+        found = _statement().instances(get_user_model(), {"id": user_id})
         user = found[0] if found else None
         return user if user is not None and self.user_can_authenticate(user) else None

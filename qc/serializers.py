@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from annotate.serializers import SpanInputSerializer
+from annotate.serializers import RationaleSetsField
 from qc.models import QualityPolicy
 
 
@@ -54,7 +54,7 @@ class DecisionInputSerializer(serializers.Serializer):
 
 class TestAnswerInputSerializer(serializers.Serializer):
     gold_item = serializers.IntegerField()
-    rationale_sets = serializers.ListField(child=SpanInputSerializer(many=True), max_length=50)
+    rationale_sets = RationaleSetsField()
     time_spent_ms = serializers.IntegerField(min_value=0, max_value=7 * 24 * 3600 * 1000, default=0)
 
 

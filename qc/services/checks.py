@@ -18,6 +18,7 @@ from django.db.models.functions import RowNumber
 from annotate.models import Annotation, AssignmentStatus, RationaleSpan
 from annotate.selectors import items_token_texts
 from annotate.tokenization import stop_words as language_stop_words
+from config.bulk_sql import rows_update
 from qc.flag_rules import (
     EMPTY,
     FIRST_TOKENS,
@@ -104,7 +105,7 @@ def _flags_replace(wanted: dict[int, list], kinds_of: dict[int, tuple]) -> None:
     if new:
         QualityFlag.objects.bulk_create(new, ignore_conflicts=True)
     if changed:
-        QualityFlag.objects.bulk_update(changed, ["value", "detail"])
+        rows_update(QualityFlag, changed, ["value", "detail"])
 
 
 def quality_checks_request(*, annotation_id: int) -> None:
@@ -272,7 +273,7 @@ def _submission_checks_write(figures: dict[int, dict]) -> dict[int, SubmissionCh
             setattr(row, name, value)
         changed.append(row)
     if changed:
-        SubmissionCheck.objects.bulk_update(changed, list(next(iter(figures.values()))))
+        rows_update(SubmissionCheck, changed, list(next(iter(figures.values()))))
     if new:
         # A concurrent check of the same annotation may create its row first; it wrote
         # the same figures. Read the rows back either way for their ids.
@@ -298,7 +299,7 @@ def _agreement_write(agreement: dict[int, dict], checks: dict[int, SubmissionChe
             row.coannotator_kappa = values["coannotator_kappa"]
             row.majority_kappa = values["majority_kappa"]
             rows.append(row)
-    SubmissionCheck.objects.bulk_update(rows, ["coannotator_kappa", "majority_kappa"])
+    rows_update(SubmissionCheck, rows, ["coannotator_kappa", "majority_kappa"])
 
 
 def _mean_kappa_with(mine: set[int], others: list[set[int]], n_tokens: int) -> float | None:
@@ -345,7 +346,7 @@ def worker_standings_update(*, project, worker_ids, policy=None) -> None:
             changed.append(standing)
         if blocks and policy.auto_block and standing.status != QualificationStatus.BLOCKED:
             to_block.append((standing, blocks))
-    ProjectWorker.objects.bulk_update(changed, ["aggregates", "warnings"])
+    rows_update(ProjectWorker, changed, ["aggregates", "warnings"])
     for standing, blocks in to_block:
         project_worker_block(
             project=project, worker=standing.worker, reason="automatic: " + "; ".join(blocks)

@@ -22,3 +22,15 @@ max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
 max_requests_jitter = 2000
 accesslog = None  # the app writes one structured line per request with its request id
 errorlog = "-"
+
+# How long a thread may hold the GIL before another may take it (Python's default: 5 ms).
+# The threads of a worker mostly wait on PostgreSQL; when one becomes ready it waited for
+# the running thread's whole slice. At 50 clients on the 2-core bench machine, 1 ms cut
+# the p99 of "next" from 663-900 ms to 433-603 ms, with throughput unchanged or better.
+switch_interval = float(os.environ.get("GUNICORN_SWITCH_INTERVAL", "0.001"))
+
+
+def post_fork(server, worker):
+    import sys
+
+    sys.setswitchinterval(switch_interval)

@@ -157,3 +157,18 @@ def test_a_lost_database_while_loading_the_session_or_user_is_a_503(db, client, 
 
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert client.get(reverse("annotate:project-list")).status_code == 200
+
+
+def test_gunicorn_workers_shorten_the_gil_switch_interval(monkeypatch):
+    import runpy
+    import sys
+    from pathlib import Path
+
+    monkeypatch.setenv("GUNICORN_SWITCH_INTERVAL", "0.002")
+    conf = runpy.run_path(str(Path(__file__).resolve().parents[2] / "config" / "gunicorn.conf.py"))
+    before = sys.getswitchinterval()
+    try:
+        conf["post_fork"](server=None, worker=None)
+        assert sys.getswitchinterval() == pytest.approx(0.002)
+    finally:
+        sys.setswitchinterval(before)

@@ -298,23 +298,11 @@ def read_predictions(
     raise_at_end = problems is None
     problems = ProblemList() if problems is None else problems
     path = Path(path)
-    gold = {}
-    labels = None
-    if dataset is not None:
-        instances = dataset.splits[split] if split else dataset.instances()
-        gold = {inst.key: inst for inst in instances}
-        labels = {i.classification for i in dataset.instances() if i.classification is not None}
+    gold, labels = _gold_and_labels(dataset, split)
     table = None
     with collector_paused():
         if dataset is not None:
-            table = _read_uniform(
-                path,
-                documents=dataset.documents,
-                labels=frozenset(labels),
-                gold_id_types={key: type(inst.annotation_id) for key, inst in gold.items()},
-                strict=strict,
-                aopc_thresholds=aopc_thresholds,
-            )
+            table = _read_columns(path, dataset, gold, labels, strict, aopc_thresholds)
         if table is None:
             rows = _read_rows(path, dataset, gold, labels, strict, aopc_thresholds, problems)
             named = labels if labels is not None else _labels_named(rows)
@@ -322,6 +310,28 @@ def read_predictions(
     if raise_at_end:
         problems.raise_if_any()
     return table
+
+
+def _gold_and_labels(dataset: EraserDataset | None, split: str | None) -> tuple[dict, set | None]:
+    """The gold instances by key (of `split`, or all) and the dataset's labels; ({}, None)
+    without a dataset."""
+    if dataset is None:
+        return {}, None
+    instances = dataset.splits[split] if split else dataset.instances()
+    labels = {i.classification for i in dataset.instances() if i.classification is not None}
+    return {inst.key: inst for inst in instances}, labels
+
+
+def _read_columns(path, dataset, gold, labels, strict, aopc_thresholds) -> PredictionTable | None:
+    """`_read_uniform` with the checks that a dataset gives; arguments as `_read_rows`."""
+    return _read_uniform(
+        path,
+        documents=dataset.documents,
+        labels=frozenset(labels),
+        gold_id_types={key: type(inst.annotation_id) for key, inst in gold.items()},
+        strict=strict,
+        aopc_thresholds=aopc_thresholds,
+    )
 
 
 def _labels_named(rows: list[Prediction]) -> set[str]:

@@ -164,16 +164,8 @@ def write(tmp_path, lines) -> str:
 
 
 def both_readers(path, dataset, strict=False):
-    gold = {inst.key: inst for inst in dataset.splits["test"]}
-    labels = {i.classification for i in dataset.instances()}
-    columns = reader._read_uniform(
-        path,
-        documents=dataset.documents,
-        labels=frozenset(labels),
-        gold_id_types={key: type(inst.annotation_id) for key, inst in gold.items()},
-        strict=strict,
-        aopc_thresholds=THRESHOLDS,
-    )
+    gold, labels = reader._gold_and_labels(dataset, "test")
+    columns = reader._read_columns(path, dataset, gold, labels, strict, THRESHOLDS)
     problems = ProblemList()
     rows = reader._read_rows(path, dataset, gold, labels, strict, THRESHOLDS, problems)
     return columns, table_from_rows(rows, sorted(labels)), problems

@@ -117,9 +117,16 @@ def quality_checks_request(*, annotation_id: int) -> None:
     if quality_checks_job.app.conf.task_always_eager:
         annotation_quality_checks(annotation_ids=[annotation_id])
         return
+    _checks_job_queue(countdown=CHECKS_DELAY_SECONDS)
+
+
+def _checks_job_queue(*, countdown: float) -> None:
+    """Queue the batch job unless the cache key says one is queued already."""
+    from qc.tasks import quality_checks_job
+
     if cache.add(CHECKS_QUEUED_KEY, 1, timeout=CHECKS_QUEUED_TTL_SECONDS):
         try:
-            quality_checks_job.apply_async(countdown=CHECKS_DELAY_SECONDS)
+            quality_checks_job.apply_async(countdown=countdown)
         except Exception:
             cache.delete(CHECKS_QUEUED_KEY)  # the next submit tries again
             raise
@@ -139,10 +146,7 @@ def quality_checks_run() -> int:
             return checked
         annotation_quality_checks(annotation_ids=ids)
         checked += len(ids)
-    if cache.add(CHECKS_QUEUED_KEY, 1, timeout=CHECKS_QUEUED_TTL_SECONDS):
-        from qc.tasks import quality_checks_job
-
-        quality_checks_job.apply_async()
+    _checks_job_queue(countdown=0)
     return checked
 
 

@@ -147,3 +147,89 @@ def start_nginx(nginx: Path, workdir: Path, port: int, upstream_port: int):
             os.killpg(process.pid, signal.SIGTERM)
         raise
     return process
+
+
+class ProcessCpuSampler:
+    """CPU seconds spent by each kind of process on this machine over a time window.
+
+    A thread reads every process's user + system time from /proc a few times a second
+    and keeps each pid's latest reading with its time, so a process that exits inside the
+    window (a client pool) still counts up to its last reading. `kinds` maps a label to a
+    predicate on (comm, cmdline); the first that matches names the process."""
+
+    def __init__(self, kinds: dict, interval: float = 0.25):
+        import os
+        import threading
+
+        self.kinds = kinds
+        self.interval = interval
+        self.ticks = os.sysconf("SC_CLK_TCK")
+        self.samples: list[tuple[float, dict[int, float]]] = []
+        self.kind_of: dict[int, str] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> ProcessCpuSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _kind(self, pid: int) -> str:
+        kind = self.kind_of.get(pid)
+        if kind is None:
+            try:
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                return "other"
+            kind = next(
+                (label for label, test in self.kinds.items() if test(comm, cmdline)), "other"
+            )
+            self.kind_of[pid] = kind
+        return kind
+
+    def _read(self) -> dict[int, float]:
+        import os
+
+        seconds = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            seconds[int(entry)] = (int(fields[11]) + int(fields[12])) / self.ticks
+        return seconds
+
+    def _run(self) -> None:
+        import time
+
+        while not self._stop.is_set():
+            now = time.time()
+            reading = self._read()
+            for pid in reading:
+                self._kind(pid)
+            self.samples.append((now, reading))
+            self._stop.wait(self.interval)
+
+    def _latest_before(self, moment: float) -> dict[int, float]:
+        latest: dict[int, float] = {}
+        for at, reading in self.samples:
+            if at > moment:
+                break
+            latest.update(reading)
+        return latest
+
+    def window(self, start: float, end: float) -> dict[str, float]:
+        """CPU seconds per kind between `start` and `end` (Unix times)."""
+        before, after = self._latest_before(start), self._latest_before(end)
+        totals: dict[str, float] = {}
+        for pid, used in after.items():
+            kind = self.kind_of.get(pid, "other")
+            totals[kind] = totals.get(kind, 0.0) + used - before.get(pid, 0.0)
+        return totals

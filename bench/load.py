@@ -33,7 +33,13 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import free_port, recreate_database, start_gunicorn, start_nginx
+from bench.common import (
+    ProcessCpuSampler,
+    free_port,
+    recreate_database,
+    start_gunicorn,
+    start_nginx,
+)
 
 DATABASE_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rw_bench_load"
@@ -124,8 +130,14 @@ def setup_database(items: int, users: int) -> int:
     ProjectMembership.objects.bulk_create(
         [ProjectMembership(project=project, user=u, role="annotator") for u in people]
     )
+    # Statistics for the tables just filled. The tables the run itself fills (assignments,
+    # annotations, spans, checks) are left as migrate made them, never analyzed, as in a
+    # new deployment: ANALYZEd while empty, PostgreSQL planned their foreign-key checks as
+    # sequential scans and kept those plans as the tables grew during the run.
     with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
+        cursor.execute("SELECT relname FROM pg_stat_user_tables WHERE n_live_tup > 0")
+        for (table,) in cursor.fetchall():
+            cursor.execute(f'ANALYZE "{table}"')
     return project.pk
 
 
@@ -255,7 +267,15 @@ def run_client(args) -> dict:
     # Log in before the measured phase: a login costs a deliberately slow password hash
     # (PBKDF2), which is not what submits per second should measure.
     client = Client(port, username)
-    out = {"next": [], "submit": [], "errors": {}, "acknowledged": [], "sent": []}
+    out = {
+        "next": [],
+        "next_at": [],
+        "submit": [],
+        "submit_at": [],
+        "errors": {},
+        "acknowledged": [],
+        "sent": [],
+    }
     out["late_start"] = time.time() > start_at
     time.sleep(max(0.0, start_at - time.time()))
     client.conn.close()  # the server dropped the idle keep-alive connection meanwhile
@@ -264,6 +284,7 @@ def run_client(args) -> dict:
         t0 = time.perf_counter()
         status, data = client.post_json(f"/api/projects/{project_id}/assignments/next/")
         out["next"].append(time.perf_counter() - t0)
+        out["next_at"].append(time.time() - start_at)
         if status != 200:
             out["errors"][f"next {status}"] = out["errors"].get(f"next {status}", 0) + 1
             continue
@@ -283,6 +304,7 @@ def run_client(args) -> dict:
         t0 = time.perf_counter()
         status, data = client.post_json(f"/api/assignments/{lease['id']}/submit/", body)
         out["submit"].append(time.perf_counter() - t0)
+        out["submit_at"].append(time.time() - start_at)
         if status == 201:
             out["acknowledged"].append(json.loads(data)["annotation_id"])
             out["sent"].append((lease["id"], body))
@@ -307,6 +329,17 @@ def run_retries(args) -> dict:
     return result
 
 
+def latencies_write(path: Path, clients: int, results: list[dict]) -> None:
+    new = not path.exists() or clients == 0
+    with path.open("a") as out:
+        if new:
+            out.write("clients,kind,start_s,latency_ms\n")
+        for r in results:
+            for kind in ("next", "submit"):
+                for at, took in zip(r[f"{kind}_at"], r[kind], strict=True):
+                    out.write(f"{clients},{kind},{at - took:.4f},{took * 1000:.2f}\n")
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -320,6 +353,31 @@ def stored_annotations() -> tuple[int, int]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT COUNT(*), COUNT(DISTINCT client_uuid) FROM annotate_annotation")
         return cursor.fetchone()
+
+
+# Where the machine's CPU goes during a phase, by kind of process (first match wins).
+CPU_KINDS = {
+    "gunicorn": lambda comm, cmd: "gunicorn" in cmd,
+    "postgres": lambda comm, cmd: comm.startswith("postgres"),
+    "celery": lambda comm, cmd: "celery" in cmd,
+    "nginx": lambda comm, cmd: comm == "nginx",
+    "redis": lambda comm, cmd: comm.startswith("redis"),
+    "clients": lambda comm, cmd: "bench/load.py" in cmd,
+}
+
+
+def cpu_line(used: dict[str, float], submits: int, seconds: float) -> str:
+    """CPU milliseconds per acknowledged submit (one next + one submit), by process kind."""
+    total = sum(used.values())
+    parts = ", ".join(
+        f"{kind} {used.get(kind, 0.0) * 1000 / max(submits, 1):.1f}"
+        for kind in [*CPU_KINDS, "other"]
+    )
+    busy = total / (seconds * os.cpu_count()) * 100
+    return (
+        f"        CPU ms per submit: {parts}; total {total * 1000 / max(submits, 1):.1f} "
+        f"({busy:.0f}% of {os.cpu_count()} cores)"
+    )
 
 
 def main() -> None:
@@ -340,6 +398,12 @@ def main() -> None:
         help="clients talk to gunicorn itself, not through nginx as in docker-compose.yml",
     )
     parser.add_argument("--nginx", default=os.environ.get("RW_NGINX", "/usr/sbin/nginx"))
+    parser.add_argument(
+        "--latencies",
+        type=Path,
+        help="write every request's phase, kind, start (s into the phase) and latency (ms) "
+        "to this CSV file",
+    )
     args = parser.parse_args()
     users = sum(args.clients)
     project_id = setup_database(args.items, users)
@@ -365,6 +429,7 @@ def main() -> None:
     print(
         f"{'clients':>7} {'submits':>8} {'submits/s':>10} {'next p50/p95/p99 ms':>22} {'submit p50/p95/p99 ms':>24} {'errors':>8} {'lost':>5} {'dups':>5}"
     )
+    sampler = ProcessCpuSampler(CPU_KINDS).start()
     try:
         first_user = 0
         all_sent = []
@@ -409,6 +474,11 @@ def main() -> None:
                 f"{percentile(submits, 0.5):>7.0f}/{percentile(submits, 0.95):>5.0f}/{percentile(submits, 0.99):>5.0f}       "
                 f"{sum(errors.values()):>5} {lost:>5} {duplicates:>5}  {errors or ''}"
             )
+            if args.latencies:
+                latencies_write(args.latencies, clients, results)
+            time.sleep(2 * sampler.interval)  # a reading after the phase's end
+            used = sampler.window(start_at, start_at + args.seconds)
+            print(cpu_line(used, len(acknowledged), args.seconds))
         resend = random.Random(2).sample(all_sent, max(1, len(all_sent) // 10))
         by_user: dict[str, list] = {}
         for username, assignment_id, body, annotation_id in resend:
@@ -426,6 +496,7 @@ def main() -> None:
         if celery_worker is not None:
             print(f"quality checks still queued for the worker at the end: {queued_checks(broker)}")
     finally:
+        sampler.stop()
         if proxy is not None:
             os.killpg(proxy.pid, signal.SIGTERM)
             proxy.wait(timeout=30)

@@ -61,3 +61,16 @@ def rows_update(model, rows: Sequence, field_names: Sequence[str]) -> int:
             )
             updated += cursor.rowcount
     return updated
+
+
+def statistics_refresh(*models) -> None:
+    """After a bulk write, refresh PostgreSQL's planner statistics of these models' tables
+    (elsewhere, nothing). Until autovacuum gets to a freshly filled table, the planner
+    takes it for nearly empty and plans sequential scans and hash joins over it; the
+    statements of "next" and "submit" would read every item for each annotator."""
+    if connection.vendor != "postgresql":
+        return
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        for model in models:
+            cursor.execute(f"ANALYZE {quote(model._meta.db_table)}")

@@ -41,6 +41,7 @@ from annotate.models import (
 from annotate.selectors import annotation_set_tokens, assignment_with_item_documents
 from annotate.services import hot_path_sql
 from annotate.signals import annotation_submitted
+from config.bulk_sql import statistics_refresh
 from config.exceptions import (
     ApplicationError,
     ConflictError,
@@ -172,6 +173,11 @@ def _live_counts(variant: InstructionVariant, item_ids=None) -> dict[int, int]:
     return dict(rows.values_list("item_id").annotate(n=Count("pk")).values_list("item_id", "n"))
 
 
+# Creating this many fill rows (a variant on a big project, a big import) refreshes the
+# table's planner statistics, which "next" relies on to find a free item by index.
+FILL_ROWS_FOR_STATISTICS = 1_000
+
+
 def fill_rows_sync(*, project: Project, variant: InstructionVariant) -> int:
     """Create the fill rows an (item, variant) lacks, counted from the assignments
     themselves; returns how many were created. Called when variants are created and
@@ -179,7 +185,11 @@ def fill_rows_sync(*, project: Project, variant: InstructionVariant) -> int:
     variant row is locked, so concurrent callers create the rows once, one after another."""
     with transaction.atomic():
         InstructionVariant.objects.select_for_update(no_key=True).filter(pk=variant.pk).first()
-        return _fill_rows_create(project, variant)
+        created = _fill_rows_create(project, variant)
+    if created >= FILL_ROWS_FOR_STATISTICS:
+        statistics_refresh(ItemVariantFill)
+    return created
+
 
 
 def project_fill_rows_sync(*, project: Project) -> int:

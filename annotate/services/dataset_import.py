@@ -39,6 +39,7 @@ from annotate.models import (
 from annotate.raw_text import RawTextRow, read_raw_rows
 from annotate.services.assignments import project_fill_rows_sync
 from annotate.tokenization import tokenize_texts, tokenizer_name
+from config.bulk_sql import statistics_refresh
 from config.exceptions import ApplicationError
 from rationale_metrics.eraser import EraserDocument, Instance, read_eraser_dataset
 from rationale_metrics.problems import DataValidationError, ProblemList
@@ -491,6 +492,7 @@ def dataset_import(
             summary = _import_raw_text(project, path, source_format, label, throttled)
         # The new items join every variant's pool before anyone asks for work.
         project_fill_rows_sync(project=project)
+        statistics_refresh(Document, Item, ItemDocument, RationaleSet, RationaleSpan)
         return summary
     except IntegrityError as exc:
         # Only reachable when another import into the same project raced this one.

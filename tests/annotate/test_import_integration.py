@@ -134,3 +134,21 @@ def test_export_runs_on_the_real_worker(live_celery, eraser_reference):
     assert export.status == "succeeded", (export.error, live_celery["log"].read_text()[-3000:])
     assert (Path(live_celery["media_root"]) / export.file_path).is_file()
     assert "export_execute" in live_celery["log"].read_text()
+
+
+@pytest.mark.postgres
+def test_an_import_leaves_planner_statistics_on_the_tables_it_filled(
+    postgres_only, eraser_reference
+):
+    """Without them PostgreSQL takes a freshly filled table for nearly empty, and plans
+    the "next" and "submit" statements as scans of every item."""
+    project = ProjectFactory(labels=[])
+
+    dataset_import(project=project, path=eraser_reference / "multirc" / "data")
+
+    with connection.cursor() as cursor:
+        for model in (Item, Document, RationaleSet):
+            table = model._meta.db_table
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
+            (estimated,) = cursor.fetchone()
+            assert estimated == model.objects.count(), table

@@ -233,16 +233,23 @@ def _leased_assignment(rows, project: Project, worker_id: int, variant) -> Assig
 # submitted and the annotation, its sets and spans are written. Otherwise nothing is.
 _SUBMIT = f"""
 WITH target AS (
+    -- The row is found by its primary key alone, then checked: with the other conditions
+    -- beside the id, PostgreSQL on a table it had no statistics for chose the partial
+    -- live-slot index (round = 1) and filtered every live assignment to find this one.
     SELECT a.id, a.item_id
-    FROM {_A} a
+    FROM (
+        SELECT id, item_id, worker_id, status, round, lease_expires_at
+        FROM {_A} WHERE id = %(assignment)s
+        OFFSET 0  -- keeps the checks below out of this lookup
+        FOR UPDATE
+    ) a
     JOIN {_I} i ON i.id = a.item_id
     JOIN {_P} p ON p.id = i.project_id
-    WHERE a.id = %(assignment)s AND a.worker_id = %(worker)s
+    WHERE a.worker_id = %(worker)s
       AND a.status = '{_LEASED}' AND a.round = 1 AND a.lease_expires_at >= %(now)s
       AND p.min_highlight <= %(highlighted)s
       AND (%(label)s IS NULL OR jsonb_array_length(p.labels) = 0
            OR p.labels ? %(label)s)
-    FOR UPDATE OF a
 ),
 given AS (
     SELECT *
@@ -250,12 +257,18 @@ given AS (
                 %(starts)s, %(ends)s)
          AS s(set_position, position, docid, start_token, end_token)
 ),
+item_documents AS MATERIALIZED (
+    -- From the item to its documents, never from the docids to every document that has
+    -- one: without statistics, PostgreSQL hashed the whole document table for that join.
+    SELECT d.id, d.docid, d.token_count
+    FROM target t
+    JOIN {_ID} link ON link.item_id = t.item_id
+    JOIN {_D} d ON d.id = link.document_id
+),
 resolved AS (
     SELECT g.set_position, g.position, g.start_token, g.end_token, d.id AS document_id
     FROM given g
-    JOIN target t ON true
-    JOIN {_ID} link ON link.item_id = t.item_id
-    JOIN {_D} d ON d.id = link.document_id AND d.docid = g.docid
+    JOIN item_documents d ON d.docid = g.docid
     WHERE g.end_token <= d.token_count
 ),
 accepted AS (

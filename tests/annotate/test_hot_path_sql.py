@@ -121,3 +121,140 @@ def test_what_the_statements_decline_the_services_decide(project):
 
     assert late.late and not late.replayed
     assert replay.replayed and replay.annotation.pk == late.annotation.pk
+
+
+def most_rows_read(statement, values) -> int:
+    """The most rows any node of the statement's plan touched (kept plus filtered out,
+    over all its loops), from EXPLAIN ANALYZE of the prepared statement."""
+    import json
+
+    with connection.cursor() as cursor:
+        sql, params = statement._statement(cursor, values)
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        (plan,) = cursor.fetchone()
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+
+    def walk(node):
+        loops = node.get("Actual Loops", 1)
+        read = (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)) * loops
+        return max([read, *(walk(child) for child in node.get("Plans", []))])
+
+    return walk(plan[0]["Plan"])
+
+
+CROWD_ITEMS = 1_000
+
+
+@pytest.fixture
+def crowded(postgres_only):
+    """A project of 1,000 items, all but the last ten with three open leases. The
+    imported tables have statistics, as an import leaves them; the assignment table has
+    none, as in a new deployment when the first crowd arrives."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.models import Document, Item, ItemDocument, ItemVariantFill
+    from annotate.services.assignments import fill_rows_rebuild
+    from config.bulk_sql import statistics_refresh
+
+    crowd = make_project(items=0, quota=3)
+    variant = crowd.variants.get()
+    text = " ".join(["word"] * 20)
+    documents = Document.objects.bulk_create(
+        Document(
+            project=crowd,
+            docid=f"d{n}",
+            text=text,
+            tokens=[[k * 5, k * 5 + 4] for k in range(20)],
+            sentences=[[0, 20]],
+            token_count=20,
+            text_sha256=str(n),
+            tokenizer="test",
+        )
+        for n in range(CROWD_ITEMS)
+    )
+    items = Item.objects.bulk_create(
+        Item(project=crowd, annotation_id=f"i{n}", label="pos", split="train")
+        for n in range(CROWD_ITEMS)
+    )
+    ItemDocument.objects.bulk_create(
+        ItemDocument(item=item, document=document, position=0)
+        for item, document in zip(items, documents, strict=True)
+    )
+    holders = UserFactory.create_batch(3)
+    expires = timezone.now() + timedelta(hours=1)
+    Assignment.objects.bulk_create(
+        Assignment(item=item, worker=w, variant=variant, round=1, slot=n, lease_expires_at=expires)
+        for item in items[:-10]
+        for n, w in enumerate(holders)
+    )
+    fill_rows_rebuild(project=crowd)
+    statistics_refresh(Document, Item, ItemDocument, ItemVariantFill)
+    return crowd, variant, holders
+
+
+# A plan that scans what grows with the project (every live slot, every document) to
+# serve one annotator shows here as a node that read many rows; each statement reads a
+# handful, whatever the statistics.
+BOUNDED_ROWS = 5
+
+
+def test_submit_reads_a_bounded_number_of_rows_however_many_leases_are_open(crowded):
+    from django.utils import timezone
+
+    from annotate.services import hot_path_sql
+
+    crowd, _variant, holders = crowded
+    lease = Assignment.objects.filter(worker=holders[0]).order_by("pk").last()
+    docid = lease.item.item_documents.get().document.docid
+
+    read = most_rows_read(
+        hot_path_sql._SUBMIT_STATEMENT,
+        {
+            "assignment": lease.pk,
+            "worker": holders[0].pk,
+            "now": timezone.now(),
+            "highlighted": 2,
+            "label": None,
+            "set_positions": [0],
+            "positions": [0],
+            "docids": [docid],
+            "starts": [0],
+            "ends": [2],
+            "n_spans": 1,
+            "n_sets": 1,
+            "client_uuid": uuid.uuid4(),
+            "time_spent_ms": 1000,
+        },
+    )
+
+    assert Assignment.objects.filter(item__project=crowd).count() == 3 * (CROWD_ITEMS - 10)
+    assert read <= BOUNDED_ROWS, f"a plan node read {read} rows to submit one annotation"
+
+
+def test_a_lease_reads_a_bounded_number_of_rows_however_full_the_project(crowded):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.services import hot_path_sql
+
+    crowd, variant, _holders = crowded
+    newcomer = UserFactory()
+    now = timezone.now()
+
+    read = most_rows_read(
+        hot_path_sql._LEASE_STATEMENT,
+        {
+            "worker": newcomer.pk,
+            "project": crowd.pk,
+            "variant": variant.pk,
+            "quota": 3,
+            "now": now,
+            "expires": now + timedelta(minutes=30),
+        },
+    )
+
+    assert Assignment.objects.filter(worker=newcomer).count() == 1  # it leased one
+    assert read <= BOUNDED_ROWS, f"a plan node read {read} rows to lease one item"

@@ -64,6 +64,10 @@ class Project(models.Model):
     allocation_seed = models.PositiveIntegerField(
         default=0, help_text="Seed of the balanced random allocation of workers to variants."
     )
+    allocated_workers = models.PositiveIntegerField(
+        default=0,
+        help_text="Workers allocated to a variant so far: the last ticket handed out.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -332,6 +336,12 @@ class WorkerVariantBinding(models.Model):
         InstructionVariant, on_delete=models.CASCADE, related_name="bindings"
     )
     seed = models.PositiveIntegerField(help_text="The project's allocation seed when bound.")
+    ticket = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The worker's place in the project's allocation order, which with the "
+        "seed decides the variant (permuted blocks); empty for bindings made by hand.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

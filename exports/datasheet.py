@@ -82,7 +82,8 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
             "per_variant": {
                 name: len(ids) for name, ids in sorted(stats.tally.workers_per_variant.items())
             },
-            "allocation": "between-subjects"
+            "allocation": "between-subjects, permuted blocks of the active variants in "
+            "order of arrival"
             if not project.allow_variant_mixing
             else "variants mixed per worker",
             "allocation_seed": project.allocation_seed,

@@ -23,6 +23,7 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotate.allocation import allocation_index
 from annotate.gates import work_refusal
 from annotate.models import (
     LIVE_ASSIGNMENT,
@@ -123,37 +124,61 @@ def _variant_for_worker(project: Project, worker) -> InstructionVariant:
     bound = found[0] if found else None
     if bound is not None and bound.active:
         return bound
-    # First visit. Lock the project so concurrent first visits see each other's bindings
-    # (balance holds), in a transaction of its own so the lock is held only this long.
-    with transaction.atomic():
-        # NO KEY UPDATE: serializes first visits but lets other transactions insert rows
-        # that reference the project meanwhile (a plain FOR UPDATE blocks their foreign-key
-        # checks, which deadlocked against leasing under load).
-        project = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
-        binding = (
-            WorkerVariantBinding.objects.filter(project=project, worker=worker)
-            .select_related("variant")
-            .first()
-        )
-        variants = list(
-            InstructionVariant.objects.filter(project=project, active=True)
-            .annotate(bound=Count("bindings"))
-            .order_by("name", "version")
-        )
-        if not variants:
-            raise ApplicationError("this project has no active instruction variant yet")
-        fewest = min(v.bound for v in variants)
-        candidates = [v for v in variants if v.bound == fewest]
-        # Seeded by the project's seed and the worker, so an allocation can be replayed.
-        chosen = random.Random(f"{project.allocation_seed}:{worker.pk}").choice(candidates)
-        if binding is None:
-            WorkerVariantBinding.objects.create(
-                project=project, worker=worker, variant=chosen, seed=project.allocation_seed
+    return _variant_allocate(project, worker)
+
+
+def _variant_allocate(project: Project, worker) -> InstructionVariant:
+    """First visit (or the bound variant was retired): the worker's variant by permuted
+    blocks over the project's active variants (`annotate.allocation`). The ticket comes
+    from one atomic counter, so concurrent first visits do not wait on each other, and
+    balance holds block by block however they interleave."""
+    variants = list(
+        InstructionVariant.objects.filter(project=project, active=True).order_by("name", "version")
+    )
+    if not variants:
+        raise ApplicationError("this project has no active instruction variant yet")
+    ticket, seed = _allocation_ticket(project)
+    chosen = variants[allocation_index(ticket=ticket, seed=seed, variants=len(variants))]
+    try:
+        with transaction.atomic():
+            binding = (
+                WorkerVariantBinding.objects.select_for_update(of=("self",))
+                .select_related("variant")
+                .filter(project=project, worker=worker)
+                .first()
             )
-        else:
-            binding.variant = chosen
-            binding.save(update_fields=["variant"])
-        return chosen
+            if binding is None:
+                WorkerVariantBinding.objects.create(
+                    project=project, worker=worker, variant=chosen, seed=seed, ticket=ticket
+                )
+                return chosen
+            if binding.variant.active:  # this worker's other request bound them meanwhile
+                return binding.variant
+            binding.variant, binding.seed, binding.ticket = chosen, seed, ticket
+            binding.save(update_fields=["variant", "seed", "ticket"])
+            return chosen
+    except IntegrityError:  # this worker's other request created the binding first
+        return (
+            WorkerVariantBinding.objects.select_related("variant")
+            .get(project=project, worker=worker)
+            .variant
+        )
+
+
+def _allocation_ticket(project: Project) -> tuple[int, int]:
+    """The next place in the project's allocation order, and the project's seed: one
+    UPDATE ... RETURNING, whose row lock lasts only that statement when nothing encloses
+    it (an enclosing transaction holds it to its end)."""
+    table = connection.ops.quote_name(Project._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET allocated_workers = allocated_workers + 1 "  # noqa: S608 - model names only
+            "WHERE id = %s RETURNING allocated_workers, allocation_seed",
+            [project.pk],
+        )
+        ticket, seed = cursor.fetchone()
+    project.allocated_workers = ticket
+    return ticket, seed
 
 
 # ---------------------------------------------------------------- fill counters
@@ -189,7 +214,6 @@ def fill_rows_sync(*, project: Project, variant: InstructionVariant) -> int:
     if created >= FILL_ROWS_FOR_STATISTICS:
         statistics_refresh(ItemVariantFill)
     return created
-
 
 
 def project_fill_rows_sync(*, project: Project) -> int:

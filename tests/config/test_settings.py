@@ -83,4 +83,4 @@ def test_environment_switches_to_postgres_and_a_broker():
         CELERY_BROKER_URL="redis://127.0.0.1:6379/0",
     )
 
-    assert result.stdout.split()[:2] == ["django.db.backends.postgresql", "False"]
+    assert result.stdout.split()[:2] == ["config.postgresql", "False"]  # Django's, subclassed

@@ -44,7 +44,10 @@ def _fresh_cache():
     the next test's rows may reuse)."""
     from django.core.cache import cache
 
+    from annotate.services.assignments import expiry_sweep_asked_forget
+
     cache.clear()
+    expiry_sweep_asked_forget()
     yield
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass
@@ -334,12 +335,25 @@ def _variant_freeze(variant: InstructionVariant) -> None:
 
 
 EXPIRY_SWEEP_SECONDS = 5
+# When this process last asked the cache whether a project's sweep is due.
+_sweep_asked_at: dict[int, float] = {}
 
 
 def _expiry_sweep_due(project: Project) -> bool:
-    """At most one expiry sweep per project every few seconds (any process), so "next"
-    does not scan leases on every call; a worker who finds nothing sweeps regardless."""
+    """At most one expiry sweep per project every few seconds (any process, through a
+    cache key), so "next" does not scan leases on every call; a worker who finds nothing
+    sweeps regardless. Each process asks the cache at most that often too, so "next"
+    pays that round trip every few seconds instead of every time."""
+    now = time.monotonic()
+    if now - _sweep_asked_at.get(project.pk, -EXPIRY_SWEEP_SECONDS) < EXPIRY_SWEEP_SECONDS:
+        return False
+    _sweep_asked_at[project.pk] = now
     return cache.add(f"rw:lease-sweep:{project.pk}", 1, timeout=EXPIRY_SWEEP_SECONDS)
+
+
+def expiry_sweep_asked_forget() -> None:
+    """Forget when this process last asked (for tests, whose projects reuse ids)."""
+    _sweep_asked_at.clear()
 
 
 @transaction.atomic

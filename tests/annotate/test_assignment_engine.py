@@ -293,3 +293,17 @@ def test_no_active_variant_is_a_clear_error(db):
 
     with pytest.raises(ApplicationError, match="no active instruction variant"):
         assignment_next(project=project, worker=UserFactory())
+
+
+def test_each_process_asks_the_cache_about_the_expiry_sweep_once_per_interval(db):
+    from unittest import mock
+
+    from django.core.cache import cache
+
+    project = make_project(items=4, quota=3)
+    with mock.patch.object(cache, "add", wraps=cache.add) as add:
+        for worker in UserFactory.create_batch(3):
+            assignment_next(project=project, worker=worker)
+
+    sweep_keys = [c.args[0] for c in add.call_args_list if "lease-sweep" in c.args[0]]
+    assert sweep_keys == [f"rw:lease-sweep:{project.pk}"]

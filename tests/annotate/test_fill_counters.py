@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotate.models import Assignment, Document, Item, ItemDocument, ItemVariantFill
 from annotate.services import assignment_next, assignment_skip, variant_create
-from annotate.services.assignments import fill_rows_rebuild
+from annotate.services.assignments import expiry_sweep_asked_forget, fill_rows_rebuild
 from tests.annotate.workflow_helpers import make_project, submit_first_tokens
 from tests.factories import UserFactory
 
@@ -45,6 +45,7 @@ def test_lease_skip_expire_late_submit_and_submit_keep_counters_exact(db):
         lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
     cache.clear()  # the next call's periodic expiry sweep is due
+    expiry_sweep_asked_forget()
     lease_c = assignment_next(project=project, worker=c)  # expires a's lease on the way
     assert lease_c.item.annotation_id == "i0"
     assert counters(project) == {("i0", "plain"): 1}

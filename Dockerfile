@@ -5,4 +5,4 @@ COPY . .
 RUN pip install --no-cache-dir -c requirements/constraints.txt . \
     && DJANGO_SETTINGS_MODULE=config.settings.local python manage.py collectstatic --noinput
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000"]
+CMD ["gunicorn", "config.wsgi:application", "-c", "config/gunicorn.conf.py"]

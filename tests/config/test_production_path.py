@@ -172,3 +172,32 @@ def test_gunicorn_workers_shorten_the_gil_switch_interval(monkeypatch):
         assert sys.getswitchinterval() == pytest.approx(0.002)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_loading_the_wsgi_application_imports_the_views_and_connects_to_nothing():
+    """gunicorn preloads the application in its master and forks the workers from it: the
+    views are loaded once, and no connection exists yet for the workers to share."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys, config.wsgi\n"
+        "from django.db import connections\n"
+        "from django_redis import pool\n"
+        "assert 'annotate.apis' in sys.modules and 'qc.apis' in sys.modules\n"
+        "assert all(c.connection is None for c in connections.all(initialized_only=True))\n"
+        "assert not pool.ConnectionFactory._pools\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -1,9 +1,10 @@
 """Slow clients and clients that drop mid-request do not block others.
 
-gunicorn (gthread) gives each request a thread until the request is complete, so the
+A gunicorn worker is busy with a request until the request is complete, so the
 production stack puts nginx in front (config/nginx/default.conf.template, the file
 docker-compose.yml mounts): nginx reads whole requests and passes gunicorn only complete
-ones. Here gunicorn has two threads and ten clients stall in front of it.
+ones. Here gunicorn has one synchronous worker, its production worker class, and ten
+clients stall in front of it.
 """
 
 import http.client
@@ -35,7 +36,6 @@ def stack(tmp_path):
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{database['NAME']}"),
         "GUNICORN_WORKERS": "1",
-        "GUNICORN_THREADS": "2",
         "LOG_LEVEL": "WARNING",
         "REQUEST_LOG_LEVEL": "WARNING",
     }
@@ -81,13 +81,13 @@ def test_slow_clients_behind_the_proxy_do_not_block_others(stack):
 
     answers = [_healthz(stack["proxy"]) for _ in range(5)]
 
-    assert answers == [200] * 5, "ten stalled clients held gunicorn's two threads"
+    assert answers == [200] * 5, "ten stalled clients held gunicorn's only worker"
     for client in stalled:
         client.close()
 
 
-def test_clients_that_drop_mid_request_free_their_thread(stack):
-    for _ in range(6):  # three times gunicorn's threads, straight to gunicorn
+def test_clients_that_drop_mid_request_free_the_worker(stack):
+    for _ in range(6):  # straight to gunicorn, and through the proxy
         _stall(stack["app"], PARTIAL_BODY).close()
         _stall(stack["proxy"], PARTIAL_BODY).close()
 

@@ -204,7 +204,7 @@ def main() -> None:
     os.environ["CELERY_BROKER_URL"] = BROKER
     os.environ["JOB_HEARTBEAT_TIMEOUT_SECONDS"] = "5"
     port = free_port()
-    server = start_server(port, workers=3, threads=4)
+    server = start_server(port)
     env = {
         **os.environ,
         "DATABASE_URL": DATABASE_URL,

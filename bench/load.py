@@ -37,6 +37,7 @@ from bench.common import (
     ProcessCpuSampler,
     free_port,
     recreate_database,
+    reference_loop_ms,
     start_gunicorn,
     start_nginx,
 )
@@ -186,9 +187,31 @@ def queued_checks(url: str) -> int:
     return redis.Redis.from_url(url).llen("celery") if url else 0
 
 
-def start_server(port: int, workers: int, threads: int) -> subprocess.Popen:
-    env = {**server_env(), "GUNICORN_WORKERS": str(workers), "GUNICORN_THREADS": str(threads)}
-    return start_gunicorn(env, port)
+def gunicorn_env(workers: int | None = None, threads: int | None = None) -> dict:
+    """The server's environment; workers and threads only when given, else the defaults
+    of config/gunicorn.conf.py (or the GUNICORN_* variables already set) apply."""
+    env = server_env()
+    if workers is not None:
+        env["GUNICORN_WORKERS"] = str(workers)
+    if threads is not None:
+        env["GUNICORN_THREADS"] = str(threads)
+    return env
+
+
+def gunicorn_layout(env: dict) -> str:
+    """What config/gunicorn.conf.py makes of this environment, in words."""
+    import runpy
+    from unittest import mock
+
+    with mock.patch.dict(os.environ, env, clear=True):
+        conf = runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))
+    if conf["worker_class"] == "gthread":
+        return f"{conf['workers']} gthread workers x {conf['threads']} threads"
+    return f"{conf['workers']} {conf['worker_class']} workers"
+
+
+def start_server(port: int, workers: int | None = None, threads: int | None = None):
+    return start_gunicorn(gunicorn_env(workers, threads), port)
 
 
 class Client:
@@ -385,13 +408,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, nargs="+", default=[20, 50])
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--items", type=int, default=2000)
-    # The defaults of config/gunicorn.conf.py on this 2-core machine.
     parser.add_argument(
-        "--workers",
-        type=int,
-        default=int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() + 1)),
+        "--workers", type=int, help="gunicorn workers (default: config/gunicorn.conf.py's)"
     )
-    parser.add_argument("--threads", type=int, default=int(os.environ.get("GUNICORN_THREADS", 6)))
+    parser.add_argument(
+        "--threads", type=int, help="threads per worker, for GUNICORN_WORKER_CLASS=gthread"
+    )
     parser.add_argument(
         "--direct",
         action="store_true",
@@ -405,6 +427,7 @@ def main() -> None:
         "to this CSV file",
     )
     args = parser.parse_args()
+    speed_before = reference_loop_ms()
     users = sum(args.clients)
     project_id = setup_database(args.items, users)
     app_port = free_port()
@@ -419,7 +442,8 @@ def main() -> None:
     broker = server_env()["CELERY_BROKER_URL"]
     print(
         ("clients -> gunicorn" if args.direct else "clients -> nginx -> gunicorn")
-        + f": {args.workers} workers x {args.threads} threads on PostgreSQL; {args.items} items of ~100 words; "
+        + f": {gunicorn_layout(gunicorn_env(args.workers, args.threads))} on PostgreSQL; "
+        + f"{args.items} items of ~100 words; "
         + (
             "quality checks on 1 Celery worker via " + broker
             if broker
@@ -479,6 +503,10 @@ def main() -> None:
             time.sleep(2 * sampler.interval)  # a reading after the phase's end
             used = sampler.window(start_at, start_at + args.seconds)
             print(cpu_line(used, len(acknowledged), args.seconds))
+            print(
+                f"        machine speed: a fixed Python loop took {reference_loop_ms():.0f} ms "
+                f"after the phase ({speed_before:.0f} ms before the run; lower is faster)"
+            )
         resend = random.Random(2).sample(all_sent, max(1, len(all_sent) // 10))
         by_user: dict[str, list] = {}
         for username, assignment_id, body, annotation_id in resend:

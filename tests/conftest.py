@@ -45,9 +45,11 @@ def _fresh_cache():
     from django.core.cache import cache
 
     from annotate.services.assignments import expiry_sweep_asked_forget
+    from qc.services.checks import checks_queued_job_forget
 
     cache.clear()
     expiry_sweep_asked_forget()
+    checks_queued_job_forget()
     yield
 
 

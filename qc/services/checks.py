@@ -7,6 +7,7 @@ submit stays fast; every step is idempotent, so a retried task changes nothing.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 
 import numpy as np
@@ -41,8 +42,8 @@ from rationale_metrics.agreement import against_majority, majority_vote, mean_pa
 SUBMISSION_FLAG_KINDS = (EMPTY, TOO_FAST, STOPWORDS, FIRST_TOKENS)
 
 # With a broker, submissions are not checked one task each: a submit makes sure one batch
-# job is queued (a cache key says one is), and the job checks every submission that has
-# no check yet. At 100 submits a second, a task per submit cost more in the web process
+# job is queued (a cache key says one is, and when it starts), and the job checks every
+# submission that has no check yet. At 100 submits a second, a task per submit cost more in the web process
 # (publishing) and in the worker (a connection's worth of queries per annotation) than
 # checking them did.
 CHECKS_QUEUED_KEY = "rw:qc:batch-queued"
@@ -120,16 +121,44 @@ def quality_checks_request(*, annotation_id: int) -> None:
     _checks_job_queue(countdown=CHECKS_DELAY_SECONDS)
 
 
+# Until when (Unix time) this process knows a queued job has not started yet.
+_queued_job_waits_until = 0.0
+# How far clocks may disagree: the web processes' with one another and with the worker's,
+# which starts a job no earlier than the time its publisher wrote on it.
+CLOCK_MARGIN_SECONDS = 0.1
+
+
 def _checks_job_queue(*, countdown: float) -> None:
-    """Queue the batch job unless the cache key says one is queued already."""
+    """Queue the batch job unless one is queued already (the cache key says so, and holds
+    the time it will start).
+
+    A submission committed before a queued job starts is checked by that job, so while
+    this process knows of a job that has not started, it neither queues another nor asks
+    the cache: at a hundred submits a second that was a Redis round trip per submit for
+    nothing. It asks again once that job may have started."""
+    global _queued_job_waits_until
     from qc.tasks import quality_checks_job
 
-    if cache.add(CHECKS_QUEUED_KEY, 1, timeout=CHECKS_QUEUED_TTL_SECONDS):
+    now = time.time()
+    if now < _queued_job_waits_until:
+        return
+    starts_at = now + countdown
+    if cache.add(CHECKS_QUEUED_KEY, starts_at, timeout=CHECKS_QUEUED_TTL_SECONDS):
         try:
             quality_checks_job.apply_async(countdown=countdown)
         except Exception:
             cache.delete(CHECKS_QUEUED_KEY)  # the next submit tries again
             raise
+    else:
+        queued = cache.get(CHECKS_QUEUED_KEY)
+        starts_at = queued if isinstance(queued, float) else 0.0
+    _queued_job_waits_until = starts_at - CLOCK_MARGIN_SECONDS
+
+
+def checks_queued_job_forget() -> None:
+    """Forget what this process knew of a queued job (for tests, which run jobs early)."""
+    global _queued_job_waits_until
+    _queued_job_waits_until = 0.0
 
 
 def quality_checks_run() -> int:

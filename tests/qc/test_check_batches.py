@@ -130,8 +130,36 @@ def test_with_a_broker_many_submits_queue_one_job_until_it_runs(
         assert checks.quality_checks_run() == 3  # the job, as the worker runs it
         assert SubmissionCheck.objects.count() == 3
 
-        submit_and_commit(people[0])  # after the job started: a new one is queued
+        # After the job started, which the worker does no earlier than its start time.
+        with mock.patch.object(checks, "time") as clock:
+            clock.time.return_value = time.time() + checks.CHECKS_DELAY_SECONDS
+            submit_and_commit(people[0])
         assert queue.call_count == 2
+
+
+def test_while_a_queued_job_has_not_started_submits_do_not_ask_the_cache(
+    db, django_capture_on_commit_callbacks
+):
+    project = make_project(items=6, quota=2, min_highlight=0)
+    people = annotators(project, 3)
+    # Another process queued a job that starts in half a second.
+    cache.add(checks.CHECKS_QUEUED_KEY, time.time() + checks.CHECKS_DELAY_SECONDS, timeout=60)
+
+    with (
+        tasks_sent_to_a_broker(),
+        mock.patch("qc.tasks.quality_checks_job.apply_async") as queue,
+        mock.patch.object(cache, "add", wraps=cache.add) as add,
+        mock.patch.object(cache, "get", wraps=cache.get) as get,
+    ):
+        for person in people:
+            with django_capture_on_commit_callbacks(execute=True):
+                assert submit_one(project, person).status_code == 201
+
+    asked = [
+        c for c in add.call_args_list + get.call_args_list if checks.CHECKS_QUEUED_KEY in c.args
+    ]
+    assert len(asked) == 2, "the first submit asks (add, then get); the others know"
+    assert queue.call_count == 0, "the queued job will check all three"
 
 
 def test_a_job_that_cannot_finish_queues_its_successor(db, monkeypatch):

@@ -11,8 +11,8 @@ def agreement_report_job(project_id: int) -> str:
 
 
 @shared_task(acks_late=True)
-def quality_checks_job() -> int:
-    return quality_checks_run()
+def quality_checks_job(last_look: bool = False) -> int:
+    return quality_checks_run(last_look=last_look)
 
 
 @shared_task(acks_late=True)

@@ -103,6 +103,10 @@ def start_celery_worker(*, queue: str, media_root, log, extra_env: dict | None =
         # Connections kept between tasks, as in production (the test settings close them).
         "DATABASE_CONN_MAX_AGE": "60",
         "DJANGO_MEDIA_ROOT": str(media_root),
+        # Tasks the worker queues itself (a check job's successor or last look) go to the
+        # queue it consumes, as in production, where every process shares one queue.
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
         **(extra_env or {}),
     }
     with open(log, "w") as log_handle:

@@ -5,8 +5,9 @@ from config.settings.base import *  # noqa: F403
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# Ordinary tests run Celery tasks in-process; the integration tests switch to the real worker.
-CELERY_TASK_ALWAYS_EAGER = True
+# Ordinary tests run Celery tasks in-process; the integration tests switch to the real
+# worker, whose own process queues tasks for real (its environment says so).
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 MEDIA_ROOT = env.path("DJANGO_MEDIA_ROOT", default="/tmp/rationale-workbench-test-media")  # noqa: S108
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -121,21 +121,28 @@ def quality_checks_request(*, annotation_id: int) -> None:
     _checks_job_queue(countdown=CHECKS_DELAY_SECONDS)
 
 
-# Until when (Unix time) this process knows a queued job has not started yet.
+# Until when (Unix time) this process need not ask whether a job is queued.
 _queued_job_waits_until = 0.0
 # How far clocks may disagree: the web processes' with one another and with the worker's,
 # which starts a job no earlier than the time its publisher wrote on it.
 CLOCK_MARGIN_SECONDS = 0.1
+# A process that finds a job queued asks again no sooner than this, even when the job is
+# late to start (its worker still busy with the one before): at 140 submits a second, late
+# jobs had every submit of every process asking, two round trips each. What is committed
+# while a process does not ask is the job's to check: it looks once more this long after
+# it started (`quality_checks_run`).
+ASK_INTERVAL_SECONDS = 1.0
 
 
 def _checks_job_queue(*, countdown: float) -> None:
     """Queue the batch job unless one is queued already (the cache key says so, and holds
     the time it will start).
 
-    A submission committed before a queued job starts is checked by that job, so while
-    this process knows of a job that has not started, it neither queues another nor asks
-    the cache: at a hundred submits a second that was a Redis round trip per submit for
-    nothing. It asks again once that job may have started."""
+    A submission committed before a queued job starts is checked by that job, and one
+    committed within ASK_INTERVAL_SECONDS of its start by the job's last look. So having
+    seen a job queued, this process neither queues another nor asks the cache until that
+    job may have started and ASK_INTERVAL_SECONDS have passed: at a hundred submits a
+    second, asking each time was two Redis round trips per submit for nothing."""
     global _queued_job_waits_until
     from qc.tasks import quality_checks_job
 
@@ -152,19 +159,28 @@ def _checks_job_queue(*, countdown: float) -> None:
     else:
         queued = cache.get(CHECKS_QUEUED_KEY)
         starts_at = queued if isinstance(queued, float) else 0.0
-    _queued_job_waits_until = starts_at - CLOCK_MARGIN_SECONDS
+    _queued_job_waits_until = max(starts_at - CLOCK_MARGIN_SECONDS, now + ASK_INTERVAL_SECONDS)
 
 
 def checks_queued_job_forget() -> None:
-    """Forget what this process knew of a queued job (for tests, which run jobs early)."""
+    """Forget what this process knew of a queued job (a job starting, or a test)."""
     global _queued_job_waits_until
     _queued_job_waits_until = 0.0
 
 
-def quality_checks_run() -> int:
+def quality_checks_run(*, last_look: bool = False) -> int:
     """The batch job: check the recent submissions that have no check yet, a batch at a
-    time; queue a successor when more remain. Returns how many were checked."""
-    cache.delete(CHECKS_QUEUED_KEY)  # submissions from now on queue the next job
+    time; queue a successor when more remain. Returns how many were checked.
+
+    Processes that saw this job queued may go on without asking for ASK_INTERVAL_SECONDS
+    after it starts (`_checks_job_queue`), so unless it has run that long it queues its
+    own last look (`last_look`), which checks what they committed meanwhile."""
+    started = time.time()
+    # What this process knew of a queued job is out of date: it may be this very job, and
+    # then the successor it queues below must not be skipped.
+    checks_queued_job_forget()
+    if not last_look:
+        cache.delete(CHECKS_QUEUED_KEY)  # submissions from now on queue the next job
     newest = SubmissionCheck.objects.aggregate(newest=Max("annotation_id"))["newest"] or 0
     checked = 0
     for _batch in range(CHECK_BATCHES_PER_JOB):
@@ -172,11 +188,21 @@ def quality_checks_run() -> int:
             limit=CHECK_BATCH_SIZE, after_id=max(0, newest - RECENT_WINDOW)
         )
         if not ids:
+            wait = started + ASK_INTERVAL_SECONDS + CLOCK_MARGIN_SECONDS - time.time()
+            if not last_look and wait > 0:
+                _checks_last_look_queue(countdown=wait)
             return checked
         annotation_quality_checks(annotation_ids=ids)
         checked += len(ids)
     _checks_job_queue(countdown=0)
     return checked
+
+
+def _checks_last_look_queue(*, countdown: float) -> None:
+    """Queue a job's last look. It leaves the cache key alone: no process waits on it."""
+    from qc.tasks import quality_checks_job
+
+    quality_checks_job.apply_async(kwargs={"last_look": True}, countdown=countdown)
 
 
 def annotation_quality_check(*, annotation_id: int) -> list[str]:

@@ -108,6 +108,17 @@ def submit_one(project, person):
     )
 
 
+def run_job_in_the_worker(**kwargs) -> int:
+    """Run the job as the worker would: in another process, so what this (web) process
+    knows of the queued job stays as it was."""
+    with mock.patch.object(checks, "checks_queued_job_forget"):
+        return checks.quality_checks_run(**kwargs)
+
+
+def last_looks(queue) -> list:
+    return [c for c in queue.call_args_list if c.kwargs.get("kwargs") == {"last_look": True}]
+
+
 def test_with_a_broker_many_submits_queue_one_job_until_it_runs(
     db, django_capture_on_commit_callbacks
 ):
@@ -127,14 +138,55 @@ def test_with_a_broker_many_submits_queue_one_job_until_it_runs(
         assert queue.call_count == 1
         assert not SubmissionCheck.objects.exists()
 
-        assert checks.quality_checks_run() == 3  # the job, as the worker runs it
+        assert run_job_in_the_worker() == 3
         assert SubmissionCheck.objects.count() == 3
+        assert len(last_looks(queue)) == 1, "it ran less than ASK_INTERVAL_SECONDS"
+        assert cache.get(checks.CHECKS_QUEUED_KEY) is None, "the last look holds no key"
 
-        # After the job started, which the worker does no earlier than its start time.
+        # ASK_INTERVAL_SECONDS on, this process asks again and queues the next job.
         with mock.patch.object(checks, "time") as clock:
-            clock.time.return_value = time.time() + checks.CHECKS_DELAY_SECONDS
+            clock.time.return_value = time.time() + checks.ASK_INTERVAL_SECONDS
             submit_and_commit(people[0])
-        assert queue.call_count == 2
+        assert queue.call_count == 3 and len(last_looks(queue)) == 1
+
+
+def test_a_late_job_is_asked_about_once_per_interval_and_its_last_look_checks_the_rest(
+    db, django_capture_on_commit_callbacks
+):
+    project = make_project(items=6, quota=2, min_highlight=0)
+    people = annotators(project, 3)
+    # Another process queued a job that should have started already: its worker is busy.
+    cache.add(checks.CHECKS_QUEUED_KEY, time.time() - 5, timeout=60)
+
+    with (
+        tasks_sent_to_a_broker(),
+        mock.patch("qc.tasks.quality_checks_job.apply_async") as queue,
+        mock.patch.object(cache, "add", wraps=cache.add) as add,
+        mock.patch.object(cache, "get", wraps=cache.get) as get,
+    ):
+        with django_capture_on_commit_callbacks(execute=True):
+            assert submit_one(project, people[0]).status_code == 201
+        assert run_job_in_the_worker() == 1  # the late job starts at last
+        # Committed after the job looked, by a process that does not ask yet.
+        with django_capture_on_commit_callbacks(execute=True):
+            late = submit_one(project, people[1]).data["annotation_id"]
+
+        asked = [
+            c for c in add.call_args_list + get.call_args_list if checks.CHECKS_QUEUED_KEY in c.args
+        ]
+        assert len(asked) == 2, "the first submit asks (add, then get); the second knows"
+        assert not SubmissionCheck.objects.filter(annotation_id=late).exists()
+        (last_look,) = last_looks(queue)
+        assert (
+            0
+            < last_look.kwargs["countdown"]
+            <= (checks.ASK_INTERVAL_SECONDS + checks.CLOCK_MARGIN_SECONDS)
+        )
+        assert queue.call_count == 1, "no new job: only the last look"
+
+        assert run_job_in_the_worker(last_look=True) == 1
+        assert SubmissionCheck.objects.filter(annotation_id=late).exists()
+        assert queue.call_count == 1, "a last look queues no look of its own"
 
 
 def test_while_a_queued_job_has_not_started_submits_do_not_ask_the_cache(
@@ -172,9 +224,11 @@ def test_a_job_that_cannot_finish_queues_its_successor(db, monkeypatch):
     with mock.patch("qc.tasks.quality_checks_job.apply_async") as queue:
         assert checks.quality_checks_run() == 2
         assert queue.call_count == 1 and cache.get(checks.CHECKS_QUEUED_KEY)
-        cache.delete(checks.CHECKS_QUEUED_KEY)
+        # Its successor, in the same worker process, queues its own successor in turn.
+        assert checks.quality_checks_run() == 2
+        assert queue.call_count == 2 and cache.get(checks.CHECKS_QUEUED_KEY)
         while checks.quality_checks_run():
-            cache.delete(checks.CHECKS_QUEUED_KEY)
+            pass
 
     assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
 

@@ -176,7 +176,8 @@ def test_gunicorn_workers_shorten_the_gil_switch_interval(monkeypatch):
 
 def test_loading_the_wsgi_application_imports_the_views_and_connects_to_nothing():
     """gunicorn preloads the application in its master and forks the workers from it: the
-    views are loaded once, and no connection exists yet for the workers to share."""
+    views, the cache's Redis client and Celery's publishing side are loaded once, and no
+    connection exists yet for the workers to share."""
     import os
     import subprocess
     import sys
@@ -187,6 +188,9 @@ def test_loading_the_wsgi_application_imports_the_views_and_connects_to_nothing(
         "from django.db import connections\n"
         "from django_redis import pool\n"
         "assert 'annotate.apis' in sys.modules and 'qc.apis' in sys.modules\n"
+        "assert 'django_redis.client.default' in sys.modules\n"
+        "assert 'celery.app.amqp' in sys.modules and 'qc.tasks' in sys.modules\n"
+        "assert 'kombu.transport.redis' in sys.modules\n"
         "assert all(c.connection is None for c in connections.all(initialized_only=True))\n"
         "assert not pool.ConnectionFactory._pools\n"
         "print('ok')\n"
@@ -194,7 +198,12 @@ def test_loading_the_wsgi_application_imports_the_views_and_connects_to_nothing(
     done = subprocess.run(
         [sys.executable, "-c", probe],
         cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "CACHE_URL": "redis://127.0.0.1:6379/12",
+            "CELERY_BROKER_URL": "redis://127.0.0.1:6379/13",
+        },
         capture_output=True,
         text=True,
         timeout=120,

@@ -4,7 +4,34 @@ from annotate import apis
 
 app_name = "annotate"
 
+# The annotators' routes come first: Django tries patterns in order, and "next" and
+# "submit" are most of the traffic.
 urlpatterns = [
+    path(
+        "projects/<int:project_id>/assignments/next/",
+        apis.AssignmentNextApi.as_view(),
+        name="assignment-next",
+    ),
+    path(
+        "assignments/<int:assignment_id>/",
+        apis.AssignmentDetailApi.as_view(),
+        name="assignment-detail",
+    ),
+    path(
+        "assignments/<int:assignment_id>/draft/",
+        apis.AssignmentDraftApi.as_view(),
+        name="assignment-draft",
+    ),
+    path(
+        "assignments/<int:assignment_id>/skip/",
+        apis.AssignmentSkipApi.as_view(),
+        name="assignment-skip",
+    ),
+    path(
+        "assignments/<int:assignment_id>/submit/",
+        apis.AssignmentSubmitApi.as_view(),
+        name="assignment-submit",
+    ),
     path("projects/", apis.ProjectListCreateApi.as_view(), name="project-list"),
     path("projects/<int:project_id>/", apis.ProjectDetailApi.as_view(), name="project-detail"),
     path(
@@ -50,30 +77,5 @@ urlpatterns = [
         "projects/<int:project_id>/variants/<int:variant_id>/",
         apis.VariantDetailApi.as_view(),
         name="variant-detail",
-    ),
-    path(
-        "projects/<int:project_id>/assignments/next/",
-        apis.AssignmentNextApi.as_view(),
-        name="assignment-next",
-    ),
-    path(
-        "assignments/<int:assignment_id>/",
-        apis.AssignmentDetailApi.as_view(),
-        name="assignment-detail",
-    ),
-    path(
-        "assignments/<int:assignment_id>/draft/",
-        apis.AssignmentDraftApi.as_view(),
-        name="assignment-draft",
-    ),
-    path(
-        "assignments/<int:assignment_id>/skip/",
-        apis.AssignmentSkipApi.as_view(),
-        name="assignment-skip",
-    ),
-    path(
-        "assignments/<int:assignment_id>/submit/",
-        apis.AssignmentSubmitApi.as_view(),
-        name="assignment-submit",
     ),
 ]

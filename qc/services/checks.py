@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import F, Max, Window
 from django.db.models.functions import RowNumber
 
-from annotate.models import Annotation, AssignmentStatus, RationaleSpan
+from annotate.models import Annotation, AssignmentStatus, Project, RationaleSpan
 from annotate.selectors import items_token_texts
 from annotate.tokenization import stop_words as language_stop_words
 from config.bulk_sql import rows_update
@@ -182,7 +182,7 @@ def quality_checks_run(*, last_look: bool = False) -> int:
     if not last_look:
         cache.delete(CHECKS_QUEUED_KEY)  # submissions from now on queue the next job
     newest = SubmissionCheck.objects.aggregate(newest=Max("annotation_id"))["newest"] or 0
-    checked = 0
+    checked: list[int] = []
     for _batch in range(CHECK_BATCHES_PER_JOB):
         ids = annotations_without_checks(
             limit=CHECK_BATCH_SIZE, after_id=max(0, newest - RECENT_WINDOW)
@@ -191,11 +191,17 @@ def quality_checks_run(*, last_look: bool = False) -> int:
             wait = started + ASK_INTERVAL_SECONDS + CLOCK_MARGIN_SECONDS - time.time()
             if not last_look and wait > 0:
                 _checks_last_look_queue(countdown=wait)
-            return checked
-        annotation_quality_checks(annotation_ids=ids)
-        checked += len(ids)
-    _checks_job_queue(countdown=0)
-    return checked
+            break
+        annotation_quality_checks(annotation_ids=ids, standings=False)
+        checked += ids
+    else:
+        _checks_job_queue(countdown=0)
+    # Once per job rather than per batch: a worker's standing reads their last
+    # AGGREGATE_WINDOW checks, and under load a batch held about one submission per
+    # worker, so this read was most of the job's work. (A job killed before this point
+    # leaves standings a little behind; each worker's next check brings theirs up.)
+    _standings_update_after(checked)
+    return len(checked)
 
 
 def _checks_last_look_queue(*, countdown: float) -> None:
@@ -212,10 +218,11 @@ def annotation_quality_check(*, annotation_id: int) -> list[str]:
 
 
 @transaction.atomic
-def annotation_quality_checks(*, annotation_ids) -> dict[int, list[str]]:
-    """Flag submissions, update their co-annotators' agreement and their workers'
-    aggregates: the checks of `annotation_quality_check` for many at once, each read done
-    once for the whole batch. Returns the flag kinds now on each annotation."""
+def annotation_quality_checks(*, annotation_ids, standings: bool = True) -> dict[int, list[str]]:
+    """Flag submissions, update their co-annotators' agreement and (unless `standings` is
+    False, for a caller who updates them later) their workers' aggregates: the checks of
+    `annotation_quality_check` for many at once, each read done once for the whole batch.
+    Returns the flag kinds now on each annotation."""
     batch = list(
         Annotation.objects.select_related("assignment__item__project")
         .filter(pk__in=list(annotation_ids))
@@ -229,25 +236,28 @@ def annotation_quality_checks(*, annotation_ids) -> dict[int, list[str]]:
     thresholds = {pk: policy.flag_thresholds() for pk, policy in policies.items()}
     texts = items_token_texts({a.assignment.item_id for a in batch})
 
-    # Co-annotators: the same item, variant and round.
+    # Co-annotators: the same item, variant and round. An item carries a group per
+    # variant; read as plain rows, the groups the batch does not touch cost little.
     def group_key(assignment) -> tuple[int, int, int]:
         return assignment.item_id, assignment.variant_id, assignment.round
 
     keys = {group_key(a.assignment) for a in batch}
-    groups: dict[tuple[int, int, int], list[Annotation]] = {key: [] for key in keys}
-    for member in (
+    groups: dict[tuple[int, int, int], list[int]] = {key: [] for key in keys}
+    item_of: dict[int, int] = {a.pk: a.assignment.item_id for a in batch}
+    for member_id, *key in (
         Annotation.objects.filter(
             assignment__item_id__in={item for item, _, _ in keys},
             assignment__status=AssignmentStatus.SUBMITTED,
         )
-        .select_related("assignment")
         .order_by("pk")
+        .values_list("pk", "assignment__item_id", "assignment__variant_id", "assignment__round")
     ):
-        if group_key(member.assignment) in groups:
-            groups[group_key(member.assignment)].append(member)
-    members = {m.pk: m for group in groups.values() for m in group} | {a.pk: a for a in batch}
+        group = groups.get(tuple(key))
+        if group is not None:
+            group.append(member_id)
+            item_of[member_id] = key[0]
     chosen = _chosen_by_annotation(
-        {pk: texts.get(m.assignment.item_id, ([], {}))[1] for pk, m in members.items()}
+        {pk: texts.get(item_id, ([], {}))[1] for pk, item_id in item_of.items()}
     )
 
     wanted: dict[int, list] = {}
@@ -285,18 +295,18 @@ def annotation_quality_checks(*, annotation_ids) -> dict[int, list[str]]:
         project_thresholds = thresholds[item_project[item_id]]
         matrix = np.zeros((len(group), n_tokens), dtype=bool)
         for row, member in enumerate(group):
-            matrix[row, list(chosen[member.pk])] = True
+            matrix[row, list(chosen[member])] = True
         majority = majority_vote(matrix)
         for row, member in enumerate(group):
-            others = [chosen[o.pk] for o in group if o.pk != member.pk]
-            kappa = _mean_kappa_with(chosen[member.pk], others, n_tokens)
-            agreement[member.pk] = {
+            others = [chosen[other] for other in group if other != member]
+            kappa = _mean_kappa_with(chosen[member], others, n_tokens)
+            agreement[member] = {
                 "coannotator_kappa": kappa,
                 "majority_kappa": against_majority(matrix[row], majority)["kappa"],
             }
             flag = low_agreement_flag(kappa, project_thresholds)
-            wanted.setdefault(member.pk, []).extend([flag] if flag else [])
-            kinds_of[member.pk] = (*kinds_of.get(member.pk, ()), LOW_AGREEMENT)
+            wanted.setdefault(member, []).extend([flag] if flag else [])
+            kinds_of[member] = (*kinds_of.get(member, ()), LOW_AGREEMENT)
     _agreement_write(agreement, checks)
     _flags_replace(wanted, kinds_of)
     # The submitting workers' aggregates now; co-annotators' move with their own next
@@ -304,7 +314,7 @@ def annotation_quality_checks(*, annotation_ids) -> dict[int, list[str]]:
     workers_by_project: dict[int, set[int]] = defaultdict(set)
     for values in figures.values():
         workers_by_project[values["project_id"]].add(values["worker_id"])
-    for project_id, worker_ids in sorted(workers_by_project.items()):
+    for project_id, worker_ids in sorted(workers_by_project.items()) if standings else ():
         worker_standings_update(
             project=projects[project_id], worker_ids=sorted(worker_ids), policy=policies[project_id]
         )
@@ -314,6 +324,20 @@ def annotation_quality_checks(*, annotation_ids) -> dict[int, list[str]]:
     ).values_list("annotation_id", "kind"):
         kinds[annotation_id].append(kind)
     return kinds
+
+
+@transaction.atomic
+def _standings_update_after(annotation_ids: list[int]) -> None:
+    """The standings of the workers who submitted these (checked) annotations."""
+    workers_by_project: dict[int, set[int]] = defaultdict(set)
+    for project_id, worker_id in (
+        Annotation.objects.filter(pk__in=annotation_ids)
+        .values_list("assignment__item__project_id", "assignment__worker_id")
+        .distinct()
+    ):
+        workers_by_project[project_id].add(worker_id)
+    for project in Project.objects.filter(pk__in=list(workers_by_project)).order_by("pk"):
+        worker_standings_update(project=project, worker_ids=sorted(workers_by_project[project.pk]))
 
 
 def _submission_checks_write(figures: dict[int, dict]) -> dict[int, SubmissionCheck]:

@@ -233,6 +233,29 @@ def test_a_job_that_cannot_finish_queues_its_successor(db, monkeypatch):
     assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
 
 
+def test_a_job_updates_the_standings_once_after_its_batches(db, monkeypatch):
+    project = make_project(items=3, quota=2, min_highlight=0)
+    quality_policy_update(project=project, auto_block=False)
+    with mock.patch.object(annotation_submitted, "send"):
+        ids = submit_everything(project, annotators(project, 2), random.Random(5))
+    for annotation_id in ids:  # the reference: checked one at a time
+        checks.annotation_quality_check(annotation_id=annotation_id)
+    one_at_a_time = check_results(project)
+    forget_checks(project)
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+
+    with (
+        mock.patch("qc.tasks.quality_checks_job.apply_async"),
+        mock.patch.object(
+            checks, "worker_standings_update", wraps=checks.worker_standings_update
+        ) as standings,
+    ):
+        assert checks.quality_checks_run() == len(ids)
+
+    assert standings.call_count == 1, f"{len(ids)} checks in batches of 2, one update"
+    assert check_results(project) == one_at_a_time
+
+
 def other_backends() -> set[int]:
     """PostgreSQL backends serving the test database for someone else: the worker."""
     with connection.cursor() as cursor:

@@ -179,6 +179,8 @@ def quality_checks_run(*, last_look: bool = False) -> int:
     # What this process knew of a queued job is out of date: it may be this very job, and
     # then the successor it queues below must not be skipped.
     checks_queued_job_forget()
+    if last_look and cache.get(CHECKS_QUEUED_KEY) is not None:
+        return 0  # a job queued since starts later and checks all this look would
     if not last_look:
         cache.delete(CHECKS_QUEUED_KEY)  # submissions from now on queue the next job
     newest = SubmissionCheck.objects.aggregate(newest=Max("annotation_id"))["newest"] or 0
@@ -187,13 +189,17 @@ def quality_checks_run(*, last_look: bool = False) -> int:
         ids = annotations_without_checks(
             limit=CHECK_BATCH_SIZE, after_id=max(0, newest - RECENT_WINDOW)
         )
-        if not ids:
+        if ids:
+            annotation_quality_checks(annotation_ids=ids, standings=False)
+            checked += ids
+        if len(ids) < CHECK_BATCH_SIZE:
+            # Caught up. What arrives from now on is the next job's, which the submits
+            # queue: checked as they trickled in, batches held a few submissions each
+            # and cost nearly what a full one costs.
             wait = started + ASK_INTERVAL_SECONDS + CLOCK_MARGIN_SECONDS - time.time()
             if not last_look and wait > 0:
                 _checks_last_look_queue(countdown=wait)
             break
-        annotation_quality_checks(annotation_ids=ids, standings=False)
-        checked += ids
     else:
         _checks_job_queue(countdown=0)
     # Once per job rather than per batch: a worker's standing reads their last

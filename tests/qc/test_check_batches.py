@@ -233,6 +233,33 @@ def test_a_job_that_cannot_finish_queues_its_successor(db, monkeypatch):
     assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
 
 
+def test_a_job_that_has_caught_up_leaves_what_trickles_in_to_the_next_job(db, monkeypatch):
+    project = make_project(items=3, quota=2, min_highlight=0)
+    with mock.patch.object(annotation_submitted, "send"):
+        ids = submit_everything(project, annotators(project, 2), random.Random(4))
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    unchecked = iter([[i] for i in ids])  # each look finds one new submission
+    looks = mock.Mock(side_effect=lambda **_: next(unchecked, []))
+    monkeypatch.setattr(checks, "annotations_without_checks", looks)
+
+    with mock.patch("qc.tasks.quality_checks_job.apply_async") as queue:
+        assert checks.quality_checks_run() == 1
+
+    assert looks.call_count == 1, "a batch short of full means the job has caught up"
+    assert len(last_looks(queue)) == 1 and queue.call_count == 1
+
+
+def test_a_last_look_gives_way_to_a_job_queued_since(db):
+    project = make_project(items=3, quota=2, min_highlight=0)
+    with mock.patch.object(annotation_submitted, "send"):
+        submit_everything(project, annotators(project, 1), random.Random(4))
+    cache.add(checks.CHECKS_QUEUED_KEY, time.time() + 1, timeout=60)
+
+    assert run_job_in_the_worker(last_look=True) == 0
+    assert not SubmissionCheck.objects.exists(), "the queued job starts later and checks them"
+    assert cache.get(checks.CHECKS_QUEUED_KEY) is not None
+
+
 def test_a_job_updates_the_standings_once_after_its_batches(db, monkeypatch):
     project = make_project(items=3, quota=2, min_highlight=0)
     quality_policy_update(project=project, auto_block=False)

@@ -51,6 +51,7 @@ from config.exceptions import (
     PermissionDeniedError,
 )
 from config.prepared_sql import PreparedStatement, columns
+from config.transactions import create_unless_taken
 
 
 def _skip_locked() -> dict:
@@ -140,6 +141,16 @@ def _variant_allocate(project: Project, worker) -> InstructionVariant:
         raise ApplicationError("this project has no active instruction variant yet")
     ticket, seed = _allocation_ticket(project)
     chosen = variants[allocation_index(ticket=ticket, seed=seed, variants=len(variants))]
+    if create_unless_taken(
+        WorkerVariantBinding,
+        project=project,
+        worker=worker,
+        variant=chosen,
+        seed=seed,
+        ticket=ticket,
+    ):
+        return chosen  # the first visit: bound in one statement
+    # Bound already: by this worker's other request, or to a variant since retired.
     try:
         with transaction.atomic():
             binding = (

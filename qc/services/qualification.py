@@ -13,6 +13,7 @@ from annotate.services import rationale_sets_validate
 from annotate.tokenization import stop_words
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from config.prepared_sql import PreparedStatement
+from config.transactions import create_unless_taken
 from qc.cohorts import cohort_of
 from qc.flag_rules import submission_flags
 from qc.models import (
@@ -95,22 +96,26 @@ def _admit(project: Project, worker) -> ProjectWorker:
         status, reason = QualificationStatus.PENDING, "meets the rules; awaiting an admin"
     else:
         status, reason = QualificationStatus.QUALIFIED, "meets the rules"
+    cohort = cohort_of(approval_rate=profile.approval_rate, is_master=profile.is_master)
+    if status != QualificationStatus.REJECTED:  # one statement: the common first visit
+        standing = create_unless_taken(
+            ProjectWorker,
+            project=project,
+            worker=worker,
+            status=status,
+            reason=reason,
+            cohort=cohort,
+        )
+        # None: a concurrent first visit admitted them already.
+        return standing or ProjectWorker.objects.get(project=project, worker=worker)
     try:
-        with transaction.atomic():
+        with transaction.atomic():  # the rejection and its audit record together
             standing = ProjectWorker.objects.create(
-                project=project,
-                worker=worker,
-                status=status,
-                reason=reason,
-                cohort=cohort_of(approval_rate=profile.approval_rate, is_master=profile.is_master),
+                project=project, worker=worker, status=status, reason=reason, cohort=cohort
             )
-            if status == QualificationStatus.REJECTED:
-                audit_record(
-                    project=project,
-                    worker=worker,
-                    action=AuditAction.REJECT,
-                    reason=f"rules: {reason}",
-                )
+            audit_record(
+                project=project, worker=worker, action=AuditAction.REJECT, reason=f"rules: {reason}"
+            )
     except IntegrityError:  # a concurrent first visit admitted them already
         return ProjectWorker.objects.get(project=project, worker=worker)
     return standing

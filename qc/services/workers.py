@@ -12,6 +12,7 @@ from django.db import transaction
 
 from annotate.models import Project
 from config.exceptions import ApplicationError
+from config.transactions import create_unless_taken
 from qc.models import (
     AuditAction,
     AuditEvent,
@@ -57,16 +58,15 @@ def worker_profile_for_user(user) -> WorkerProfile:
     profile = WorkerProfile.objects.filter(user=user).first()
     if profile is not None:
         return profile
-    with transaction.atomic():
-        linked = (
-            WorkerProfile.objects.select_for_update()
-            .filter(external_id=user.get_username(), user__isnull=True)
-            .update(user=user)
-        )
-        if not linked:
-            WorkerProfile.objects.get_or_create(
-                external_id=user.get_username(), defaults={"user": user}
-            )
+    # Each step is one statement, atomic by itself; a concurrent first visit of the same
+    # user makes the other's link or insert a no-op, and both read the same row.
+    linked = WorkerProfile.objects.filter(
+        external_id=user.get_username(), user__isnull=True
+    ).update(user=user)
+    if not linked:
+        created = create_unless_taken(WorkerProfile, external_id=user.get_username(), user=user)
+        if created is not None:
+            return created
     return WorkerProfile.objects.get(user=user)
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from annotate.allocation import allocation_index
 from annotate.models import WorkerVariantBinding
 from annotate.services import assignment_next
+from qc.models import ProjectWorker, WorkerProfile
 from tests.annotate.workflow_helpers import make_project
 from tests.concurrency import run_at_once
 from tests.factories import UserFactory
@@ -125,3 +126,6 @@ def test_one_worker_asking_eight_times_at_once_is_bound_once(postgres_only):
     assert errors == []
     binding = WorkerVariantBinding.objects.get(project=project, worker=worker)
     assert set(variants) == {binding.variant_id}
+    # The rest of a first visit, raced eight times: one profile, one standing.
+    assert WorkerProfile.objects.filter(user=worker).count() == 1
+    assert ProjectWorker.objects.filter(project=project, worker=worker).count() == 1

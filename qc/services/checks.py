@@ -43,9 +43,9 @@ SUBMISSION_FLAG_KINDS = (EMPTY, TOO_FAST, STOPWORDS, FIRST_TOKENS)
 
 # With a broker, submissions are not checked one task each: a submit makes sure one batch
 # job is queued (a cache key says one is, and when it starts), and the job checks every
-# submission that has no check yet. At 100 submits a second, a task per submit cost more in the web process
-# (publishing) and in the worker (a connection's worth of queries per annotation) than
-# checking them did.
+# submission that has no check yet. At 100 submits a second, a task per submit cost more
+# in the web process (publishing) and in the worker (a connection's worth of queries per
+# annotation) than checking them did.
 CHECKS_QUEUED_KEY = "rw:qc:batch-queued"
 CHECKS_QUEUED_TTL_SECONDS = 120  # a lost job delays the next one at most this long
 CHECKS_DELAY_SECONDS = 0.5  # a batch gathers the submissions of this long

@@ -158,30 +158,9 @@ def crowded(postgres_only):
     from annotate.services.assignments import fill_rows_rebuild
     from config.bulk_sql import statistics_refresh
 
-    crowd = make_project(items=0, quota=3)
+    crowd = make_project(items=CROWD_ITEMS, quota=3)
     variant = crowd.variants.get()
-    text = " ".join(["word"] * 20)
-    documents = Document.objects.bulk_create(
-        Document(
-            project=crowd,
-            docid=f"d{n}",
-            text=text,
-            tokens=[[k * 5, k * 5 + 4] for k in range(20)],
-            sentences=[[0, 20]],
-            token_count=20,
-            text_sha256=str(n),
-            tokenizer="test",
-        )
-        for n in range(CROWD_ITEMS)
-    )
-    items = Item.objects.bulk_create(
-        Item(project=crowd, annotation_id=f"i{n}", label="pos", split="train")
-        for n in range(CROWD_ITEMS)
-    )
-    ItemDocument.objects.bulk_create(
-        ItemDocument(item=item, document=document, position=0)
-        for item, document in zip(items, documents, strict=True)
-    )
+    items = list(Item.objects.filter(project=crowd).order_by("pk"))
     holders = UserFactory.create_batch(3)
     expires = timezone.now() + timedelta(hours=1)
     Assignment.objects.bulk_create(

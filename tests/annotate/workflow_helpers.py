@@ -4,7 +4,7 @@ import uuid
 
 from annotate.models import Document, Item, ItemDocument, Project
 from annotate.services import annotation_submit, variant_create
-from annotate.tokenization import tokenize_text
+from annotate.tokenization import tokenize_texts
 
 
 def make_project(
@@ -17,10 +17,11 @@ def make_project(
         min_highlight=min_highlight,
         **policy,
     )
-    for n in range(items):
-        body = text or f"Item number {n} is a rather good film . It has a plot ."
-        tokens = tokenize_text(body, language="en")
-        doc = Document.objects.create(
+    bodies = [
+        text or f"Item number {n} is a rather good film . It has a plot ." for n in range(items)
+    ]
+    documents = Document.objects.bulk_create(
+        Document(
             project=project,
             docid=f"d{n}",
             text=body,
@@ -30,10 +31,18 @@ def make_project(
             text_sha256=str(n),
             tokenizer="test",
         )
-        item = Item.objects.create(
-            project=project, annotation_id=f"i{n}", label="pos", split="train"
+        for n, (body, tokens) in enumerate(
+            zip(bodies, tokenize_texts(bodies, language="en"), strict=True)
         )
-        ItemDocument.objects.create(item=item, document=doc, position=0)
+    )
+    rows = Item.objects.bulk_create(
+        Item(project=project, annotation_id=f"i{n}", label="pos", split="train")
+        for n in range(items)
+    )
+    ItemDocument.objects.bulk_create(
+        ItemDocument(item=item, document=document, position=0)
+        for item, document in zip(rows, documents, strict=True)
+    )
     for name in variants:
         variant_create(project=project, name=name, text=f"Highlight words ({name}).")
     return project

@@ -9,6 +9,7 @@ who annotated the same item.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
 
@@ -116,32 +117,33 @@ class WorkerLimits:
 
 
 @dataclass(frozen=True)
-class SubmissionFigures:
-    highlighted: int
-    seconds: float
-    stopword_share: float | None
-    majority_kappa: float | None
+class WorkerFigures:
+    """A worker's recent submissions, a column per figure (one entry per submission):
+    columns, because a worker's standing reads up to a few hundred submissions, and a
+    column comes from the database as one array."""
+
+    highlighted: Sequence[int]
+    seconds: Sequence[float]
+    stopword_share: Sequence[float | None]
+    majority_kappa: Sequence[float | None]
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def worker_aggregates(submissions: list[SubmissionFigures]) -> dict:
+def worker_aggregates(figures: WorkerFigures) -> dict:
     """Median seconds, empty rate, mean stop-word share (non-empty submissions) and mean
     kappa against the majority (where defined)."""
-    if not submissions:
+    count = len(figures.seconds)
+    if not count:
         return {"annotations": 0}
     return {
-        "annotations": len(submissions),
-        "median_seconds": median(s.seconds for s in submissions),
-        "empty_rate": sum(1 for s in submissions if s.highlighted == 0) / len(submissions),
-        "stopword_share": _mean(
-            [s.stopword_share for s in submissions if s.stopword_share is not None]
-        ),
-        "majority_kappa": _mean(
-            [s.majority_kappa for s in submissions if s.majority_kappa is not None]
-        ),
+        "annotations": count,
+        "median_seconds": median(figures.seconds),
+        "empty_rate": sum(1 for highlighted in figures.highlighted if highlighted == 0) / count,
+        "stopword_share": _mean([v for v in figures.stopword_share if v is not None]),
+        "majority_kappa": _mean([v for v in figures.majority_kappa if v is not None]),
     }
 
 

@@ -439,7 +439,11 @@ class SubmissionCheck(models.Model):
     checked_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [models.Index(fields=["project", "worker"])]
+        # A worker's most recent checks in a project, newest first: what their standing
+        # reads (qc.services.checks, AGGREGATE_WINDOW rows a worker).
+        indexes = [
+            models.Index(fields=["project", "worker", "-annotation"], name="qc_check_worker_recent")
+        ]
 
     def __str__(self) -> str:
         return f"checks of annotation {self.annotation_id}"

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import numpy as np
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Max, Window
 from django.db.models.functions import RowNumber
 
@@ -26,7 +26,7 @@ from qc.flag_rules import (
     LOW_AGREEMENT,
     STOPWORDS,
     TOO_FAST,
-    SubmissionFigures,
+    WorkerFigures,
     low_agreement_flag,
     stopword_share,
     submission_flags,
@@ -405,11 +405,44 @@ def worker_standing_update(*, project, worker_id: int, policy=None) -> ProjectWo
     return ProjectWorker.objects.filter(project=project, worker_id=worker_id).first()
 
 
-def worker_standings_update(*, project, worker_ids, policy=None) -> None:
-    """`worker_standing_update` for many workers of a project: their recent checks in one
-    query, their standings in another, the changed ones written in a third."""
-    policy = policy or quality_policy_get(project)
-    limits = policy.worker_limits()
+_NO_FIGURES = WorkerFigures(highlighted=(), seconds=(), stopword_share=(), majority_kappa=())
+_FIGURE_COLUMNS = ("highlighted", "seconds", "stopword_share", "majority_kappa")
+_CHECKS = SubmissionCheck._meta.db_table
+
+# Each worker's most recent checks, a column per figure: a walk down the index on
+# (project, worker, annotation) that stops after AGGREGATE_WINDOW rows, per worker. A job
+# updates the standings of every worker in its batches, about one submission each under
+# load; read as rows, their windows were ten thousand Python tuples a job, most of the
+# checks' cost, and a window over each worker's whole history grew with it.
+_RECENT_FIGURES = f"""
+SELECT w.worker_id, recent.*
+FROM unnest(%(workers)s::bigint[]) AS w(worker_id)
+CROSS JOIN LATERAL (
+    SELECT {", ".join(f"array_agg(c.{c} ORDER BY c.annotation_id DESC)" for c in _FIGURE_COLUMNS)}
+    FROM (
+        SELECT c.annotation_id, {", ".join(f"c.{c}" for c in _FIGURE_COLUMNS)}
+        FROM {_CHECKS} c
+        WHERE c.project_id = %(project)s AND c.worker_id = w.worker_id
+        ORDER BY c.annotation_id DESC
+        LIMIT %(window)s
+    ) c
+) recent
+"""  # noqa: S608 - only model table and column names are interpolated
+
+
+def _recent_figures(project, worker_ids) -> dict[int, WorkerFigures]:
+    """The figures of each worker's AGGREGATE_WINDOW most recent checks in the project."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _RECENT_FIGURES,
+                {"workers": list(worker_ids), "project": project.pk, "window": AGGREGATE_WINDOW},
+            )
+            return {
+                worker_id: WorkerFigures(*columns)
+                for worker_id, *columns in cursor
+                if columns[0] is not None  # no checks: the aggregates of nothing are NULL
+            }
     recent = (
         SubmissionCheck.objects.filter(project=project, worker_id__in=list(worker_ids))
         .annotate(
@@ -419,16 +452,28 @@ def worker_standings_update(*, project, worker_ids, policy=None) -> None:
         )
         .filter(recency__lte=AGGREGATE_WINDOW)
         .order_by("worker_id", "-annotation_id")
-        .values_list("worker_id", "highlighted", "seconds", "stopword_share", "majority_kappa")
+        .values_list("worker_id", *_FIGURE_COLUMNS)
     )
-    figures: dict[int, list[SubmissionFigures]] = defaultdict(list)
+    rows_by_worker: dict[int, list[tuple]] = defaultdict(list)
     for worker_id, *values in recent:
-        figures[worker_id].append(SubmissionFigures(*values))
+        rows_by_worker[worker_id].append(values)
+    return {
+        worker_id: WorkerFigures(*(list(column) for column in zip(*rows, strict=True)))
+        for worker_id, rows in rows_by_worker.items()
+    }
+
+
+def worker_standings_update(*, project, worker_ids, policy=None) -> None:
+    """`worker_standing_update` for many workers of a project: their recent checks in one
+    query, their standings in another, the changed ones written in a third."""
+    policy = policy or quality_policy_get(project)
+    limits = policy.worker_limits()
+    figures = _recent_figures(project, worker_ids)
     changed, to_block = [], []
     for standing in ProjectWorker.objects.filter(
         project=project, worker_id__in=list(worker_ids)
     ).select_related("worker"):
-        aggregates = worker_aggregates(figures.get(standing.worker_id, []))
+        aggregates = worker_aggregates(figures.get(standing.worker_id, _NO_FIGURES))
         warnings, blocks = worker_assessment(aggregates, limits)
         if standing.aggregates != aggregates or standing.warnings != warnings + blocks:
             standing.aggregates, standing.warnings = aggregates, warnings + blocks

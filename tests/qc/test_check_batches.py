@@ -283,6 +283,32 @@ def test_a_job_updates_the_standings_once_after_its_batches(db, monkeypatch):
     assert check_results(project) == one_at_a_time
 
 
+def test_standings_read_each_workers_recent_checks_alike_on_postgresql_and_elsewhere(
+    postgres_only, monkeypatch
+):
+    project = make_project(items=4, quota=3, min_highlight=0)
+    people = annotators(project, 3)
+    with mock.patch.object(annotation_submitted, "send"):
+        ids = submit_everything(project, people, random.Random(8))
+    checks.annotation_quality_checks(annotation_ids=ids)
+    monkeypatch.setattr(checks, "AGGREGATE_WINDOW", 3)  # shorter than each one's history
+    workers = [p.pk for p in people] + [UserFactory().pk]  # one without checks
+
+    on_postgresql = checks._recent_figures(project, workers)
+    monkeypatch.setattr(connection, "vendor", "elsewhere")
+    elsewhere = checks._recent_figures(project, workers)
+
+    assert on_postgresql == elsewhere
+    assert sorted(on_postgresql) == sorted(p.pk for p in people)
+    for person in people:
+        newest = list(
+            SubmissionCheck.objects.filter(project=project, worker=person)
+            .order_by("-annotation_id")
+            .values_list("seconds", flat=True)[:3]
+        )
+        assert on_postgresql[person.pk].seconds == newest
+
+
 def other_backends() -> set[int]:
     """PostgreSQL backends serving the test database for someone else: the worker."""
     with connection.cursor() as cursor:

@@ -8,7 +8,7 @@ from qc.flag_rules import (
     STOPWORDS,
     TOO_FAST,
     FlagThresholds,
-    SubmissionFigures,
+    WorkerFigures,
     WorkerLimits,
     low_agreement_flag,
     stopword_share,
@@ -79,12 +79,12 @@ def test_low_agreement_only_when_defined_and_under_the_threshold():
 
 
 def test_worker_aggregates_by_hand():
-    figures = [
-        SubmissionFigures(highlighted=3, seconds=20, stopword_share=0.0, majority_kappa=0.8),
-        SubmissionFigures(highlighted=0, seconds=4, stopword_share=None, majority_kappa=None),
-        SubmissionFigures(highlighted=5, seconds=30, stopword_share=0.4, majority_kappa=0.4),
-        SubmissionFigures(highlighted=2, seconds=10, stopword_share=0.2, majority_kappa=None),
-    ]
+    figures = WorkerFigures(
+        highlighted=[3, 0, 5, 2],
+        seconds=[20, 4, 30, 10],
+        stopword_share=[0.0, None, 0.4, 0.2],
+        majority_kappa=[0.8, None, 0.4, None],
+    )
     aggregates = worker_aggregates(figures)
 
     assert aggregates["annotations"] == 4

@@ -283,6 +283,46 @@ def test_a_job_updates_the_standings_once_after_its_batches(db, monkeypatch):
     assert check_results(project) == one_at_a_time
 
 
+def test_a_job_that_keeps_up_rests_after_each_batch(db, monkeypatch):
+    project = make_project(items=3, quota=2, min_highlight=0)
+    with mock.patch.object(annotation_submitted, "send"):
+        ids = submit_everything(project, annotators(project, 2), random.Random(6))
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    rests = mock.Mock()
+    monkeypatch.setattr(checks, "_rest", rests)
+
+    with mock.patch("qc.tasks.quality_checks_job.apply_async"):
+        assert checks.quality_checks_run() == len(ids) == 6
+
+    assert rests.call_count == 2, "a rest between batches, none once caught up"
+    assert all(0 <= c.args[0] < 5 for c in rests.call_args_list), "as long as a batch took"
+
+
+def test_a_job_far_behind_checks_big_batches_without_rest_until_close(db, monkeypatch):
+    project = make_project(items=3, quota=2, min_highlight=0)
+    with mock.patch.object(annotation_submitted, "send"):
+        ids = submit_everything(project, annotators(project, 2), random.Random(7))
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    monkeypatch.setattr(checks, "CHECK_CATCH_UP_BATCH_SIZE", 3)
+    monkeypatch.setattr(checks, "CHECKS_CATCH_UP_BACKLOG", 4)
+    rests = mock.Mock()
+    monkeypatch.setattr(checks, "_rest", rests)
+
+    with (
+        mock.patch("qc.tasks.quality_checks_job.apply_async"),
+        mock.patch.object(
+            checks, "annotation_quality_checks", wraps=checks.annotation_quality_checks
+        ) as batch_check,
+    ):
+        assert checks.quality_checks_run() == len(ids) == 6
+
+    batches = [len(c.kwargs["annotation_ids"]) for c in batch_check.call_args_list]
+    # 6 behind (4 or more: catching up): 3 without rest; then 3 behind: 2, a rest, 1.
+    assert batches == [3, 2, 1]
+    assert rests.call_count == 1
+    assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
+
+
 def test_standings_read_each_workers_recent_checks_alike_on_postgresql_and_elsewhere(
     postgres_only, monkeypatch
 ):

@@ -54,10 +54,11 @@ CHECK_BATCHES_PER_JOB = 10  # then the job queues its successor, so other jobs g
 # second's submissions took most of a core for a tenth of a second, and the requests
 # caught in that tenth took half as long again as the others: at 50 annotators on two
 # cores the p99 was 1.7 times the median. So a job that is keeping up checks small
-# batches and rests after each as long as the batch took (at most half the worker's
-# time, in short slices): the p99 fell to 1.4 times the median, for a little more work
-# per submission. Further behind than CHECKS_CATCH_UP_BACKLOG, it checks big batches
-# without rest until it has caught up, so the checks never fall far behind.
+# batches and rests after each, up to as long as the batch took (at most half the
+# worker's time, in short slices): the p99 fell to 1.4 times the median, for a little
+# more work per submission. The rest shortens as the backlog grows; CHECKS_CATCH_UP_BACKLOG
+# or more behind, the job checks big batches without rest until it is close again, so
+# the checks never fall far behind.
 CHECK_BATCH_SIZE = 25
 CHECKS_REST_RATIO = 1.0
 CHECKS_CATCH_UP_BACKLOG = 500
@@ -215,7 +216,11 @@ def quality_checks_run(*, last_look: bool = False) -> int:
                 _checks_last_look_queue(countdown=wait)
             break
         if not catching_up:
-            _rest((time.monotonic() - batch_started) * CHECKS_REST_RATIO)
+            # The further behind, the shorter the rest: under load a batch takes longer,
+            # and a fixed rest let the backlog grow to the catch-up mark, then cleared it
+            # in one burst, which is what resting was to avoid.
+            behind = len(pending) / CHECKS_CATCH_UP_BACKLOG
+            _rest((time.monotonic() - batch_started) * CHECKS_REST_RATIO * (1 - behind))
     else:
         _checks_job_queue(countdown=0)
     # Once per job rather than per batch: a worker's standing reads their last

@@ -295,7 +295,25 @@ def test_a_job_that_keeps_up_rests_after_each_batch(db, monkeypatch):
         assert checks.quality_checks_run() == len(ids) == 6
 
     assert rests.call_count == 2, "a rest between batches, none once caught up"
-    assert all(0 <= c.args[0] < 5 for c in rests.call_args_list), "as long as a batch took"
+    assert all(0 < c.args[0] < 5 for c in rests.call_args_list), "up to as long as a batch took"
+
+
+def test_a_job_rests_less_the_further_behind_it_is(db, monkeypatch):
+    monkeypatch.setattr(checks, "CHECKS_CATCH_UP_BACKLOG", 10)
+    rests = mock.Mock()
+    monkeypatch.setattr(checks, "_rest", rests)
+    monkeypatch.setattr(checks, "annotation_quality_checks", mock.Mock())
+    monkeypatch.setattr(checks, "_standings_update_after", mock.Mock())
+    ticks = iter(range(100))  # each batch takes one second
+    monkeypatch.setattr(checks.time, "monotonic", lambda: next(ticks))
+    backlogs = iter([list(range(8)), list(range(2)), []])  # 8 behind, then 2, then none
+    monkeypatch.setattr(checks, "annotations_without_checks", lambda **_: next(backlogs))
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 1)
+
+    with mock.patch("qc.tasks.quality_checks_job.apply_async"):
+        checks.quality_checks_run()
+
+    assert [round(c.args[0], 2) for c in rests.call_args_list] == [0.2, 0.8]
 
 
 def test_a_job_far_behind_checks_big_batches_without_rest_until_close(db, monkeypatch):

@@ -50,6 +50,22 @@ def submit_everything(project, people, rng):
     return ids
 
 
+def unchecked_submissions(*, seed: int, people: int = 2):
+    """Three items, two annotators each; everything submitted, nothing checked yet."""
+    project = make_project(items=3, quota=2, min_highlight=0)
+    with mock.patch.object(annotation_submitted, "send"):
+        ids = submit_everything(project, annotators(project, people), random.Random(seed))
+    return project, ids
+
+
+@pytest.fixture
+def rests(monkeypatch):
+    """The check job's rests, recorded instead of slept."""
+    recorded = mock.Mock()
+    monkeypatch.setattr(checks, "_rest", recorded)
+    return recorded
+
+
 def check_results(project):
     checks_by_annotation = {
         c.annotation_id: (
@@ -215,9 +231,7 @@ def test_while_a_queued_job_has_not_started_submits_do_not_ask_the_cache(
 
 
 def test_a_job_that_cannot_finish_queues_its_successor(db, monkeypatch):
-    project = make_project(items=3, quota=2, min_highlight=0)
-    with mock.patch.object(annotation_submitted, "send"):
-        ids = submit_everything(project, annotators(project, 2), random.Random(3))
+    _, ids = unchecked_submissions(seed=3)
     monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
     monkeypatch.setattr(checks, "CHECK_BATCHES_PER_JOB", 1)
 
@@ -234,9 +248,7 @@ def test_a_job_that_cannot_finish_queues_its_successor(db, monkeypatch):
 
 
 def test_a_job_that_has_caught_up_leaves_what_trickles_in_to_the_next_job(db, monkeypatch):
-    project = make_project(items=3, quota=2, min_highlight=0)
-    with mock.patch.object(annotation_submitted, "send"):
-        ids = submit_everything(project, annotators(project, 2), random.Random(4))
+    _, ids = unchecked_submissions(seed=4)
     monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
     unchecked = iter([[i] for i in ids])  # each look finds one new submission
     looks = mock.Mock(side_effect=lambda **_: next(unchecked, []))
@@ -250,9 +262,7 @@ def test_a_job_that_has_caught_up_leaves_what_trickles_in_to_the_next_job(db, mo
 
 
 def test_a_last_look_gives_way_to_a_job_queued_since(db):
-    project = make_project(items=3, quota=2, min_highlight=0)
-    with mock.patch.object(annotation_submitted, "send"):
-        submit_everything(project, annotators(project, 1), random.Random(4))
+    unchecked_submissions(seed=4, people=1)
     cache.add(checks.CHECKS_QUEUED_KEY, time.time() + 1, timeout=60)
 
     assert run_job_in_the_worker(last_look=True) == 0
@@ -283,13 +293,9 @@ def test_a_job_updates_the_standings_once_after_its_batches(db, monkeypatch):
     assert check_results(project) == one_at_a_time
 
 
-def test_a_job_that_keeps_up_rests_after_each_batch(db, monkeypatch):
-    project = make_project(items=3, quota=2, min_highlight=0)
-    with mock.patch.object(annotation_submitted, "send"):
-        ids = submit_everything(project, annotators(project, 2), random.Random(6))
+def test_a_job_that_keeps_up_rests_after_each_batch(db, monkeypatch, rests):
+    _, ids = unchecked_submissions(seed=6)
     monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
-    rests = mock.Mock()
-    monkeypatch.setattr(checks, "_rest", rests)
 
     with mock.patch("qc.tasks.quality_checks_job.apply_async"):
         assert checks.quality_checks_run() == len(ids) == 6
@@ -298,10 +304,8 @@ def test_a_job_that_keeps_up_rests_after_each_batch(db, monkeypatch):
     assert all(0 < c.args[0] < 5 for c in rests.call_args_list), "up to as long as a batch took"
 
 
-def test_a_job_rests_less_the_further_behind_it_is(db, monkeypatch):
+def test_a_job_rests_less_the_further_behind_it_is(db, monkeypatch, rests):
     monkeypatch.setattr(checks, "CHECKS_CATCH_UP_BACKLOG", 10)
-    rests = mock.Mock()
-    monkeypatch.setattr(checks, "_rest", rests)
     monkeypatch.setattr(checks, "annotation_quality_checks", mock.Mock())
     monkeypatch.setattr(checks, "_standings_update_after", mock.Mock())
     ticks = iter(range(100))  # each batch takes one second
@@ -316,15 +320,11 @@ def test_a_job_rests_less_the_further_behind_it_is(db, monkeypatch):
     assert [round(c.args[0], 2) for c in rests.call_args_list] == [0.2, 0.8]
 
 
-def test_a_job_far_behind_checks_big_batches_without_rest_until_close(db, monkeypatch):
-    project = make_project(items=3, quota=2, min_highlight=0)
-    with mock.patch.object(annotation_submitted, "send"):
-        ids = submit_everything(project, annotators(project, 2), random.Random(7))
+def test_a_job_far_behind_checks_big_batches_without_rest_until_close(db, monkeypatch, rests):
+    _, ids = unchecked_submissions(seed=7)
     monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
     monkeypatch.setattr(checks, "CHECK_CATCH_UP_BATCH_SIZE", 3)
     monkeypatch.setattr(checks, "CHECKS_CATCH_UP_BACKLOG", 4)
-    rests = mock.Mock()
-    monkeypatch.setattr(checks, "_rest", rests)
 
     with (
         mock.patch("qc.tasks.quality_checks_job.apply_async"),

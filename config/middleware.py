@@ -32,6 +32,8 @@ class RequestIdMiddleware:
         response["X-Request-ID"] = request.request_id
         # Only a user already loaded: resolving the lazy one would query the database here,
         # outside every error handler, and turn an outage's 503 into a 500.
+        if not logger.isEnabledFor(logging.INFO):
+            return response
         user = getattr(request, "_cached_user", None)
         logger.info(
             json.dumps(

@@ -18,3 +18,11 @@ X_FRAME_OPTIONS = "DENY"
 # Sessions read from the cache (Redis in production) and written through to the database:
 # one query fewer on every authenticated request.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
+# The API answers JSON only: the browsable HTML renderer is a development aid (the base
+# settings, which local and test build on, keep it), and with two renderers every API
+# request negotiates between them.
+REST_FRAMEWORK = {
+    **REST_FRAMEWORK,  # noqa: F405
+    "DEFAULT_RENDERER_CLASSES": ["drf_orjson_renderer.renderers.ORJSONRenderer"],
+}

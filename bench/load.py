@@ -322,7 +322,12 @@ class AsyncClient:
         ).encode() + body
         try:
             return await self._exchange(request)
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
+        except (
+            ConnectionError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ValueError,
+        ):
             # The server closed this kept-alive connection (nginx's keepalive_requests, a
             # recycled worker): reconnect and send again, as browsers do. Safe here: "next"
             # returns the open lease and a submit carries its client UUID.
@@ -334,10 +339,15 @@ class AsyncClient:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         self.writer.write(request)
-        status = int((await self.reader.readline()).split()[1])
+        # The whole head in one read: a readline per header line cost this process a
+        # quarter more CPU per request.
+        status_line, *header_lines = (
+            (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        )
+        status = int(status_line.split()[1])
         length, chunked, closing = 0, False, False
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
+        for line in header_lines:
+            name, _, value = line.partition(":")
             name, value = name.strip().lower(), value.strip()
             if name == "content-length":
                 length = int(value)

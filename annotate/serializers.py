@@ -329,6 +329,17 @@ class SubmitInputSerializer(serializers.Serializer):
     label = serializers.CharField(required=False, allow_null=True, default=None)
     time_spent_ms = serializers.IntegerField(min_value=0, max_value=7 * 24 * 3600 * 1000, default=0)
 
+    def get_fields(self) -> dict:
+        # Each field made anew from its declaration's arguments, where DRF deep-copies the
+        # declared fields: every submit builds this serializer, and the deep copies took
+        # 4 % of the Python time of a "next" + "submit" pair (sampled with py-spy). The
+        # same fields result, as every argument above is an immutable value: no child
+        # field or mutable default is shared between requests.
+        return {
+            name: type(field)(*field._args, **field._kwargs)
+            for name, field in self._declared_fields.items()
+        }
+
 
 class SubmitOutputSerializer(serializers.Serializer):
     annotation_id = serializers.IntegerField(source="annotation.id")

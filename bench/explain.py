@@ -229,7 +229,7 @@ def plan_summary(statement, values) -> tuple[float, str, bool, int]:
 
     with transaction.atomic(), connection.cursor() as cursor:
         if isinstance(statement, PreparedStatement):
-            sql, params = statement._statement(cursor, values)
+            sql, params = statement._statement(connection, cursor, values)
             for _ in range(PREPARED_RUNS_BEFORE_PLAN):
                 with transaction.atomic():
                     cursor.execute(sql, params)

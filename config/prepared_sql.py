@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import weakref
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 
 # The statements each open database connection has prepared (they last as long as it).
 _prepared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -34,14 +34,20 @@ class PreparedStatement:
         self._positional = re.sub(r"%\(\w+\)s", "%s", sql)
         self._order = re.findall(r"%\((\w+)\)s", sql)
 
+    # Each method looks the connection up once: through django.db.connection, every
+    # attribute read is a lookup in the connection handler's context-local storage, and
+    # these statements run a few times per request.
+
     def fetchall(self, values: dict) -> list[tuple]:
-        with connection.cursor() as cursor:
-            cursor.execute(*self._statement(cursor, values))
+        db = connections[DEFAULT_DB_ALIAS]
+        with db.cursor() as cursor:
+            cursor.execute(*self._statement(db, cursor, values))
             return cursor.fetchall()
 
     def fetchone(self, values: dict) -> tuple | None:
-        with connection.cursor() as cursor:
-            cursor.execute(*self._statement(cursor, values))
+        db = connections[DEFAULT_DB_ALIAS]
+        with db.cursor() as cursor:
+            cursor.execute(*self._statement(db, cursor, values))
             return cursor.fetchone()
 
     def instances(self, model, values: dict, *, extra: tuple[str, ...] = ()) -> list:
@@ -51,20 +57,21 @@ class PreparedStatement:
         Built with Model.from_db and the fields' own database converters, which is what
         the ORM does for a row: Model.raw did the same with three times the CPU, by
         matching column names to fields on every call."""
-        with connection.cursor() as cursor:
-            cursor.execute(*self._statement(cursor, values))
+        db = connections[DEFAULT_DB_ALIAS]
+        with db.cursor() as cursor:
+            cursor.execute(*self._statement(db, cursor, values))
             rows = cursor.fetchall()
         if not rows:
             return []
-        names, converters = _row_layout(model)
-        alias = connection.alias
+        names, converters = _row_layout(db, model)
+        alias = db.alias
         found = []
         for row in rows:
             row_values = list(row[len(extra) :])
             for position, field_converters in converters:
                 value, expression = row_values[position], field_converters[0]
                 for converter in field_converters[1]:
-                    value = converter(value, expression, connection)
+                    value = converter(value, expression, db)
                 row_values[position] = value
             instance = model.from_db(alias, names, row_values)
             for name, value in zip(extra, row, strict=False):
@@ -72,29 +79,29 @@ class PreparedStatement:
             found.append(instance)
         return found
 
-    def _statement(self, cursor, values: dict) -> tuple[str, list]:
-        """The SQL to send and its parameters, preparing the statement on this connection
-        first if it never ran here."""
-        if connection.vendor != "postgresql":
+    def _statement(self, db, cursor, values: dict) -> tuple[str, list]:
+        """The SQL to send and its parameters, preparing the statement on connection `db`
+        first if it never ran there."""
+        if db.vendor != "postgresql":
             return self._positional, [values[name] for name in self._order]
-        prepared = _prepared.setdefault(connection.connection, set())
+        prepared = _prepared.setdefault(db.connection, set())
         if self.name not in prepared:
             cursor.execute(self._prepare)
             prepared.add(self.name)
         return self._execute, [values[name] for name in self.parameters]
 
 
-def _row_layout(model) -> tuple[list[str], list]:
+def _row_layout(db, model) -> tuple[list[str], list]:
     """The attribute names of `model`'s concrete fields, and for each field that has any,
-    (its position, (its column expression, its database converters)) on this connection."""
-    key = (model, connection.vendor)
+    (its position, (its column expression, its database converters)) on connection `db`."""
+    key = (model, db.vendor)
     layout = _layouts.get(key)
     if layout is None:
         fields = model._meta.concrete_fields
         converters = []
         for position, field in enumerate(fields):
             column = field.get_col(model._meta.db_table)
-            found = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+            found = db.ops.get_db_converters(column) + column.get_db_converters(db)
             if found:
                 converters.append((position, (column, found)))
         layout = _layouts[key] = ([field.attname for field in fields], converters)

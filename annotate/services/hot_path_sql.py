@@ -23,7 +23,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, transaction
 from django.db.models import DEFERRED
 
 from annotate.fields import unpack_pairs
@@ -190,7 +190,7 @@ def _loaded(model, values: dict) -> object:
     """An instance as the ORM loads it from these column values (by attribute name); the
     fields not given are deferred: read on access, and left alone by save()."""
     row = [values.get(f.attname, DEFERRED) for f in model._meta.concrete_fields]
-    return model.from_db(connection.alias, list(values), row)
+    return model.from_db(DEFAULT_DB_ALIAS, list(values), row)  # the statements run there
 
 
 def _leased_assignment(rows, project: Project, worker_id: int, variant) -> Assignment:

@@ -129,7 +129,7 @@ def most_rows_read(statement, values) -> int:
     import json
 
     with connection.cursor() as cursor:
-        sql, params = statement._statement(cursor, values)
+        sql, params = statement._statement(connection, cursor, values)
         cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
         (plan,) = cursor.fetchone()
     plan = json.loads(plan) if isinstance(plan, str) else plan

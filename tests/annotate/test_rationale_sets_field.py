@@ -137,3 +137,32 @@ def test_the_openapi_schema_still_describes_sets_of_spans(db, client):
 
     assert submit["type"] == "array" and submit["maxItems"] == 50
     assert submit["items"]["items"]["$ref"].endswith("/SpanInput")
+
+
+def test_submit_fields_are_built_afresh_like_the_deep_copies_drf_makes():
+    first, second = SubmitInputSerializer(), SubmitInputSerializer()
+    copied = serializers.Serializer.get_fields(SubmitInputSerializer())
+
+    assert list(first.fields) == list(copied)
+    for name, field in first.fields.items():
+        assert field is not second.fields[name]  # nothing bound to one request is shared
+        assert field.parent is first and second.fields[name].parent is second
+        assert type(field) is type(copied[name])
+        assert (field.required, field.allow_null, field.default) == (
+            copied[name].required,
+            copied[name].allow_null,
+            copied[name].default,
+        )
+        assert [type(v) for v in field.validators] == [type(v) for v in copied[name].validators]
+    # The copies check what the declarations say, e.g. the bounds on time_spent_ms.
+    out_of_bounds = SubmitInputSerializer(
+        data={
+            "client_uuid": "3f8b0f5e-3a53-4f43-9a53-2d7c1c1c6c1e",
+            "rationale_sets": [[]],
+            "time_spent_ms": -1,
+        }
+    )
+    assert not out_of_bounds.is_valid()
+    assert out_of_bounds.errors == {
+        "time_spent_ms": ["Ensure this value is greater than or equal to 0."]
+    }

@@ -30,7 +30,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +74,7 @@ def child(pairs: int, project_id: int) -> None:
     """Runs under callgrind. Each os.getppid() call marks a boundary: callgrind dumps its
     counts before it (--dump-before=getppid), so the second dump holds exactly the pairs
     and the third exactly the bare requests."""
-    from bench.load import server_env
+    from bench.load import server_env, submit_body
 
     os.environ.update(server_env())
     import django
@@ -113,17 +112,12 @@ def child(pairs: int, project_id: int) -> None:
         lease = json.loads(content)
         if status != 200 or "id" not in lease:
             raise SystemExit(f"next answered {status}: {content[:200]!r}")
-        document = lease["item"]["documents"][0]
-        starts = sorted(rng.sample(range(0, len(document["tokens"]) - 2, 3), 3))
-        body = {
-            "client_uuid": str(uuid.uuid4()),
-            "rationale_sets": [
-                [{"docid": document["docid"], "start_token": s, "end_token": s + 2} for s in starts]
-            ],
-            "time_spent_ms": 20_000,
-        }
         status, content = _request(
-            application, "POST", f"/api/assignments/{lease['id']}/submit/", body, cookie
+            application,
+            "POST",
+            f"/api/assignments/{lease['id']}/submit/",
+            submit_body(lease, rng),
+            cookie,
         )
         if status != 201:
             raise SystemExit(f"submit answered {status}: {content[:200]!r}")

@@ -376,6 +376,20 @@ class AsyncClient:
         self.reader = self.writer = None
 
 
+def submit_body(lease: dict, rng: random.Random) -> dict:
+    """What an annotator submits for this lease: 3 two-token spans in its first document,
+    with a new client UUID."""
+    document = lease["item"]["documents"][0]
+    starts = sorted(rng.sample(range(0, len(document["tokens"]) - 2, 3), 3))
+    spans = [{"docid": document["docid"], "start_token": s, "end_token": s + 2} for s in starts]
+    return {
+        "client_uuid": str(uuid.uuid4()),
+        "rationale_sets": [spans],
+        # What a browser reports: people take tens of seconds per item.
+        "time_spent_ms": rng.randint(15_000, 60_000),
+    }
+
+
 async def annotate_until(client: AsyncClient, project_id, start_at, seconds, seed) -> dict:
     rng = random.Random(seed)
     out = {
@@ -399,16 +413,7 @@ async def annotate_until(client: AsyncClient, project_id, start_at, seconds, see
         lease = json.loads(data)
         if "id" not in lease:
             break  # nothing left for this annotator
-        document = lease["item"]["documents"][0]
-        n = len(document["tokens"])
-        starts = sorted(rng.sample(range(0, n - 2, 3), 3))
-        spans = [{"docid": document["docid"], "start_token": s, "end_token": s + 2} for s in starts]
-        body = {
-            "client_uuid": str(uuid.uuid4()),
-            "rationale_sets": [spans],
-            # What a browser reports: people take tens of seconds per item.
-            "time_spent_ms": rng.randint(15_000, 60_000),
-        }
+        body = submit_body(lease, rng)
         t0 = time.perf_counter()
         status, data = await client.post_json(f"/api/assignments/{lease['id']}/submit/", body)
         out["submit"].append(time.perf_counter() - t0)

@@ -7,6 +7,7 @@ submit stays fast; every step is idempotent, so a retried task changes nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import defaultdict
 
@@ -435,8 +436,9 @@ def worker_standing_update(*, project, worker_id: int, policy=None) -> ProjectWo
     return ProjectWorker.objects.filter(project=project, worker_id=worker_id).first()
 
 
-_NO_FIGURES = WorkerFigures(highlighted=(), seconds=(), stopword_share=(), majority_kappa=())
-_FIGURE_COLUMNS = ("highlighted", "seconds", "stopword_share", "majority_kappa")
+# SubmissionCheck's columns of the same names, in WorkerFigures' order.
+_FIGURE_COLUMNS = tuple(field.name for field in dataclasses.fields(WorkerFigures))
+_NO_FIGURES = WorkerFigures(*[()] * len(_FIGURE_COLUMNS))
 _CHECKS = SubmissionCheck._meta.db_table
 
 # Each worker's most recent checks, a column per figure: a walk down the index on

@@ -123,6 +123,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "config.exceptions.api_exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.FirstRendererNegotiation",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Rationale Workbench API",

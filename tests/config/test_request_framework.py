@@ -1,10 +1,11 @@
 """The framework trims on every request: content negotiation's shortcut gives what DRF's
-own negotiation gives."""
+own negotiation gives, and messages still travel although their storage is built lazily."""
 
 from unittest import mock
 
 import pytest
-from django.http import Http404
+from django.contrib import messages
+from django.http import Http404, HttpResponse
 from django.test import RequestFactory
 from drf_orjson_renderer.renderers import ORJSONRenderer
 from hypothesis import given
@@ -14,6 +15,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.request import Request
 
+from config.middleware import LazyMessageMiddleware
 from config.negotiation import FirstRendererNegotiation
 
 PRODUCTION_RENDERERS = [ORJSONRenderer()]
@@ -77,3 +79,32 @@ def test_a_type_the_api_cannot_give_is_still_refused_with_406():
     chosen = _negotiate(FirstRendererNegotiation(), PRODUCTION_RENDERERS, "text/html", "")
 
     assert chosen == "406"
+
+
+def _through_messages(view, cookies=None):
+    request = RequestFactory().get("/")
+    request.COOKIES.update(cookies or {})
+    request.session = {}
+    middleware = LazyMessageMiddleware(view)
+    return request, middleware(request)
+
+
+def test_a_request_that_never_touches_messages_never_builds_their_storage():
+    with mock.patch("config.middleware.default_storage", side_effect=AssertionError("built")):
+        _, response = _through_messages(lambda request: HttpResponse("ok"))
+
+    assert response.status_code == 200 and "messages" not in response.cookies
+
+
+def test_a_message_added_in_one_request_is_read_in_the_next():
+    def adds(request):
+        messages.success(request, "variant saved")
+        return HttpResponse("ok")
+
+    def reads(request):
+        return HttpResponse("|".join(str(m) for m in messages.get_messages(request)))
+
+    _, first = _through_messages(adds)
+    _, second = _through_messages(reads, {"messages": first.cookies["messages"].value})
+
+    assert second.content.decode() == "variant saved"

@@ -15,10 +15,6 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
-# Sessions read from the cache (Redis in production) and written through to the database:
-# one query fewer on every authenticated request.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
-
 # The API answers JSON only: the browsable HTML renderer is a development aid (the base
 # settings, which local and test build on, keep it), and with two renderers every API
 # request negotiates between them.

@@ -48,3 +48,25 @@ def test_instances_convert_every_field_type_a_project_has(db):
 
 def test_instances_of_no_row_is_an_empty_list(db):
     assert _USER.instances(get_user_model(), {"id": 10**12}) == []
+
+
+_OPTIONAL_USER = PreparedStatement(
+    "rw_test_optional_user",
+    f"SELECT p.name, {columns(get_user_model(), 'u')} FROM {Project._meta.db_table} p "  # noqa: S608
+    f"LEFT JOIN {get_user_model()._meta.db_table} u ON u.id = %(user)s WHERE p.id = %(id)s",
+    [("id", "bigint"), ("user", "bigint")],
+)
+
+
+def test_rows_with_instances_give_the_leading_columns_and_none_for_an_outer_join_miss(db):
+    project, user = make_project(), UserFactory()
+
+    found = _OPTIONAL_USER.rows_with_instances(
+        get_user_model(), {"id": project.pk, "user": user.pk}, leading=1
+    )
+    missed = _OPTIONAL_USER.rows_with_instances(
+        get_user_model(), {"id": project.pk, "user": 10**12}, leading=1
+    )
+
+    assert [(lead, u.pk) for lead, u in found] == [((project.name,), user.pk)]
+    assert missed == [((project.name,), None)]

@@ -1,0 +1,150 @@
+"""Sign-in sessions live in the database beside their user's id and are read with the user
+in one statement; Django's rules on the user (active, session hash, expiry) still hold."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from config import auth
+from config.sessions.backend import SessionStore
+from config.sessions.models import SignInSession
+from tests.factories import UserFactory
+
+PASSWORD = "a-long-enough-password"
+
+
+@pytest.fixture
+def signed_in(db):
+    user = UserFactory()
+    user.set_password(PASSWORD)
+    user.save()
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return user, client
+
+
+def test_signing_in_stores_the_session_with_its_user(signed_in):
+    user, client = signed_in
+
+    session = SignInSession.objects.get(session_key=client.session.session_key)
+
+    assert session.user_id == user.pk
+
+
+def test_a_signed_in_request_reads_session_and_user_in_one_query(signed_in):
+    _, client = signed_in
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(reverse("annotate:project-list"))
+
+    assert response.status_code == 200
+    auth_queries = [
+        q["sql"]
+        for q in queries.captured_queries
+        if SignInSession._meta.db_table in q["sql"]
+        or "rw_session_with_user" in q["sql"]
+        or get_user_model()._meta.db_table in q["sql"]
+    ]
+    assert len(auth_queries) == 1, auth_queries
+
+
+def test_the_user_read_with_the_session_is_the_one_the_request_gets(signed_in):
+    user, client = signed_in
+    store = SessionStore(client.session.session_key)
+
+    store.load()
+
+    assert store.user_loaded_with(user.pk).pk == user.pk
+    assert store.user_loaded_with(user.pk + 1) is None, "only for the session's own user"
+
+
+def test_the_request_session_is_visible_to_the_backend_only_while_its_user_resolves(
+    signed_in,
+):
+    _, client = signed_in
+
+    client.get(reverse("annotate:project-list"))
+
+    assert auth._resolving_session.get() is None
+
+
+def test_an_inactive_user_is_nobody(signed_in):
+    user, client = signed_in
+    get_user_model().objects.filter(pk=user.pk).update(is_active=False)
+
+    response = client.get(reverse("annotate:project-list"))
+
+    assert response.status_code == 403
+
+
+def test_a_password_change_elsewhere_ends_the_session(signed_in):
+    user, client = signed_in
+    user.set_password("another-long-password")
+    user.save()
+
+    response = client.get(reverse("annotate:project-list"))
+
+    assert response.status_code == 403
+    assert not SignInSession.objects.filter(user=user).exists(), "Django flushes it"
+
+
+def test_an_expired_session_signs_nobody_in(signed_in):
+    user, client = signed_in
+    SignInSession.objects.filter(user=user).update(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+
+    assert client.get(reverse("annotate:project-list")).status_code == 403
+
+
+def test_signing_out_deletes_the_session(signed_in):
+    user, client = signed_in
+
+    client.post(reverse("logout"))
+
+    assert not SignInSession.objects.filter(user=user).exists()
+
+
+def test_deleting_a_user_ends_their_sessions(signed_in):
+    user, _ = signed_in
+
+    user.delete()
+
+    assert not SignInSession.objects.exists()
+
+
+def test_sessions_work_without_the_cache(signed_in, settings):
+    """Redis holds the cache; a signed-in request no longer needs it."""
+    _, client = signed_in
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 0.2},
+        }
+    }
+    from django.core.cache import cache
+
+    with pytest.raises(RedisConnectionError):
+        cache.get("anything")
+
+    assert client.get(reverse("annotate:project-list")).status_code == 200
+
+
+def test_a_session_without_a_user_keeps_its_data_and_signs_nobody_in(db):
+    store = SessionStore()
+    store["draft_hint"] = "seen"
+    store.create()
+
+    loaded = SessionStore(store.session_key)
+
+    assert loaded["draft_hint"] == "seen"
+    assert SignInSession.objects.get(session_key=store.session_key).user_id is None
+    assert loaded.user_loaded_with(1) is None

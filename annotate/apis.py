@@ -27,6 +27,7 @@ from annotate.serializers import (
     VariantCreateInputSerializer,
     VariantOutputSerializer,
     VariantUpdateInputSerializer,
+    submit_input_validated,
 )
 
 
@@ -254,10 +255,10 @@ class AssignmentSubmitApi(APIView):
         responses={201: SubmitOutputSerializer, 200: SubmitOutputSerializer},
     )
     def post(self, request, assignment_id: int):
-        data = SubmitInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
         result = services.annotation_submit(
-            assignment_id=assignment_id, worker=request.user, **data.validated_data
+            assignment_id=assignment_id,
+            worker=request.user,
+            **submit_input_validated(request.data),
         )
         code = status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED
         return Response(SubmitOutputSerializer(result).data, status=code)

@@ -261,9 +261,16 @@ class Assignment(models.Model):
     unique constraint on it means concurrent hand-outs can never exceed the quota.
     """
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    # No index of their own: item leads the (item, worker, round) constraint's index and
+    # worker the (worker, status) index, and every lease and submit wrote to each index.
+    item = models.ForeignKey(
+        Item, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     worker = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="assignments",
+        db_index=False,
     )
     variant = models.ForeignKey(
         InstructionVariant, on_delete=models.PROTECT, related_name="assignments"
@@ -312,7 +319,10 @@ class ItemVariantFill(models.Model):
     """
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="fills")
-    variant = models.ForeignKey(InstructionVariant, on_delete=models.CASCADE, related_name="fills")
+    # Leads the (variant, item) constraint's index; an index of its own only cost writes.
+    variant = models.ForeignKey(
+        InstructionVariant, on_delete=models.CASCADE, related_name="fills", db_index=False
+    )
     live = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -379,11 +389,23 @@ class RationaleSet(models.Model):
     with an imported dataset, directly to the item: exactly one of the two.
     """
 
+    # Each owner leads its (owner, position) constraint's partial index, which serves any
+    # lookup by owner; indexes of their own only cost every submit two more writes.
     annotation = models.ForeignKey(
-        Annotation, null=True, blank=True, on_delete=models.CASCADE, related_name="rationale_sets"
+        Annotation,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="rationale_sets",
+        db_index=False,
     )
     reference_item = models.ForeignKey(
-        Item, null=True, blank=True, on_delete=models.CASCADE, related_name="reference_sets"
+        Item,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="reference_sets",
+        db_index=False,
     )
     position = models.PositiveSmallIntegerField()
 
@@ -415,7 +437,10 @@ class RationaleSet(models.Model):
 class RationaleSpan(models.Model):
     """Half-open token range [start_token, end_token) of one document."""
 
-    rationale_set = models.ForeignKey(RationaleSet, on_delete=models.CASCADE, related_name="spans")
+    # Leads the (rationale_set, position) constraint's index.
+    rationale_set = models.ForeignKey(
+        RationaleSet, on_delete=models.CASCADE, related_name="spans", db_index=False
+    )
     document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
     start_token = models.PositiveIntegerField()
     end_token = models.PositiveIntegerField()

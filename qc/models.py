@@ -425,8 +425,12 @@ class SubmissionCheck(models.Model):
     annotation = models.OneToOneField(
         "annotate.Annotation", on_delete=models.CASCADE, related_name="submission_check"
     )
+    # Leads the qc_check_worker_recent index below; an index of its own only cost writes.
     project = models.ForeignKey(
-        "annotate.Project", on_delete=models.CASCADE, related_name="submission_checks"
+        "annotate.Project",
+        on_delete=models.CASCADE,
+        related_name="submission_checks",
+        db_index=False,
     )
     worker = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submission_checks"

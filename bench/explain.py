@@ -136,10 +136,10 @@ def build(items: int, name: str):
     fill_rows_rebuild(project=project)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
-    return project, workers[45], variants[0]
+    return project, workers[45]
 
 
-def hot_statements(project, worker, variant):
+def hot_statements(project, worker):
     """What "next item" and "submit" run, with this project's values: the prepared reads,
     the lease and submit statements, and the expiry sweep (every few seconds)."""
     import uuid
@@ -152,7 +152,8 @@ def hot_statements(project, worker, variant):
     from annotate.selectors import _PROJECT_WITH_ROLE
     from annotate.services import hot_path_sql
     from annotate.services.assignments import _BOUND_VARIANT
-    from config.auth import _statement as user_statement
+    from config.sessions.backend import SessionStore
+    from config.sessions.backend import _statement as session_statement
     from qc.services.qualification import _STANDING
 
     now = timezone.now()
@@ -172,17 +173,22 @@ def hot_statements(project, worker, variant):
         round=1,
     ).values_list("pk", "item_id", "variant_id")
     sweep_sql, sweep_params = sweep.query.sql_with_params()
+    session = SessionStore()
+    session.update(
+        {"_auth_user_id": str(worker.pk), "_auth_user_backend": "x", "_auth_user_hash": ""}
+    )
+    session.create()
     return {
-        "signed-in user": (user_statement(), {"id": worker.pk}),
+        "session and user": (session_statement(), {"key": session.session_key}),
         "roles and project": (_PROJECT_WITH_ROLE, {"project": project.pk, "user": worker.pk}),
         "qualification gate": (_STANDING, {"project": project.pk, "worker": worker.pk}),
-        "worker's variant": (_BOUND_VARIANT, {"project": project.pk, "worker": worker.pk}),
+        "variant, 1st visit": (_BOUND_VARIANT, {"project": project.pk, "worker": worker.pk}),
         "lease (next)": (
             hot_path_sql._LEASE_STATEMENT,
             {
                 "worker": free.pk,
                 "project": project.pk,
-                "variant": variant.pk,
+                "variant": None,  # the worker's bound variant, read by the statement
                 "quota": project.annotators_per_item,
                 "now": now,
                 "expires": now + timedelta(minutes=30),

@@ -318,7 +318,10 @@ def assignment_next(*, project: Project, worker) -> Assignment | None:
     refusal = work_refusal(project=project, worker=worker)
     if refusal is not None:
         raise PermissionDeniedError(refusal.message, extra={"code": refusal.code, **refusal.extra})
-    variant = _variant_for_worker(project, worker)
+    # A project that mixes variants chooses one per request; otherwise the lease statement
+    # reads the worker's bound variant itself, and only a first visit (or a retired
+    # variant) binds one here first.
+    variant = _variant_for_mixing(project, worker) if project.allow_variant_mixing else None
     if hot_path_sql.available():
         if _expiry_sweep_due(project):
             with transaction.atomic():
@@ -326,11 +329,15 @@ def assignment_next(*, project: Project, worker) -> Assignment | None:
         assignment = hot_path_sql.lease(
             project=project, worker_id=worker.pk, variant=variant, now=timezone.now()
         )
+        if assignment is hot_path_sql.UNBOUND:
+            variant = _variant_for_worker(project, worker)
+            assignment = hot_path_sql.lease(
+                project=project, worker_id=worker.pk, variant=variant, now=timezone.now()
+            )
         if assignment is not None:
-            _variant_freeze(variant)
-            if assignment.variant_id != variant.pk:  # a lease from before a rebinding
-                assignment.variant = InstructionVariant.objects.get(pk=assignment.variant_id)
+            _variant_freeze(assignment.variant)
             return assignment
+    variant = variant or _variant_for_worker(project, worker)
     assignment = _lease_next(project, worker, variant)
     if assignment is None:
         return None

@@ -39,8 +39,9 @@ from annotate.models import (
     Project,
     RationaleSet,
     RationaleSpan,
+    WorkerVariantBinding,
 )
-from config.prepared_sql import PreparedStatement
+from config.prepared_sql import PreparedStatement, columns, instance_from_row
 
 _A = Assignment._meta.db_table
 _I = Item._meta.db_table
@@ -51,6 +52,8 @@ _P = Project._meta.db_table
 _AN = Annotation._meta.db_table
 _RS = RationaleSet._meta.db_table
 _RSP = RationaleSpan._meta.db_table
+_V = InstructionVariant._meta.db_table
+_B = WorkerVariantBinding._meta.db_table
 _LEASED, _SUBMITTED = AssignmentStatus.LEASED.value, AssignmentStatus.SUBMITTED.value
 
 
@@ -70,7 +73,11 @@ def _alone(statement: PreparedStatement, values: dict, *, fetch_all: bool = Fals
 
 # The worker's open lease (a revision owed counts) or, failing that, a new one on the
 # fullest (item, variant) that has room, is not held out and was never theirs; then the
-# chosen assignment with its item's documents, a row per document.
+# chosen assignment with its variant and its item's documents, a row per document. New
+# work comes under the variant the caller names (a project that mixes variants chooses
+# one per request) or else the worker's bound variant while it is active: read here, it
+# costs "next" no round trip of its own. With neither, nothing is leased and the caller
+# binds the worker to a variant first.
 _LEASE = f"""
 WITH current_lease AS (
     SELECT a.id, a.item_id, a.round, a.status, a.lease_expires_at, a.draft, a.variant_id
@@ -80,11 +87,18 @@ WITH current_lease AS (
     ORDER BY a.created_at
     LIMIT 1
 ),
+variant_used AS (
+    SELECT COALESCE(%(variant)s, (
+        SELECT b.variant_id FROM {_B} b JOIN {_V} v ON v.id = b.variant_id
+        WHERE b.project_id = %(project)s AND b.worker_id = %(worker)s AND v.active
+    )) AS id
+),
 fill AS (
     SELECT f.id, f.item_id
     FROM {_F} f JOIN {_I} i ON i.id = f.item_id
     WHERE NOT EXISTS (SELECT 1 FROM current_lease)
-      AND f.variant_id = %(variant)s AND f.live < %(quota)s AND NOT i.held_out
+      AND f.variant_id = (SELECT id FROM variant_used) AND f.live < %(quota)s
+      AND NOT i.held_out
       AND NOT EXISTS (
           SELECT 1 FROM {_A} mine WHERE mine.item_id = f.item_id AND mine.worker_id = %(worker)s
       )
@@ -101,7 +115,8 @@ free_slot AS (
     WHERE EXISTS (SELECT 1 FROM fill)
       AND s.slot <> ALL (ARRAY(
           SELECT taken.slot FROM {_A} taken
-          WHERE taken.item_id = (SELECT item_id FROM fill) AND taken.variant_id = %(variant)s
+          WHERE taken.item_id = (SELECT item_id FROM fill)
+            AND taken.variant_id = (SELECT id FROM variant_used)
             AND taken.round = 1 AND taken.status IN ('{_LEASED}', '{_SUBMITTED}')
       ))
     ORDER BY s.slot
@@ -110,8 +125,8 @@ free_slot AS (
 new_lease AS (
     INSERT INTO {_A} (item_id, worker_id, variant_id, round, slot, status, lease_expires_at,
                       created_at, submitted_at, draft, draft_saved_at)
-    SELECT fill.item_id, %(worker)s, %(variant)s, 1, free_slot.slot, '{_LEASED}', %(expires)s,
-           %(now)s, NULL, NULL, NULL
+    SELECT fill.item_id, %(worker)s, (SELECT id FROM variant_used), 1, free_slot.slot,
+           '{_LEASED}', %(expires)s, %(now)s, NULL, NULL, NULL
     FROM fill, free_slot
     ON CONFLICT DO NOTHING
     RETURNING id, item_id, round, status, lease_expires_at, draft, variant_id
@@ -127,12 +142,14 @@ chosen AS (
     UNION ALL
     SELECT * FROM new_lease
 )
-SELECT EXISTS (SELECT 1 FROM fill) AS found,
+SELECT EXISTS (SELECT 1 FROM fill) AS found, (SELECT id FROM variant_used) AS variant_for_new,
        c.id, c.item_id, c.round, c.status, c.lease_expires_at, c.draft, c.variant_id,
        i.annotation_id, i.annotation_id_is_int, i.query, i.query_type, i.label,
-       link.id, link.position, d.id, d.docid, d.text, d.tokens, d.sentences
+       link.id, link.position, d.id, d.docid, d.text, d.tokens, d.sentences,
+       {columns(InstructionVariant, "v")}
 FROM (SELECT 1) AS always_a_row
 LEFT JOIN chosen c ON true
+LEFT JOIN {_V} v ON v.id = c.variant_id
 LEFT JOIN {_I} i ON i.id = c.item_id
 LEFT JOIN {_ID} link ON link.item_id = i.id
 LEFT JOIN {_D} d ON d.id = link.document_id
@@ -160,22 +177,29 @@ _LEASE_STATEMENT = PreparedStatement(
 LEASE_ATTEMPTS = 3
 
 
-def lease(*, project: Project, worker_id: int, variant: InstructionVariant, now: datetime):
-    """The worker's open or new lease, with its item and documents attached for the
-    response; None when there is none to give here (the general service decides)."""
+# What `lease` returns when it was given no variant and the worker has no active one bound.
+UNBOUND = object()
+
+
+def lease(*, project: Project, worker_id: int, variant: InstructionVariant | None, now: datetime):
+    """The worker's open or new lease, with its variant, item and documents attached for
+    the response; UNBOUND when `variant` is None and the worker has no active variant
+    bound; None when there is no lease to give here (the general service decides)."""
     parameters = {
         "worker": worker_id,
         "project": project.pk,
-        "variant": variant.pk,
+        "variant": variant.pk if variant is not None else None,
         "quota": project.annotators_per_item,
         "now": now,
         "expires": now + timedelta(seconds=project.lease_seconds),
     }
     for _attempt in range(LEASE_ATTEMPTS):
         rows = _alone(_LEASE_STATEMENT, parameters, fetch_all=True)
-        found, assignment_id = rows[0][0], rows[0][1]
+        found, variant_for_new, assignment_id = rows[0][:3]
         if assignment_id is not None:
-            return _leased_assignment(rows, project, worker_id, variant)
+            return _leased_assignment(rows, project, worker_id)
+        if variant_for_new is None:
+            return UNBOUND
         if not found:
             return None
     return None
@@ -184,6 +208,8 @@ def lease(*, project: Project, worker_id: int, variant: InstructionVariant, now:
 _ASSIGNMENT_FIELDS = ("id", "item_id", "round", "status", "lease_expires_at", "draft", "variant_id")
 _ITEM_FIELDS = ("annotation_id", "annotation_id_is_int", "query", "query_type", "label")
 _DRAFT = Assignment._meta.get_field("draft")
+_DOCUMENT_COLUMNS = slice(14, 21)  # link.id .. d.sentences
+_VARIANT_COLUMNS = slice(21, None)
 
 
 def _loaded(model, values: dict) -> object:
@@ -193,16 +219,17 @@ def _loaded(model, values: dict) -> object:
     return model.from_db(DEFAULT_DB_ALIAS, list(values), row)  # the statements run there
 
 
-def _leased_assignment(rows, project: Project, worker_id: int, variant) -> Assignment:
+def _leased_assignment(rows, project: Project, worker_id: int) -> Assignment:
     first = rows[0]
-    values = dict(zip(_ASSIGNMENT_FIELDS, first[1:8], strict=True))
+    values = dict(zip(_ASSIGNMENT_FIELDS, first[2:9], strict=True))
     values["draft"] = _DRAFT.from_db_value(values["draft"], None, connection)
     assignment = _loaded(Assignment, {**values, "worker_id": worker_id})
-    item_values = dict(zip(_ITEM_FIELDS, first[8:13], strict=True))
-    item = _loaded(Item, {"id": first[2], "project_id": project.pk, **item_values})
+    item_values = dict(zip(_ITEM_FIELDS, first[9:14], strict=True))
+    item = _loaded(Item, {"id": first[3], "project_id": project.pk, **item_values})
     item.project = project
     links = []
-    for *_, link_id, position, document_id, docid, text, tokens, sentences in rows:
+    for row in rows:
+        link_id, position, document_id, docid, text, tokens, sentences = row[_DOCUMENT_COLUMNS]
         if link_id is None:
             continue
         document = _loaded(
@@ -223,8 +250,7 @@ def _leased_assignment(rows, project: Project, worker_id: int, variant) -> Assig
         links.append(link)
     item._prefetched_objects_cache = {"item_documents": links}
     assignment.item = item
-    if assignment.variant_id == variant.pk:
-        assignment.variant = variant
+    assignment.variant = instance_from_row(connection, InstructionVariant, first[_VARIANT_COLUMNS])
     return assignment
 
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from annotate.allocation import allocation_index
 from annotate.models import WorkerVariantBinding
-from annotate.services import assignment_next
+from annotate.services import assignment_next, assignment_skip
 from qc.models import ProjectWorker, WorkerProfile
 from tests.annotate.workflow_helpers import make_project
 from tests.concurrency import run_at_once
@@ -78,18 +78,22 @@ def test_a_returning_worker_keeps_their_variant_and_ticket(db):
     assert project.allocated_workers == 1
 
 
-def test_a_worker_whose_variant_was_retired_gets_a_new_ticket(db):
+def test_a_worker_whose_variant_was_retired_gets_a_new_ticket_for_new_work(db):
     project = make_project(variants=("a", "b"))
     worker = UserFactory()
-    retired = assignment_next(project=project, worker=worker).variant
+    lease = assignment_next(project=project, worker=worker)
+    retired = lease.variant
     retired.active = False
     retired.save(update_fields=["active"])
-
     binding = WorkerVariantBinding.objects.get(project=project, worker=worker)
-    assignment_next(project=project, worker=worker)
+
+    still_open = assignment_next(project=project, worker=worker)
+    assignment_skip(assignment_id=lease.pk, worker=worker)
+    new_work = assignment_next(project=project, worker=worker)
     binding.refresh_from_db()
 
-    assert binding.variant != retired and binding.variant.active
+    assert still_open.pk == lease.pk, "the open lease is theirs to finish"
+    assert new_work.variant == binding.variant != retired and binding.variant.active
     assert binding.ticket == 2
 
 

@@ -56,8 +56,10 @@ def test_next_and_submit_each_run_one_prepared_statement(project):
         )
 
     assert response.status_code == 201
-    assert {"rw_lease", "rw_submit", "rw_project_role", "rw_bound_variant"} <= prepared_here()
-    assert any(q["sql"].startswith("EXECUTE rw_lease") for q in next_queries.captured_queries)
+    assert {"rw_lease", "rw_submit", "rw_project_role"} <= prepared_here()
+    executed = [q["sql"].split(" (")[0] for q in next_queries.captured_queries]
+    assert "EXECUTE rw_lease" in executed
+    assert "EXECUTE rw_bound_variant" not in executed, "the lease reads the bound variant"
     # Besides the savepoint (these tests run inside a transaction) and, the first time on
     # this connection, the PREPARE: the one statement.
     scaffolding = ("SAVEPOINT", "RELEASE SAVEPOINT", "PREPARE")
@@ -121,6 +123,57 @@ def test_what_the_statements_decline_the_services_decide(project):
 
     assert late.late and not late.replayed
     assert replay.replayed and replay.annotation.pk == late.annotation.pk
+
+
+def test_a_lease_without_a_named_variant_comes_under_the_bound_one(project):
+    from django.utils import timezone
+
+    from annotate.services import hot_path_sql
+
+    worker = annotator(project)
+    bound = assignment_next(project=project, worker=worker).variant  # binds on first visit
+    Assignment.objects.filter(worker=worker).update(status=AssignmentStatus.SKIPPED)
+
+    lease = hot_path_sql.lease(
+        project=project, worker_id=worker.pk, variant=None, now=timezone.now()
+    )
+
+    assert lease.variant_id == bound.pk and lease.variant == bound
+    assert lease.variant.text == bound.text, "the variant comes loaded, for the response"
+
+
+def test_a_worker_without_an_active_bound_variant_gets_nothing_from_the_statement(project):
+    from django.utils import timezone
+
+    from annotate.models import InstructionVariant
+    from annotate.services import hot_path_sql
+
+    newcomer, returning = annotator(project), annotator(project)
+    lease = assignment_next(project=project, worker=returning)
+    Assignment.objects.filter(pk=lease.pk).update(status=AssignmentStatus.SKIPPED)
+    InstructionVariant.objects.filter(pk=lease.variant_id).update(active=False)
+    now = timezone.now()
+
+    for worker in (newcomer, returning):
+        found = hot_path_sql.lease(project=project, worker_id=worker.pk, variant=None, now=now)
+
+        assert found is hot_path_sql.UNBOUND
+    assert not Assignment.objects.filter(worker=newcomer).exists()
+
+
+def test_an_open_lease_comes_back_with_its_own_variant_after_a_rebinding(project):
+    from annotate.models import InstructionVariant, WorkerVariantBinding
+
+    worker = annotator(project)
+    lease = assignment_next(project=project, worker=worker)
+    other = InstructionVariant.objects.create(
+        project=project, name="other", version=1, text="Mark the other way."
+    )
+    WorkerVariantBinding.objects.filter(worker=worker).update(variant=other)
+
+    again = assignment_next(project=project, worker=worker)
+
+    assert again.pk == lease.pk and again.variant == lease.variant != other
 
 
 def most_rows_read(statement, values) -> int:
@@ -212,15 +265,20 @@ def test_submit_reads_a_bounded_number_of_rows_however_many_leases_are_open(crow
     assert read <= BOUNDED_ROWS, f"a plan node read {read} rows to submit one annotation"
 
 
-def test_a_lease_reads_a_bounded_number_of_rows_however_full_the_project(crowded):
+@pytest.mark.parametrize("variant_given", [True, False], ids=["named", "bound"])
+def test_a_lease_reads_a_bounded_number_of_rows_however_full_the_project(crowded, variant_given):
     from datetime import timedelta
 
     from django.utils import timezone
 
+    from annotate.models import WorkerVariantBinding
     from annotate.services import hot_path_sql
 
     crowd, variant, _holders = crowded
     newcomer = UserFactory()
+    WorkerVariantBinding.objects.create(
+        project=crowd, worker=newcomer, variant=variant, seed=1, ticket=1
+    )
     now = timezone.now()
 
     read = most_rows_read(
@@ -228,7 +286,7 @@ def test_a_lease_reads_a_bounded_number_of_rows_however_full_the_project(crowded
         {
             "worker": newcomer.pk,
             "project": crowd.pk,
-            "variant": variant.pk,
+            "variant": variant.pk if variant_given else None,
             "quota": 3,
             "now": now,
             "expires": now + timedelta(minutes=30),

@@ -129,14 +129,21 @@ def _variant_for_worker(project: Project, worker) -> InstructionVariant:
     return _variant_allocate(project, worker)
 
 
+_ACTIVE_VARIANTS = PreparedStatement(
+    "rw_active_variants",
+    f"SELECT {columns(InstructionVariant, 'v')} "  # noqa: S608 - model names only
+    f"FROM {InstructionVariant._meta.db_table} v "
+    "WHERE v.project_id = %(project)s AND v.active ORDER BY v.name, v.version",
+    [("project", "bigint")],
+)
+
+
 def _variant_allocate(project: Project, worker) -> InstructionVariant:
     """First visit (or the bound variant was retired): the worker's variant by permuted
     blocks over the project's active variants (`annotate.allocation`). The ticket comes
     from one atomic counter, so concurrent first visits do not wait on each other, and
     balance holds block by block however they interleave."""
-    variants = list(
-        InstructionVariant.objects.filter(project=project, active=True).order_by("name", "version")
-    )
+    variants = _ACTIVE_VARIANTS.instances(InstructionVariant, {"project": project.pk})
     if not variants:
         raise ApplicationError("this project has no active instruction variant yet")
     ticket, seed = _allocation_ticket(project)

@@ -12,7 +12,7 @@ from annotate.selectors import item_token_texts
 from annotate.services import rationale_sets_validate
 from annotate.tokenization import stop_words
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
-from config.prepared_sql import PreparedStatement
+from config.prepared_sql import PreparedStatement, columns
 from config.transactions import create_unless_taken
 from qc.cohorts import cohort_of
 from qc.flag_rules import submission_flags
@@ -37,10 +37,20 @@ POLICY_FIELDS = [
 ]
 
 
+# Read on every first visit and by every batch of checks: a plain SELECT, which costs a
+# seventh of the ORM's query for this wide row.
+_POLICY = PreparedStatement(
+    "rw_quality_policy",
+    f"SELECT {columns(QualityPolicy, 'q')} FROM {QualityPolicy._meta.db_table} q "  # noqa: S608 - model names only
+    "WHERE q.project_id = %(project)s",
+    [("project", "bigint")],
+)
+
+
 def quality_policy_get(project: Project) -> QualityPolicy:
     """The project's policy; an unsaved default one when the admin never set any."""
-    policy = QualityPolicy.objects.filter(project=project).first()
-    return policy if policy is not None else QualityPolicy(project=project)
+    found = _POLICY.instances(QualityPolicy, {"project": project.pk})
+    return found[0] if found else QualityPolicy(project=project)
 
 
 @transaction.atomic

@@ -12,6 +12,7 @@ from django.db import transaction
 
 from annotate.models import Project
 from config.exceptions import ApplicationError
+from config.prepared_sql import PreparedStatement, columns
 from config.transactions import create_unless_taken
 from qc.models import (
     AuditAction,
@@ -52,12 +53,20 @@ def audit_record(*, worker, action: str, reason: str, actor=None, project=None) 
     )
 
 
+_PROFILE_OF_USER = PreparedStatement(
+    "rw_profile_of_user",
+    f"SELECT {columns(WorkerProfile, 'p')} FROM {WorkerProfile._meta.db_table} p "  # noqa: S608 - model names only
+    "WHERE p.user_id = %(user)s",
+    [("user", "bigint")],
+)
+
+
 def worker_profile_for_user(user) -> WorkerProfile:
     """The user's profile: theirs, an imported one whose external id is their username,
     or a new one with no platform history."""
-    profile = WorkerProfile.objects.filter(user=user).first()
-    if profile is not None:
-        return profile
+    found = _PROFILE_OF_USER.instances(WorkerProfile, {"user": user.pk})
+    if found:
+        return found[0]
     # Each step is one statement, atomic by itself; a concurrent first visit of the same
     # user makes the other's link or insert a no-op, and both read the same row.
     linked = WorkerProfile.objects.filter(

@@ -346,3 +346,23 @@ def test_enabling_the_test_without_gold_items_is_refused(db):
     )
 
     assert response.status_code == 400 and "gold items" in response.data["detail"]
+
+
+def test_the_policy_and_profile_reads_give_what_the_orm_loads(db):
+    from qc.models import QualityPolicy
+    from qc.services import quality_policy_get
+    from qc.services.workers import worker_profile_for_user
+
+    project, _ = make_review_project()
+    assert quality_policy_get(project).pk is None, "no policy yet: an unsaved default"
+    quality_policy_update(project=project, min_approval_rate=95, allowed_locales=["us"])
+    user = worker(project, "reader", approval_rate=97, locale="US")
+
+    policy = quality_policy_get(project)
+    profile = worker_profile_for_user(user)
+
+    def values(instance):
+        return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+    assert values(policy) == values(QualityPolicy.objects.get(project=project))
+    assert values(profile) == values(WorkerProfile.objects.get(user=user))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import defaultdict
+from typing import NamedTuple
 
 import numpy as np
 from django.core.cache import cache
@@ -75,6 +76,27 @@ RECENT_WINDOW = 20_000
 # check costs the same on a worker's ten-thousandth item as on the tenth, and a worker
 # who has improved is judged on their current work.
 AGGREGATE_WINDOW = 200
+
+
+class _Submitted(NamedTuple):
+    pk: int
+    time_spent_ms: int
+    item_id: int
+    variant_id: int
+    round: int
+    worker_id: int
+    project_id: int
+
+
+_SUBMITTED_COLUMNS = (
+    "pk",
+    "time_spent_ms",
+    "assignment__item_id",
+    "assignment__variant_id",
+    "assignment__round",
+    "assignment__worker_id",
+    "assignment__item__project_id",
+)
 
 
 def _chosen_by_annotation(offsets_by_annotation: dict[int, dict[str, int]]) -> dict[int, set[int]]:
@@ -260,27 +282,27 @@ def annotation_quality_checks(*, annotation_ids, standings: bool = True) -> dict
     False, for a caller who updates them later) their workers' aggregates: the checks of
     `annotation_quality_check` for many at once, each read done once for the whole batch.
     Returns the flag kinds now on each annotation."""
-    batch = list(
-        Annotation.objects.select_related("assignment__item__project")
-        .filter(pk__in=list(annotation_ids))
+    # Plain rows: with select_related, each of a batch's fifty submissions came with its
+    # assignment, item and (wide) project as model instances, a fifth of the batch's time.
+    batch = [
+        _Submitted(*row)
+        for row in Annotation.objects.filter(pk__in=list(annotation_ids))
         .order_by("pk")
-    )
+        .values_list(*_SUBMITTED_COLUMNS)
+    ]
     if not batch:  # deleted since; nothing to check
         return {}
-    projects = {a.assignment.item.project_id: a.assignment.item.project for a in batch}
-    item_project = {a.assignment.item_id: a.assignment.item.project_id for a in batch}
+    projects = Project.objects.in_bulk({a.project_id for a in batch})
+    item_project = {a.item_id: a.project_id for a in batch}
     policies = {pk: quality_policy_get(project) for pk, project in projects.items()}
     thresholds = {pk: policy.flag_thresholds() for pk, policy in policies.items()}
-    texts = items_token_texts({a.assignment.item_id for a in batch})
+    texts = items_token_texts({a.item_id for a in batch})
 
     # Co-annotators: the same item, variant and round. An item carries a group per
     # variant; read as plain rows, the groups the batch does not touch cost little.
-    def group_key(assignment) -> tuple[int, int, int]:
-        return assignment.item_id, assignment.variant_id, assignment.round
-
-    keys = {group_key(a.assignment) for a in batch}
+    keys = {(a.item_id, a.variant_id, a.round) for a in batch}
     groups: dict[tuple[int, int, int], list[int]] = {key: [] for key in keys}
-    item_of: dict[int, int] = {a.pk: a.assignment.item_id for a in batch}
+    item_of: dict[int, int] = {a.pk: a.item_id for a in batch}
     for member_id, *key in (
         Annotation.objects.filter(
             assignment__item_id__in={item for item, _, _ in keys},
@@ -301,9 +323,8 @@ def annotation_quality_checks(*, annotation_ids, standings: bool = True) -> dict
     kinds_of: dict[int, tuple] = {}
     figures: dict[int, dict] = {}
     for annotation in batch:
-        assignment = annotation.assignment
-        project = projects[assignment.item.project_id]
-        token_texts = texts.get(assignment.item_id, ([], {}))[0]
+        project = projects[annotation.project_id]
+        token_texts = texts.get(annotation.item_id, ([], {}))[0]
         stop_words = language_stop_words(project.language)
         mine = chosen[annotation.pk]
         seconds = annotation.time_spent_ms / 1000
@@ -317,7 +338,7 @@ def annotation_quality_checks(*, annotation_ids, standings: bool = True) -> dict
         kinds_of[annotation.pk] = SUBMISSION_FLAG_KINDS
         figures[annotation.pk] = {
             "project_id": project.pk,
-            "worker_id": assignment.worker_id,
+            "worker_id": annotation.worker_id,
             "highlighted": len(mine),
             "seconds": seconds,
             "stopword_share": stopword_share(token_texts, mine, stop_words),

@@ -2,6 +2,7 @@
 in one statement; Django's rules on the user (active, session hash, expiry) still hold."""
 
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -148,3 +149,24 @@ def test_a_session_without_a_user_keeps_its_data_and_signs_nobody_in(db):
     assert loaded["draft_hint"] == "seen"
     assert SignInSession.objects.get(session_key=store.session_key).user_id is None
     assert loaded.user_loaded_with(1) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_signed_in_request_gets_503_while_the_database_is_unreachable(postgres_only):
+    """The session and the user are read from the database now: with it unreachable (a
+    connection setting pointing nowhere), the request answers 503 with Retry-After, and
+    the next one, with the database back, is served."""
+    user = UserFactory()
+    user.set_password(PASSWORD)
+    user.save()
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+
+    with mock.patch.dict(connection.settings_dict, {"HOST": "127.0.0.1", "PORT": "1"}):
+        connection.close()
+        down = client.get(reverse("annotate:project-list"))
+    connection.close()
+    back = client.get(reverse("annotate:project-list"))
+
+    assert down.status_code == 503 and down["Retry-After"] == "5"
+    assert back.status_code == 200

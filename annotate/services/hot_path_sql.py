@@ -208,6 +208,10 @@ def lease(*, project: Project, worker_id: int, variant: InstructionVariant | Non
 _ASSIGNMENT_FIELDS = ("id", "item_id", "round", "status", "lease_expires_at", "draft", "variant_id")
 _ITEM_FIELDS = ("annotation_id", "annotation_id_is_int", "query", "query_type", "label")
 _DRAFT = Assignment._meta.get_field("draft")
+# Where each part of the lease statement's row sits (after found, variant_for_new).
+_ASSIGNMENT_COLUMNS = slice(2, 9)  # c.id .. c.variant_id
+_ITEM_ID_COLUMN = 3  # c.item_id
+_ITEM_COLUMNS = slice(9, 14)  # i.annotation_id .. i.label
 _DOCUMENT_COLUMNS = slice(14, 21)  # link.id .. d.sentences
 _VARIANT_COLUMNS = slice(21, None)
 
@@ -221,11 +225,11 @@ def _loaded(model, values: dict) -> object:
 
 def _leased_assignment(rows, project: Project, worker_id: int) -> Assignment:
     first = rows[0]
-    values = dict(zip(_ASSIGNMENT_FIELDS, first[2:9], strict=True))
+    values = dict(zip(_ASSIGNMENT_FIELDS, first[_ASSIGNMENT_COLUMNS], strict=True))
     values["draft"] = _DRAFT.from_db_value(values["draft"], None, connection)
     assignment = _loaded(Assignment, {**values, "worker_id": worker_id})
-    item_values = dict(zip(_ITEM_FIELDS, first[9:14], strict=True))
-    item = _loaded(Item, {"id": first[3], "project_id": project.pk, **item_values})
+    item_values = dict(zip(_ITEM_FIELDS, first[_ITEM_COLUMNS], strict=True))
+    item = _loaded(Item, {"id": first[_ITEM_ID_COLUMN], "project_id": project.pk, **item_values})
     item.project = project
     links = []
     for row in rows:

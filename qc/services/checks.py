@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections import defaultdict
-from typing import NamedTuple
+from collections import defaultdict, namedtuple
 
 import numpy as np
 from django.core.cache import cache
@@ -78,25 +77,17 @@ RECENT_WINDOW = 20_000
 AGGREGATE_WINDOW = 200
 
 
-class _Submitted(NamedTuple):
-    pk: int
-    time_spent_ms: int
-    item_id: int
-    variant_id: int
-    round: int
-    worker_id: int
-    project_id: int
-
-
-_SUBMITTED_COLUMNS = (
-    "pk",
-    "time_spent_ms",
-    "assignment__item_id",
-    "assignment__variant_id",
-    "assignment__round",
-    "assignment__worker_id",
-    "assignment__item__project_id",
-)
+# A submission as a batch of checks reads it: each field and the column it comes from.
+_SUBMITTED_COLUMNS = {
+    "pk": "pk",
+    "time_spent_ms": "time_spent_ms",
+    "item_id": "assignment__item_id",
+    "variant_id": "assignment__variant_id",
+    "round": "assignment__round",
+    "worker_id": "assignment__worker_id",
+    "project_id": "assignment__item__project_id",
+}
+_Submitted = namedtuple("_Submitted", list(_SUBMITTED_COLUMNS))
 
 
 def _chosen_by_annotation(offsets_by_annotation: dict[int, dict[str, int]]) -> dict[int, set[int]]:
@@ -288,7 +279,7 @@ def annotation_quality_checks(*, annotation_ids, standings: bool = True) -> dict
         _Submitted(*row)
         for row in Annotation.objects.filter(pk__in=list(annotation_ids))
         .order_by("pk")
-        .values_list(*_SUBMITTED_COLUMNS)
+        .values_list(*_SUBMITTED_COLUMNS.values())
     ]
     if not batch:  # deleted since; nothing to check
         return {}

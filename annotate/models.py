@@ -20,12 +20,17 @@ class Role(models.TextChoices):
     RESEARCHER = "researcher", "Researcher"
     REVIEWER = "reviewer", "Reviewer"
     ANNOTATOR = "annotator", "Annotator"
+    # The fine-grained benchmark's perturbation step: authors write perturbed copies of
+    # items, checkers accept, edit or reject them.
+    AUTHOR = "author", "Perturbation author"
+    CHECKER = "checker", "Perturbation checker"
 
 
 class TaskType(models.TextChoices):
-    CLASSIFICATION = "classification", "Classification"
-    SENTENCE_PAIR = "sentence_pair", "Sentence pair"
+    CLASSIFICATION = "classification", "Single text"
+    SENTENCE_PAIR = "sentence_pair", "Text pair"
     READING_COMPREHENSION = "reading_comprehension", "Reading comprehension"
+    MULTIPLE_CHOICE = "multiple_choice", "Multiple choice"
 
 
 class Language(models.TextChoices):
@@ -67,6 +72,30 @@ class Project(models.Model):
     allocated_workers = models.PositiveIntegerField(
         default=0,
         help_text="Workers allocated to a variant so far: the last ticket handed out.",
+    )
+    text_names = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="What a text pair's two texts are called (default 'Text 1', 'Text 2').",
+    )
+    labels_from_annotators = models.BooleanField(
+        default=False,
+        help_text="Annotators pick the label (or answer) themselves; the gold is not shown.",
+    )
+    question_rationales = models.BooleanField(
+        default=False,
+        help_text="Reading comprehension: rationales may also be highlighted in the question.",
+    )
+    perturbation_types = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Perturbation types this project adds to the benchmark's three.",
+    )
+    perturbations_per_original = models.PositiveSmallIntegerField(
+        default=1, help_text="Quota: accepted perturbations each original item needs."
+    )
+    perturbations_per_type = models.PositiveIntegerField(
+        default=0, help_text="Quota: accepted perturbations each type needs in the project."
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -169,7 +198,13 @@ class Item(models.Model):
     perturbation_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="perturbations"
     )
-    perturbation_type = models.CharField(max_length=64, blank=True)
+    # The perturbation types that made this item from `perturbation_of` (one or more).
+    perturbation_types = models.JSONField(default=list, blank=True)
+    # Reading comprehension: {"docid", "start_char", "end_char", "text"} of the gold answer
+    # in its passage, or {"none": true} when the passage holds no answer.
+    answer = models.JSONField(null=True, blank=True)
+    # Multiple choice: the options in order (the label names the right one).
+    options = models.JSONField(default=list, blank=True)
     held_out = models.BooleanField(
         default=False,
         help_text="Kept out of ordinary work, e.g. a qualification test's gold item.",
@@ -193,10 +228,91 @@ class Item(models.Model):
         return int(self.annotation_id) if self.annotation_id_is_int else self.annotation_id
 
 
+class PerturbationType(models.TextChoices):
+    """The fine-grained benchmark's three perturbation types; projects may add their own."""
+
+    DISPENSABLE_WORDS = "dispensable_words", "Dispensable words altered"
+    IMPORTANT_WORDS = "important_words", "Important words altered"
+    SYNTAX = "syntax", "Syntax transformed"
+
+
+class PerturbationStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for a check"
+    ACCEPTED = "accepted", "Accepted"
+    REJECTED = "rejected", "Rejected"
+
+
+class Perturbation(models.Model):
+    """An author's perturbed copy of an original item, before and after its check.
+
+    Only an accepted perturbation becomes an item (`item`), linked to its original, and
+    only then enters the rationale-annotation queue. The checker is never the author.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="perturbations")
+    original = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="perturbation_drafts")
+    types = models.JSONField(help_text="One or more perturbation types.")
+    # The edited texts, one per document of the original in its order, and the edited
+    # query (a reading-comprehension question kept as the query).
+    texts = models.JSONField()
+    query = models.TextField(null=True, blank=True)
+    label = models.CharField(max_length=255, null=True, blank=True)
+    answer = models.JSONField(null=True, blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="perturbations_authored"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(
+        max_length=16, choices=PerturbationStatus.choices, default=PerturbationStatus.PENDING
+    )
+    checker = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="perturbations_checked",
+    )
+    checked_at = models.DateTimeField(null=True, blank=True)
+    check_comment = models.TextField(blank=True)
+    edited_in_check = models.BooleanField(default=False)
+    item = models.OneToOneField(
+        Item, null=True, blank=True, on_delete=models.CASCADE, related_name="perturbation_source"
+    )
+
+    class Meta:
+        ordering = ["project", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(checker__isnull=True) | ~Q(checker=F("author")),
+                name="perturbation_checker_is_not_author",
+            ),
+            models.CheckConstraint(
+                condition=Q(status=PerturbationStatus.PENDING) | Q(checker__isnull=False),
+                name="perturbation_checked_has_checker",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=PerturbationStatus.ACCEPTED) | Q(item__isnull=False),
+                name="perturbation_accepted_has_item",
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "status"])]
+
+    def __str__(self) -> str:
+        return f"perturbation {self.pk} of {self.original} ({self.status})"
+
+
+class DocumentRole(models.TextChoices):
+    TEXT = "text", "Text"
+    QUESTION = "question", "Question"
+
+
 class ItemDocument(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="item_documents")
     document = models.ForeignKey(Document, on_delete=models.PROTECT, related_name="+")
     position = models.PositiveSmallIntegerField()
+    # A reading-comprehension question imported as a document of its own, so that
+    # rationales can be highlighted in it; every other document is a text.
+    role = models.CharField(max_length=16, choices=DocumentRole.choices, default=DocumentRole.TEXT)
 
     class Meta:
         ordering = ["item", "position"]

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from annotate.models import (
     Document,
+    DocumentRole,
     ImportFormat,
     ImportJob,
     Item,
@@ -35,9 +36,11 @@ from annotate.models import (
     Project,
     RationaleSet,
     RationaleSpan,
+    TaskType,
 )
 from annotate.raw_text import RawTextRow, read_raw_rows
 from annotate.services.assignments import project_fill_rows_sync
+from annotate.task_types import options_from_query
 from annotate.tokenization import tokenize_texts, tokenizer_name
 from config.bulk_sql import statistics_refresh
 from config.exceptions import ApplicationError
@@ -75,6 +78,16 @@ class _PreparedDocument:
     sentence_ranges: np.ndarray
     tokenizer: str
     text_sha256: str
+
+
+@dataclass
+class _TaskFields:
+    """What an item's task type adds to an ERASER instance: the role of each document
+    (by position), the reading-comprehension answer, the multiple-choice options."""
+
+    roles: tuple[str, ...] = ()
+    answer: dict | None = None
+    options: list[str] = field(default_factory=list)
 
 
 def _sha256(text: str) -> str:
@@ -205,9 +218,15 @@ class _ProjectWriter:
             self.existing_docs[row.docid] = (row.pk, row.text_sha256, row.tokenizer)
         self.summary.documents_created += len(fresh)
 
-    def write_instances(self, instances: list[tuple[Instance, str]]) -> None:
+    def write_instances(
+        self,
+        instances: list[tuple[Instance, str]],
+        task_fields: dict[str, _TaskFields] | None = None,
+    ) -> None:
         fresh = [(inst, fp) for inst, fp in instances if inst.key not in self.existing_items]
         self.summary.items_unchanged += len(instances) - len(fresh)
+        plain = _TaskFields()
+        extras = [(task_fields or {}).get(inst.key, plain) for inst, _ in fresh]
         items = Item.objects.bulk_create(
             [
                 Item(
@@ -222,17 +241,25 @@ class _ProjectWriter:
                     source_keys=list(inst.present_keys),
                     source_extra=inst.extra,
                     source_sha256=fp,
+                    answer=extra.answer,
+                    options=extra.options,
                 )
-                for inst, fp in fresh
+                for (inst, fp), extra in zip(fresh, extras, strict=True)
             ],
             batch_size=WRITE_BATCH,
         )
         links, sets, set_spans = [], [], []
-        for item, (inst, fp) in zip(items, fresh, strict=True):
+        for item, (inst, fp), extra in zip(items, fresh, extras, strict=True):
             self.existing_items[item.annotation_id] = fp
             for position, docid in enumerate(inst.resolved_docids()):
+                role = extra.roles[position] if position < len(extra.roles) else DocumentRole.TEXT
                 links.append(
-                    ItemDocument(item=item, document_id=self.doc_pks[docid], position=position)
+                    ItemDocument(
+                        item=item,
+                        document_id=self.doc_pks[docid],
+                        position=position,
+                        role=role,
+                    )
                 )
             for g, group in enumerate(inst.evidences):
                 sets.append(RationaleSet(reference_item=item, position=g))
@@ -305,11 +332,17 @@ def _import_eraser(project: Project, path: Path, label: str, progress: _Throttle
     documents = [_prepare_eraser_document(d) for d in dataset.documents.values()]
     fingerprints = [(inst, _instance_fingerprint(inst)) for inst in instances]
     problems = ProblemList()
-    labels = _check_labels(
-        project,
-        ((i.classification, i.file, i.line, "classification") for i in instances),
-        problems,
-    )
+    task_fields: dict[str, _TaskFields] = {}
+    if project.task_type == TaskType.MULTIPLE_CHOICE:
+        # The right option is named per item, so the project keeps no label set of its own.
+        task_fields = _eraser_options(instances, problems)
+        labels = []
+    else:
+        labels = _check_labels(
+            project,
+            ((i.classification, i.file, i.line, "classification") for i in instances),
+            problems,
+        )
     problems.raise_if_any()
 
     with transaction.atomic():
@@ -330,16 +363,34 @@ def _import_eraser(project: Project, path: Path, label: str, progress: _Throttle
             writer.write_documents(documents[start : start + WRITE_BATCH])
             progress("writing", start + WRITE_BATCH, total)
         for start in range(0, len(fingerprints), WRITE_BATCH):
-            writer.write_instances(fingerprints[start : start + WRITE_BATCH])
+            writer.write_instances(fingerprints[start : start + WRITE_BATCH], task_fields)
             progress("writing", len(documents) + start + WRITE_BATCH, total)
     return summary
+
+
+def _eraser_options(instances: list[Instance], problems: ProblemList) -> dict[str, _TaskFields]:
+    """CoS-E-style items keep their query, and their options are also read out of it."""
+    found = {}
+    for inst in instances:
+        options = options_from_query(inst.query)
+        if not options:
+            continue
+        if inst.classification is not None and inst.classification not in options:
+            problems.add(
+                inst.file,
+                inst.line,
+                "classification",
+                f"{inst.classification!r} is not one of the options in the query {options}",
+            )
+        found[inst.key] = _TaskFields(options=options)
+    return found
 
 
 def _raw_instance(row: RawTextRow) -> Instance:
     return Instance(
         annotation_id=row.item_id,
         classification=row.label,
-        docids=[str(row.item_id)],
+        docids=[d.docid for d in row.documents],
         evidences=[],
         query=row.query,
         query_type=row.query_type,
@@ -357,8 +408,23 @@ def _raw_instance(row: RawTextRow) -> Instance:
     )
 
 
+def _raw_task_fields(row: RawTextRow) -> _TaskFields:
+    return _TaskFields(
+        roles=tuple(d.role for d in row.documents), answer=row.answer, options=row.options
+    )
+
+
 def _raw_fingerprint(row: RawTextRow) -> str:
-    payload = [str(row.item_id), row.label, row.split, row.query, row.query_type, row.text_sha256]
+    payload = [str(row.item_id), row.label, row.split, row.query, row.query_type]
+    if row.task_type == TaskType.CLASSIFICATION:
+        # As single texts were always fingerprinted, so their re-imports stay unchanged.
+        payload.append(row.documents[0].text_sha256)
+    else:
+        payload += [
+            [[d.docid, d.role, d.text_sha256] for d in row.documents],
+            row.answer,
+            row.options,
+        ]
     return _sha256(json.dumps(payload))
 
 
@@ -372,6 +438,7 @@ def _import_raw_text(
         label=label,
         problems=problems,
         max_line_bytes=settings.IMPORT_MAX_LINE_BYTES,
+        task_type=project.task_type,
     )
     # First pass: validate every row, keeping only ids, labels and text hashes.
     rows: dict[str, RawTextRow] = {}
@@ -390,9 +457,12 @@ def _import_raw_text(
         progress("validating", count, 0)
     if not rows and not problems:
         problems.add(label, None, None, "file is empty: it has no rows")
-    labels = _check_labels(
-        project, ((r.label, label, r.line, "label") for r in rows.values()), problems
-    )
+    labels: list[str] = []
+    if project.task_type != TaskType.MULTIPLE_CHOICE:
+        # A multiple-choice label names one of its own row's options, checked on reading.
+        labels = _check_labels(
+            project, ((r.label, label, r.line, "label") for r in rows.values()), problems
+        )
     problems.raise_if_any()
 
     tokenizer = tokenizer_name(project.language)
@@ -400,8 +470,11 @@ def _import_raw_text(
         project = _lock_project(project)
         writer = _ProjectWriter(project, summary)
         for key, row in rows.items():
-            conflict = writer.document_conflict(key, row.text_sha256, tokenizer)
-            conflict = conflict or writer.item_conflict(key, _raw_fingerprint(row))
+            conflict = writer.item_conflict(key, _raw_fingerprint(row))
+            for doc in row.documents:
+                conflict = conflict or writer.document_conflict(
+                    doc.docid, doc.text_sha256, tokenizer
+                )
             if conflict:
                 problems.add(label, row.line, "id", conflict)
         problems.raise_if_any()
@@ -432,23 +505,30 @@ def _write_raw_batch(
 ) -> None:
     todo = [r for r in batch if str(r.item_id) not in writer.existing_items]
     writer.summary.items_unchanged += len(batch) - len(todo)
-    writer.summary.documents_unchanged += len(batch) - len(todo)
-    documents = []
-    for row, tokens in zip(
-        todo, tokenize_texts((r.text for r in todo), language=language), strict=True
-    ):
-        documents.append(
-            _PreparedDocument(
-                docid=str(row.item_id),
-                text=row.text,
-                token_offsets=tokens.token_offsets,
-                sentence_ranges=tokens.sentence_ranges,
-                tokenizer=tokenizer,
-                text_sha256=row.text_sha256,
-            )
+    writer.summary.documents_unchanged += sum(len(r.documents) for r in batch) - sum(
+        len(r.documents) for r in todo
+    )
+    raw_documents = [d for r in todo for d in r.documents]
+    documents = [
+        _PreparedDocument(
+            docid=raw.docid,
+            text=raw.text,
+            token_offsets=tokens.token_offsets,
+            sentence_ranges=tokens.sentence_ranges,
+            tokenizer=tokenizer,
+            text_sha256=raw.text_sha256,
         )
+        for raw, tokens in zip(
+            raw_documents,
+            tokenize_texts((d.text for d in raw_documents), language=language),
+            strict=True,
+        )
+    ]
     writer.write_documents(documents)
-    writer.write_instances([(_raw_instance(r), _raw_fingerprint(r)) for r in todo])
+    writer.write_instances(
+        [(_raw_instance(r), _raw_fingerprint(r)) for r in todo],
+        {str(r.item_id): _raw_task_fields(r) for r in todo},
+    )
 
 
 def detect_import_format(filename: str) -> str:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import Count, Q, QuerySet
 
 from annotate.models import (
@@ -7,6 +9,7 @@ from annotate.models import (
     Annotation,
     Assignment,
     AssignmentStatus,
+    DocumentRole,
     ImportJob,
     InstructionVariant,
     Item,
@@ -14,6 +17,7 @@ from annotate.models import (
     Project,
     ProjectMembership,
     Role,
+    TaskType,
     WorkerVariantBinding,
 )
 from config.exceptions import NotFoundError, PermissionDeniedError
@@ -117,6 +121,38 @@ def assignment_with_item_documents(assignment: Assignment, *, project, variant) 
     assignment.item = item
     assignment.variant = variant
     return assignment
+
+
+@dataclass(frozen=True)
+class ItemTaskFields:
+    roles: list[str]  # per document, in order
+    answer: dict | None
+    options: list[str]
+
+
+def item_task_fields(item: Item) -> ItemTaskFields:
+    """The parts of an item that only some task types use: its documents' roles, the
+    reading-comprehension answer, the multiple-choice options.
+
+    The lease statement reads only what a single text needs and leaves these deferred;
+    reading each on access would cost a query per document, so they come in one."""
+    links = item.item_documents.all()
+    deferred = item.get_deferred_fields() & {"answer", "options"} or any(
+        "role" in link.get_deferred_fields() for link in links
+    )
+    if not deferred:
+        return ItemTaskFields([link.role for link in links], item.answer, item.options)
+    if item.project.task_type == TaskType.CLASSIFICATION:
+        # Single texts have neither answers nor options, and every document is a text.
+        return ItemTaskFields([DocumentRole.TEXT.value] * len(links), None, [])
+    rows = list(
+        ItemDocument.objects.filter(item_id=item.pk)
+        .order_by("position")
+        .values_list("role", "item__answer", "item__options")
+    )
+    if not rows:
+        return ItemTaskFields([], None, [])
+    return ItemTaskFields([role for role, _, _ in rows], rows[0][1], rows[0][2] or [])
 
 
 def assignment_get_for_worker(*, assignment_id: int, worker) -> Assignment:

@@ -6,6 +6,7 @@ from django.core.validators import MaxLengthValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotate import selectors
 from annotate.models import (
     Granularity,
     ImportFormat,
@@ -17,6 +18,7 @@ from annotate.models import (
     Role,
     TaskType,
 )
+from annotate.task_types import DEFAULT_TEXT_NAMES, MAX_TEXT_NAME_LENGTH, NO_ANSWER_LABEL
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -39,6 +41,9 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
             "compactness_threshold",
             "comprehensiveness_threshold",
             "lease_seconds",
+            "text_names",
+            "labels_from_annotators",
+            "question_rationales",
             "created_at",
             "item_count",
         ]
@@ -54,6 +59,14 @@ class ProjectCreateInputSerializer(serializers.Serializer):
     language = serializers.ChoiceField(choices=Language.choices, default=Language.ENGLISH)
     annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
     min_highlight = serializers.IntegerField(min_value=0, max_value=10_000, default=1)
+    text_names = serializers.ListField(
+        child=serializers.CharField(max_length=MAX_TEXT_NAME_LENGTH),
+        max_length=2,
+        required=False,
+        default=list,
+    )
+    labels_from_annotators = serializers.BooleanField(required=False, default=False)
+    question_rationales = serializers.BooleanField(required=False, default=False)
 
 
 class ImportJobCreateInputSerializer(serializers.Serializer):
@@ -127,6 +140,13 @@ class ProjectPolicyInputSerializer(serializers.Serializer):
     sufficiency_threshold = serializers.FloatField(min_value=1, max_value=3, required=False)
     compactness_threshold = serializers.FloatField(min_value=1, max_value=4, required=False)
     comprehensiveness_threshold = serializers.FloatField(min_value=1, max_value=3, required=False)
+    # What the task type shows: whether these fit the project's task type is the service's
+    # to say, as it knows the project.
+    text_names = serializers.ListField(
+        child=serializers.CharField(max_length=MAX_TEXT_NAME_LENGTH), max_length=2, required=False
+    )
+    labels_from_annotators = serializers.BooleanField(required=False)
+    question_rationales = serializers.BooleanField(required=False)
 
 
 class MembershipInputSerializer(serializers.Serializer):
@@ -161,22 +181,27 @@ class VariantUpdateInputSerializer(serializers.Serializer):
     active = serializers.BooleanField(required=False)
 
 
-def item_for_annotator(item) -> dict:
+def item_for_annotator(item, *, hide_gold: bool = False) -> dict:
     """An item as a worker or reviewer sees it: its text and tokens, never the reference
-    rationales (documents come from `item.item_documents`, prefetch it)."""
+    rationales (documents come from `item.item_documents`, prefetch it). `hide_gold`
+    leaves out the label and the answer, for annotators who give their own."""
+    task = selectors.item_task_fields(item)
     return {
         "annotation_id": item.annotation_id_value,
         "query": item.query,
         "query_type": item.query_type,
-        "label": item.label,
+        "label": None if hide_gold else item.label,
+        "answer": None if hide_gold else task.answer,
+        "options": task.options,
         "documents": [
             {
                 "docid": link.document.docid,
+                "role": role,
                 "text": link.document.text,
                 "tokens": link.document.tokens.tolist(),
                 "sentences": link.document.sentences.tolist(),
             }
-            for link in item.item_documents.all()
+            for link, role in zip(item.item_documents.all(), task.roles, strict=True)
         ],
     }
 
@@ -214,12 +239,20 @@ class AssignmentOutputSerializer(serializers.Serializer):
 
     def get_project(self, assignment) -> dict:
         project = assignment.item.project
+        text_names = project.text_names
+        if project.task_type == TaskType.SENTENCE_PAIR and not text_names:
+            text_names = list(DEFAULT_TEXT_NAMES)
         return {
             "id": project.id,
             "name": project.name,
             "labels": project.labels,
             "min_highlight": project.min_highlight,
             "task_type": project.task_type,
+            "language": project.language,
+            "text_names": text_names,
+            "labels_from_annotators": project.labels_from_annotators,
+            "question_rationales": project.question_rationales,
+            "no_answer_label": NO_ANSWER_LABEL,
         }
 
     def get_variant(self, assignment) -> dict:
@@ -233,7 +266,8 @@ class AssignmentOutputSerializer(serializers.Serializer):
         }
 
     def get_item(self, assignment) -> dict:
-        return item_for_annotator(assignment.item)
+        project = assignment.item.project
+        return item_for_annotator(assignment.item, hide_gold=project.labels_from_annotators)
 
 
 class SpanInputSerializer(serializers.Serializer):

@@ -4,7 +4,19 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotate.models import Project, ProjectMembership, Role
+from annotate.task_types import question_rationales_problem, text_names_problem
 from config.exceptions import ApplicationError
+
+
+def _check_task_options(task_type: str, *, text_names: list[str], question_rationales: bool):
+    """Options that mean nothing for the task type are refused, naming the field, rather
+    than stored and silently ignored by the workspace."""
+    for field_name, problem in (
+        ("text_names", text_names_problem(task_type, text_names)),
+        ("question_rationales", question_rationales_problem(task_type, question_rationales)),
+    ):
+        if problem:
+            raise ApplicationError(f"{field_name}: {problem}", extra={"field": field_name})
 
 
 @transaction.atomic
@@ -18,8 +30,13 @@ def project_create(
     language: str = "en",
     annotators_per_item: int = 3,
     min_highlight: int = 1,
+    text_names: list[str] | None = None,
+    labels_from_annotators: bool = False,
+    question_rationales: bool = False,
 ) -> Project:
     """Create a project; its creator becomes its first admin."""
+    text_names = [text.strip() for text in text_names or []]
+    _check_task_options(task_type, text_names=text_names, question_rationales=question_rationales)
     if Project.objects.filter(name=name).exists():
         raise ApplicationError(f"a project named {name!r} already exists")
     project = Project.objects.create(
@@ -30,6 +47,9 @@ def project_create(
         language=language,
         annotators_per_item=annotators_per_item,
         min_highlight=min_highlight,
+        text_names=text_names,
+        labels_from_annotators=labels_from_annotators,
+        question_rationales=question_rationales,
         created_by=acting_user,
     )
     ProjectMembership.objects.create(project=project, user=acting_user, role=Role.ADMIN)
@@ -57,6 +77,10 @@ POLICY_FIELDS = (
     "sufficiency_threshold",
     "compactness_threshold",
     "comprehensiveness_threshold",
+    # What the workspace shows for the project's task type.
+    "text_names",
+    "labels_from_annotators",
+    "question_rationales",
 )
 
 
@@ -66,6 +90,13 @@ def project_update_policy(*, project: Project, **changes) -> Project:
     if unknown:
         raise ApplicationError(f"cannot change {', '.join(sorted(unknown))} here")
     project = Project.objects.select_for_update(no_key=True).get(pk=project.pk)
+    if "text_names" in changes:
+        changes["text_names"] = [text.strip() for text in changes["text_names"]]
+    _check_task_options(
+        project.task_type,
+        text_names=changes.get("text_names", []),
+        question_rationales=changes.get("question_rationales", False),
+    )
     if "allocation_seed" in changes and project.variant_bindings.exists():
         raise ApplicationError(
             "the allocation seed is fixed once workers have been allocated to variants"

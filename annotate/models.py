@@ -301,6 +301,42 @@ class Perturbation(models.Model):
         return f"perturbation {self.pk} of {self.original} ({self.status})"
 
 
+class PerturbationAction(models.TextChoices):
+    CREATED = "created", "Created"
+    ACCEPTED = "accepted", "Accepted"
+    REJECTED = "rejected", "Rejected"
+
+
+class PerturbationEvent(models.Model):
+    """The perturbation step's audit trail: who wrote, accepted or rejected which draft.
+
+    Kept in `annotate` because qc's AuditEvent is about workers and `annotate` may not
+    import `qc` (dependencies point exports -> crowd -> qc -> annotate). A checker's
+    edits are recorded here as before/after pairs, so the author's own version survives
+    the edit that the Perturbation row itself overwrites.
+    """
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="perturbation_events"
+    )
+    perturbation = models.ForeignKey(Perturbation, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="perturbation_events"
+    )
+    action = models.CharField(max_length=16, choices=PerturbationAction.choices)
+    comment = models.TextField(blank=True)
+    # Accepted with edits: {field: [the author's value, the checker's value]}.
+    changes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["perturbation", "created_at", "pk"]
+        indexes = [models.Index(fields=["project", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.action} perturbation {self.perturbation_id} by {self.actor}"
+
+
 class DocumentRole(models.TextChoices):
     TEXT = "text", "Text"
     QUESTION = "question", "Question"

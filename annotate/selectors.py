@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from annotate.models import (
     LIVE_ASSIGNMENT,
@@ -14,12 +14,16 @@ from annotate.models import (
     InstructionVariant,
     Item,
     ItemDocument,
+    Perturbation,
+    PerturbationEvent,
+    PerturbationStatus,
     Project,
     ProjectMembership,
     Role,
     TaskType,
     WorkerVariantBinding,
 )
+from annotate.perturbation_types import available_types
 from config.exceptions import NotFoundError, PermissionDeniedError
 from config.prepared_sql import PreparedStatement, columns
 
@@ -265,3 +269,185 @@ def annotation_set_tokens(annotation: Annotation) -> list[dict]:
             )
         sets.append({"id": rset.pk, "position": rset.position, "tokens": tokens})
     return sets
+
+
+# ---------------------------------------------------------------- perturbations
+
+
+def _perturbation_originals(project: Project) -> QuerySet[Item]:
+    """Items an author may perturb: neither perturbations themselves nor held out."""
+    return Item.objects.filter(project=project, perturbation_of__isnull=True, held_out=False)
+
+
+def _documents_in_order() -> Prefetch:
+    # The token arrays stay in the database: these pages show text, not tokens.
+    return Prefetch(
+        "item_documents",
+        queryset=ItemDocument.objects.select_related("document")
+        .defer("document__tokens", "document__sentences")
+        .order_by("position"),
+    )
+
+
+def perturbation_original_list(
+    *, project: Project, search: str = "", below_quota: bool = False
+) -> QuerySet[Item]:
+    """The originals with their perturbations counted by status; `search` matches the
+    item id or any of its texts."""
+    items = _perturbation_originals(project)
+    if search:
+        items = items.filter(
+            Q(annotation_id__icontains=search)
+            | Q(
+                pk__in=ItemDocument.objects.filter(
+                    item__project=project, document__text__icontains=search
+                ).values("item_id")
+            )
+        )
+    items = items.annotate(
+        **{
+            f"perturbations_{status}": Count(
+                "perturbation_drafts", filter=Q(perturbation_drafts__status=status)
+            )
+            for status in PerturbationStatus.values
+        }
+    )
+    if below_quota:
+        items = items.filter(perturbations_accepted__lt=project.perturbations_per_original)
+    return items.prefetch_related(_documents_in_order()).order_by("pk")
+
+
+def perturbation_original_get(*, project: Project, item_id: int) -> Item:
+    item = (
+        _perturbation_originals(project)
+        .prefetch_related(
+            _documents_in_order(),
+            Prefetch(
+                "perturbation_drafts",
+                queryset=Perturbation.objects.select_related("author", "item").order_by("pk"),
+            ),
+        )
+        .filter(pk=item_id)
+        .first()
+    )
+    if item is None:
+        raise NotFoundError("original item not found")
+    return item
+
+
+def _with_detail(perturbations: QuerySet[Perturbation]) -> QuerySet[Perturbation]:
+    return perturbations.select_related("original", "author", "checker", "item").prefetch_related(
+        Prefetch("original__item_documents", queryset=_documents_in_order().queryset),
+        Prefetch("events", queryset=PerturbationEvent.objects.select_related("actor")),
+    )
+
+
+def perturbation_list(
+    *, project: Project, user, status: str | None = None, original_id: int | None = None
+) -> QuerySet[Perturbation]:
+    """The project's perturbations; an author who is neither checker nor admin sees only
+    their own."""
+    perturbations = Perturbation.objects.filter(project=project)
+    roles = project_roles_of_user(project=project, user=user)
+    if not roles & {Role.ADMIN, Role.CHECKER}:
+        perturbations = perturbations.filter(author=user)
+    if status:
+        perturbations = perturbations.filter(status=status)
+    if original_id is not None:
+        perturbations = perturbations.filter(original_id=original_id)
+    return perturbations.select_related("original", "author", "checker", "item").order_by("pk")
+
+
+def perturbation_check_queue(*, project: Project, checker) -> QuerySet[Perturbation]:
+    """Pending perturbations of other authors, oldest first: nobody checks their own."""
+    return (
+        Perturbation.objects.filter(project=project, status=PerturbationStatus.PENDING)
+        .exclude(author=checker)
+        .select_related("original", "author")
+        .order_by("created_at", "pk")
+    )
+
+
+def perturbation_get(*, project: Project, perturbation_id: int, user) -> Perturbation:
+    perturbations = Perturbation.objects.filter(project=project, pk=perturbation_id)
+    roles = project_roles_of_user(project=project, user=user)
+    if not roles & {Role.ADMIN, Role.CHECKER}:
+        perturbations = perturbations.filter(author=user)
+    perturbation = _with_detail(perturbations).first()
+    if perturbation is None:
+        raise NotFoundError("perturbation not found")
+    return perturbation
+
+
+def perturbation_check_figures(*, project: Project) -> dict:
+    """The check step in figures: counts by outcome, and the share of decided
+    perturbations that checkers accepted as the author wrote them."""
+    counts = dict(
+        Perturbation.objects.filter(project=project)
+        .values_list("status")
+        .annotate(n=Count("pk"))
+        .values_list("status", "n")
+    )
+    edited = Perturbation.objects.filter(
+        project=project, status=PerturbationStatus.ACCEPTED, edited_in_check=True
+    ).count()
+    accepted = counts.get(PerturbationStatus.ACCEPTED, 0)
+    rejected = counts.get(PerturbationStatus.REJECTED, 0)
+    decided = accepted + rejected
+    return {
+        "pending": counts.get(PerturbationStatus.PENDING, 0),
+        "accepted": accepted,
+        "accepted_unchanged": accepted - edited,
+        "accepted_edited": edited,
+        "rejected": rejected,
+        "decided": decided,
+        "accepted_unchanged_share": (accepted - edited) / decided if decided else None,
+    }
+
+
+def perturbation_progress(*, project: Project) -> dict:
+    """Per type: perturbations by status against the per-type quota (one perturbation
+    counts for each of its types); originals short of the per-original quota; the check."""
+    per_type: dict[str, dict[str, int]] = {}
+    for types, status in Perturbation.objects.filter(project=project).values_list(
+        "types", "status"
+    ):
+        for key in types or []:
+            row = per_type.setdefault(key, dict.fromkeys(PerturbationStatus.values, 0))
+            row[status] += 1
+    target = project.perturbations_per_type
+    types = []
+    for entry in available_types(project.perturbation_types):
+        counts = per_type.get(entry["key"], dict.fromkeys(PerturbationStatus.values, 0))
+        types.append(
+            {
+                **entry,
+                **counts,
+                "target": target,
+                "remaining": max(0, target - counts[PerturbationStatus.ACCEPTED]),
+            }
+        )
+    originals = _perturbation_originals(project)
+    per_original = project.perturbations_per_original
+    below = (
+        originals.annotate(
+            accepted=Count(
+                "perturbation_drafts",
+                filter=Q(perturbation_drafts__status=PerturbationStatus.ACCEPTED),
+            )
+        )
+        .filter(accepted__lt=per_original)
+        .count()
+    )
+    return {
+        "types": types,
+        "originals": {
+            "total": originals.count(),
+            "below_quota": below,
+            "per_original_target": per_original,
+            "with_perturbations": originals.filter(perturbation_drafts__isnull=False)
+            .distinct()
+            .count(),
+        },
+        "check": perturbation_check_figures(project=project),
+    }

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotate import apis
+from annotate import apis, perturbation_apis
 
 app_name = "annotate"
 
@@ -77,5 +77,45 @@ urlpatterns = [
         "projects/<int:project_id>/variants/<int:variant_id>/",
         apis.VariantDetailApi.as_view(),
         name="variant-detail",
+    ),
+    path(
+        "projects/<int:project_id>/perturbations/",
+        perturbation_apis.PerturbationListCreateApi.as_view(),
+        name="perturbation-list",
+    ),
+    path(
+        "projects/<int:project_id>/perturbations/settings/",
+        perturbation_apis.PerturbationSettingsApi.as_view(),
+        name="perturbation-settings",
+    ),
+    path(
+        "projects/<int:project_id>/perturbations/progress/",
+        perturbation_apis.PerturbationProgressApi.as_view(),
+        name="perturbation-progress",
+    ),
+    path(
+        "projects/<int:project_id>/perturbations/originals/",
+        perturbation_apis.PerturbationOriginalListApi.as_view(),
+        name="perturbation-originals",
+    ),
+    path(
+        "projects/<int:project_id>/perturbations/originals/<int:item_id>/",
+        perturbation_apis.PerturbationOriginalDetailApi.as_view(),
+        name="perturbation-original-detail",
+    ),
+    path(
+        "projects/<int:project_id>/perturbations/queue/",
+        perturbation_apis.PerturbationCheckQueueApi.as_view(),
+        name="perturbation-queue",
+    ),
+    path(
+        "projects/<int:project_id>/perturbations/<int:perturbation_id>/",
+        perturbation_apis.PerturbationDetailApi.as_view(),
+        name="perturbation-detail",
+    ),
+    path(
+        "projects/<int:project_id>/perturbations/<int:perturbation_id>/check/",
+        perturbation_apis.PerturbationCheckApi.as_view(),
+        name="perturbation-check",
     ),
 ]

@@ -14,6 +14,11 @@ from annotate.services.dataset_import import (
     import_job_create,
     import_job_run,
 )
+from annotate.services.perturbations import (
+    perturbation_check,
+    perturbation_create,
+    perturbation_settings_update,
+)
 from annotate.services.projects import (
     membership_add,
     membership_add_by_username,
@@ -36,6 +41,9 @@ __all__ = [
     "leases_expire",
     "membership_add",
     "membership_add_by_username",
+    "perturbation_check",
+    "perturbation_create",
+    "perturbation_settings_update",
     "project_create",
     "project_update_policy",
     "rationale_sets_validate",

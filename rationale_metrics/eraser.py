@@ -15,6 +15,7 @@ import numpy as np
 from rationale_metrics.jsonl import collector_paused, iter_json_objects, json_kind
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import DatasetSource
+from rationale_metrics.span_rules import span_problem
 
 SPLITS = ("train", "val", "test")
 INSTANCE_KEYS = ("annotation_id", "classification", "docids", "evidences", "query", "query_type")
@@ -316,16 +317,13 @@ def _parse_evidence(
         ok = False
     if not ok:
         return None
-    if raw["start_token"] < 0:
-        problems.add(label, number, f"{where}.start_token", "must not be negative")
-        return None
-    if raw["end_token"] < raw["start_token"]:
-        problems.add(
-            label,
-            number,
-            f"{where}.end_token",
-            f"end_token {raw['end_token']} is before start_token {raw['start_token']}",
-        )
+    # The document's length is checked once every document is read (_check_references).
+    problem = span_problem(
+        raw["start_token"], raw["end_token"], docid=docid, n_tokens=None, allow_empty=True
+    )
+    if problem is not None:
+        name, message = problem
+        problems.add(label, number, f"{where}.{name}", message)
         return None
     return Evidence(
         docid=docid,
@@ -504,14 +502,15 @@ def _check_references(
                         f"evidences[{g}][{e}].docid",
                         f"unknown docid {ev.docid!r}",
                     )
-                elif ev.end_token > doc.n_tokens:
-                    problems.add(
-                        inst.file,
-                        inst.line,
-                        f"evidences[{g}][{e}].end_token",
-                        f"span [{ev.start_token}, {ev.end_token}) is past the end of document "
-                        f"{ev.docid!r}, which has {doc.n_tokens} tokens",
-                    )
+                elif problem := span_problem(
+                    ev.start_token,
+                    ev.end_token,
+                    docid=ev.docid,
+                    n_tokens=doc.n_tokens,
+                    allow_empty=True,
+                ):
+                    name, message = problem
+                    problems.add(inst.file, inst.line, f"evidences[{g}][{e}].{name}", message)
 
 
 def read_eraser_dataset(

@@ -10,7 +10,6 @@ even if two transactions raced.
 
 from __future__ import annotations
 
-import itertools
 import random
 import time
 import uuid
@@ -52,6 +51,7 @@ from config.exceptions import (
 )
 from config.prepared_sql import PreparedStatement, columns
 from config.transactions import create_unless_taken
+from rationale_metrics.span_rules import RationaleSetsProblem, rationale_sets_check
 
 
 def _skip_locked() -> dict:
@@ -488,51 +488,19 @@ class SubmitResult:
 def rationale_sets_validate(
     item: Item, sets: list, min_highlight: int
 ) -> list[list[tuple[Document, int, int]]]:
+    """The sets with their documents, checked against the item's documents
+    (`rationale_metrics.span_rules`, the one span rule); ApplicationError names the field."""
     documents = {d.docid: d for d in item.documents.all()}
-    cleaned = []
-    total = 0
-    if not isinstance(sets, list):
-        raise ApplicationError("rationale_sets must be a list of lists of spans")
-    for i, spans in enumerate(sets):
-        if not isinstance(spans, list):
-            raise ApplicationError(f"rationale_sets[{i}] must be a list of spans")
-        rows = []
-        for j, span in enumerate(spans):
-            where = f"rationale_sets[{i}][{j}]"
-            if not isinstance(span, dict):
-                raise ApplicationError(
-                    f"{where} must be an object with docid, start_token, end_token"
-                )
-            doc = documents.get(span.get("docid"))
-            if doc is None:
-                raise ApplicationError(
-                    f"{where}.docid: {span.get('docid')!r} is not a document of this item"
-                )
-            start, end = span.get("start_token"), span.get("end_token")
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
-                raise ApplicationError(f"{where}: start_token and end_token must be integers")
-            if not 0 <= start < end <= doc.token_count:
-                raise ApplicationError(
-                    f"{where}: span [{start}, {end}) is outside document {doc.docid!r} "
-                    f"of {doc.token_count} tokens or empty"
-                )
-            rows.append((doc, start, end))
-        rows.sort(key=lambda r: (r[0].docid, r[1]))
-        for (d1, _, e1), (d2, s2, _) in itertools.pairwise(rows):
-            if d1.pk == d2.pk and s2 < e1:
-                raise ApplicationError(
-                    f"rationale_sets[{i}]: spans overlap in document {d1.docid!r}"
-                )
-        if rows:
-            cleaned.append(rows)
-            total += sum(e - s for _, s, e in rows)
-    if total < min_highlight:
-        raise ApplicationError(
-            f"highlight at least {min_highlight} token(s) before submitting: this project does not accept "
-            "empty or too-short rationales",
-            extra={"code": "too_few_tokens"},
+    try:
+        rows = rationale_sets_check(
+            sets,
+            token_counts={docid: d.token_count for docid, d in documents.items()},
+            min_highlight=min_highlight,
         )
-    return cleaned
+    except RationaleSetsProblem as problem:
+        extra = {"code": problem.code} if problem.code else None
+        raise ApplicationError(problem.message, extra=extra) from None
+    return [[(documents[docid], start, end) for docid, start, end in spans] for spans in rows]
 
 
 def _replay(client_uuid: uuid.UUID, worker) -> SubmitResult | None:
@@ -559,7 +527,7 @@ def annotation_submit(
     stored annotation (found under the assignment's row lock, or through the unique
     client_uuid when it names another assignment); a submit after the lease expired is
     kept if the quota has room."""
-    plain = _plain_sets(rationale_sets) if hot_path_sql.available() else None
+    plain = _shape_checked(rationale_sets) if hot_path_sql.available() else None
     if plain is not None and isinstance(time_spent_ms, int) and time_spent_ms >= 0:
         now = timezone.now()
         annotation = hot_path_sql.submit(
@@ -590,41 +558,22 @@ def annotation_submit(
         raise
 
 
+def _shape_checked(rationale_sets) -> list[list[tuple[str, int, int]]] | None:
+    """The sets as rows when their shape is right; None sends the submission to the general
+    service, which checks them again against the documents and words the problem.
+    Whether the docids and token counts allow the spans is the statement's to check."""
+    try:
+        return rationale_sets_check(rationale_sets, token_counts=None, min_highlight=None)
+    except RationaleSetsProblem:
+        return None
+
+
 def _announce_submission(annotation_id: int) -> None:
     """Tell the other apps (the quality checks) once the submission is committed."""
     transaction.on_commit(
         lambda: annotation_submitted.send(sender=Annotation, annotation_id=annotation_id),
         robust=True,
     )
-
-
-def _plain_sets(rationale_sets) -> list[list[tuple[str, int, int]]] | None:
-    """The sets as (docid, start, end) rows, empty sets left out, when every span is a
-    well-formed, non-empty span and no two in a set overlap; None otherwise, and then
-    `rationale_sets_validate` names the problem. Whether the documents and the token
-    counts allow the spans is the database's to check."""
-    if not isinstance(rationale_sets, list):
-        return None
-    plain = []
-    for spans in rationale_sets:
-        if not isinstance(spans, list):
-            return None
-        rows = []
-        for span in spans:
-            if not isinstance(span, dict):
-                return None
-            docid, start, end = span.get("docid"), span.get("start_token"), span.get("end_token")
-            if not (isinstance(docid, str) and type(start) is int and type(end) is int):
-                return None
-            if not 0 <= start < end:
-                return None
-            rows.append((docid, start, end))
-        rows.sort()
-        if any(d1 == d2 and s2 < e1 for (d1, _, e1), (d2, s2, _) in itertools.pairwise(rows)):
-            return None
-        if rows:
-            plain.append(rows)
-    return plain
 
 
 def _submit(

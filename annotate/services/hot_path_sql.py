@@ -23,6 +23,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, transaction
 from django.db.models import DEFERRED
 
@@ -55,10 +56,11 @@ _RSP = RationaleSpan._meta.db_table
 _V = InstructionVariant._meta.db_table
 _B = WorkerVariantBinding._meta.db_table
 _LEASED, _SUBMITTED = AssignmentStatus.LEASED.value, AssignmentStatus.SUBMITTED.value
+_INTEGER_MAX = 2**31 - 1  # PostgreSQL's integer, the type of the token parameters
 
 
 def available() -> bool:
-    return connection.vendor == "postgresql"
+    return settings.ANNOTATE_HOT_PATH_SQL and connection.vendor == "postgresql"
 
 
 def _alone(statement: PreparedStatement, values: dict, *, fetch_all: bool = False):
@@ -374,6 +376,10 @@ def submit(
     set_positions, positions, docids, starts, ends = (
         [list(column) for column in zip(*spans, strict=True)] if spans else [[]] * 5
     )
+    highlighted = sum(end - start for *_, start, end in spans)
+    if max(ends, default=0) > _INTEGER_MAX or highlighted > _INTEGER_MAX:
+        # Past any document's end; the statement's integer parameters cannot even hold it.
+        return None
     try:
         row = _alone(
             _SUBMIT_STATEMENT,
@@ -381,7 +387,7 @@ def submit(
                 "assignment": assignment_id,
                 "worker": worker_id,
                 "now": now,
-                "highlighted": sum(end - start for *_, start, end in spans),
+                "highlighted": highlighted,
                 "label": label,
                 "set_positions": set_positions,
                 "positions": positions,

@@ -159,6 +159,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 JOB_HEARTBEAT_TIMEOUT_SECONDS = env.int("JOB_HEARTBEAT_TIMEOUT_SECONDS", default=120)
 
 # Dataset import limits: a line or document larger than this is reported, not loaded.
+# "Next" and "submit" as one prepared statement each on PostgreSQL for the common case
+# (annotate/services/hot_path_sql.py). Off, the general services do everything: the
+# tests run both ways, and an operator can switch the statements off without a deploy.
+ANNOTATE_HOT_PATH_SQL = env.bool("ANNOTATE_HOT_PATH_SQL", default=True)
+
 IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=16 * 1024 * 1024)
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=1024 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -13,6 +13,9 @@ from tests.annotate.workflow_helpers import make_project
 from tests.concurrency import run_at_once
 from tests.factories import UserFactory
 
+# Each test runs on both implementations of "next" and "submit" (tests/annotate/conftest.py).
+pytestmark = pytest.mark.usefixtures("hot_path")
+
 WORKERS = 50
 
 

@@ -23,6 +23,9 @@ from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from tests.annotate.workflow_helpers import make_project, submit_first_tokens
 from tests.factories import UserFactory
 
+# Each test runs on both implementations of "next" and "submit" (tests/annotate/conftest.py).
+pytestmark = pytest.mark.usefixtures("hot_path")
+
 
 def test_next_leases_an_item_and_returns_the_same_lease_until_it_is_done(db):
     project, worker = make_project(), UserFactory()
@@ -183,8 +186,13 @@ def test_a_second_submission_with_another_uuid_is_refused(db):
         ([], "highlight at least 1 token"),
         ([[]], "highlight at least 1 token"),
         ([[{"docid": "nope", "start_token": 0, "end_token": 1}]], "is not a document of this item"),
-        ([[{"docid": "DOC", "start_token": 0, "end_token": 999}]], "is outside document"),
-        ([[{"docid": "DOC", "start_token": 2, "end_token": 2}]], "or empty"),
+        ([[{"docid": "DOC", "start_token": 0, "end_token": 999}]], "is past the end of document"),
+        # Past what PostgreSQL's integer holds: refused as past the end, not a database error.
+        ([[{"docid": "DOC", "start_token": 0, "end_token": 2**31}]], "is past the end of document"),
+        (
+            [[{"docid": "DOC", "start_token": 2, "end_token": 2}]],
+            r"end_token: span \[2, 2\) is empty",
+        ),
         (
             [
                 [

@@ -3,6 +3,7 @@ path that changes them, and items or variants added later join the pool."""
 
 from datetime import timedelta
 
+import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
@@ -11,6 +12,9 @@ from annotate.services import assignment_next, assignment_skip, variant_create
 from annotate.services.assignments import expiry_sweep_asked_forget, fill_rows_rebuild
 from tests.annotate.workflow_helpers import make_project, submit_first_tokens
 from tests.factories import UserFactory
+
+# Each test runs on both implementations of "next" and "submit" (tests/annotate/conftest.py).
+pytestmark = pytest.mark.usefixtures("hot_path")
 
 
 def counters(project) -> dict:

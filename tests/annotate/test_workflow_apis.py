@@ -77,7 +77,7 @@ def test_variant_edit_permissions_and_versioning(setup):
 @pytest.mark.parametrize(
     ("who", "code"), [("annotator", 200), ("admin", 403), ("reviewer", 403), ("outsider", 404)]
 )
-def test_only_annotators_get_work(setup, who, code):
+def test_only_annotators_get_work(hot_path, setup, who, code):
     project, users = setup
 
     response = client_for(users[who]).post(reverse("annotate:assignment-next", args=[project.id]))
@@ -85,7 +85,7 @@ def test_only_annotators_get_work(setup, who, code):
     assert response.status_code == code
 
 
-def test_the_annotator_payload_has_the_item_but_no_gold_rationales(setup):
+def test_the_annotator_payload_has_the_item_but_no_gold_rationales(hot_path, setup):
     project, users = setup
     item = project.items.first()
     RationaleSet.objects.create(reference_item=item, position=0)
@@ -108,7 +108,7 @@ def test_the_annotator_payload_has_the_item_but_no_gold_rationales(setup):
     assert "evidence" not in text and "reference" not in text and "annotator2-w" not in text
 
 
-def test_assignment_endpoints_belong_to_their_worker(setup):
+def test_assignment_endpoints_belong_to_their_worker(hot_path, setup):
     project, users = setup
     lease = (
         client_for(users["annotator"])
@@ -141,7 +141,7 @@ def test_assignment_endpoints_belong_to_their_worker(setup):
     )
 
 
-def test_draft_then_submit_then_retry(setup):
+def test_draft_then_submit_then_retry(hot_path, setup):
     project, users = setup
     client = client_for(users["annotator"])
     lease = client.post(reverse("annotate:assignment-next", args=[project.id])).data
@@ -172,7 +172,7 @@ def test_draft_then_submit_then_retry(setup):
     assert first.data["annotation_id"] == retry.data["annotation_id"] and retry.data["replayed"]
 
 
-def test_empty_submit_is_refused_with_a_clear_message(setup):
+def test_empty_submit_is_refused_with_a_clear_message(hot_path, setup):
     project, users = setup
     client = client_for(users["annotator"])
     lease = client.post(reverse("annotate:assignment-next", args=[project.id])).data
@@ -187,7 +187,7 @@ def test_empty_submit_is_refused_with_a_clear_message(setup):
     assert "highlight at least 1 token" in response.data["detail"]
 
 
-def test_bad_submit_body_names_the_field(setup):
+def test_bad_submit_body_names_the_field(hot_path, setup):
     project, users = setup
     client = client_for(users["annotator"])
     lease = client.post(reverse("annotate:assignment-next", args=[project.id])).data
@@ -225,7 +225,7 @@ def test_adding_an_unknown_member_is_a_clear_error(setup):
     assert response.status_code == 400 and "no user named 'ghost'" in response.data["detail"]
 
 
-def test_progress_counts_per_variant_and_worker(setup):
+def test_progress_counts_per_variant_and_worker(hot_path, setup):
     project, users = setup
     client = client_for(users["annotator"])
     lease = client.post(reverse("annotate:assignment-next", args=[project.id])).data

@@ -8,11 +8,18 @@ from annotate.tokenization import tokenize_texts
 
 
 def make_project(
-    *, items=4, variants=("plain",), quota=2, min_highlight=1, text=None, **policy
+    *,
+    items=4,
+    variants=("plain",),
+    quota=2,
+    min_highlight=1,
+    text=None,
+    labels=("neg", "pos"),
+    **policy,
 ) -> Project:
     project = Project.objects.create(
         name=f"workflow {uuid.uuid4().hex[:6]}",
-        labels=["neg", "pos"],
+        labels=list(labels),
         annotators_per_item=quota,
         min_highlight=min_highlight,
         **policy,

@@ -503,6 +503,26 @@ def rationale_sets_validate(
     return [[(documents[docid], start, end) for docid, start, end in spans] for spans in rows]
 
 
+def label_problem(
+    label: str | None, *, labels: list[str], options: list[str], required: bool
+) -> tuple[str, str | None] | None:
+    """(message, code) for what is wrong with a submitted label, or None. A project that
+    takes labels from its annotators requires one; a given label must be one of the
+    project's labels (when it lists any) and of the item's options (when it has any)."""
+    if label is None:
+        if required:
+            return (
+                "pick a label before submitting: this project takes the label from its annotators",
+                "label_required",
+            )
+        return None
+    if labels and label not in labels:
+        return f"label {label!r} is not one of the project's labels {labels}", None
+    if options and label not in options:
+        return f"label {label!r} is not one of this item's options {options}", None
+    return None
+
+
 def _replay(client_uuid: uuid.UUID, worker) -> SubmitResult | None:
     existing = (
         Annotation.objects.select_related("assignment").filter(client_uuid=client_uuid).first()
@@ -588,10 +608,15 @@ def _submit(
         raise ConflictError("this assignment was already submitted with another submission id")
     if assignment.status == AssignmentStatus.SKIPPED:
         raise ConflictError("this assignment was skipped; it cannot be submitted")
-    if label is not None and project.labels and label not in project.labels:
-        raise ApplicationError(
-            f"label {label!r} is not one of the project's labels {project.labels}"
-        )
+    problem = label_problem(
+        label,
+        labels=project.labels,
+        options=assignment.item.options,
+        required=project.labels_from_annotators,
+    )
+    if problem is not None:
+        message, code = problem
+        raise ApplicationError(message, extra={"code": code} if code else None)
     if not isinstance(time_spent_ms, int) or time_spent_ms < 0:
         raise ApplicationError("time_spent_ms must be a non-negative integer")
     cleaned = rationale_sets_validate(assignment.item, rationale_sets, project.min_highlight)

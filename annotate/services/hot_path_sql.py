@@ -261,7 +261,8 @@ def _leased_assignment(rows, project: Project, worker_id: int) -> Assignment:
 
 
 # A first-round submission of a lease still open, every span in a document of the item
-# and within it, enough tokens, a label the project knows: the assignment is marked
+# and within it, enough tokens, a label the project knows (given, where the project takes
+# labels from its annotators; one of the item's options, where it has options): the assignment is marked
 # submitted and the annotation, its sets and spans are written. Otherwise nothing is.
 _SUBMIT = f"""
 WITH target AS (
@@ -282,6 +283,9 @@ WITH target AS (
       AND p.min_highlight <= %(highlighted)s
       AND (%(label)s IS NULL OR jsonb_array_length(p.labels) = 0
            OR p.labels ? %(label)s)
+      AND (%(label)s IS NOT NULL OR NOT p.labels_from_annotators)
+      AND (%(label)s IS NULL OR jsonb_array_length(i.options) = 0
+           OR i.options ? %(label)s)
 ),
 given AS (
     SELECT *

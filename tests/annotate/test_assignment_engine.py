@@ -228,6 +228,39 @@ def test_bad_submissions_are_refused_and_write_nothing(db, sets, message):
     assert lease.status == AssignmentStatus.LEASED
 
 
+@pytest.mark.parametrize(
+    ("policy", "label", "problem"),
+    [
+        ({"labels_from_annotators": True}, None, "pick a label before submitting"),
+        ({}, "meh", "is not one of the project's labels"),
+        ({"labels": (), "options": ("pos", "neg")}, "meh", "is not one of this item's options"),
+    ],
+)
+def test_labels_are_checked_against_the_project_and_the_item(db, policy, label, problem):
+    project, worker = make_project(**policy), UserFactory()
+    lease = assignment_next(project=project, worker=worker)
+    sets = [[{"docid": lease.item.documents.get().docid, "start_token": 0, "end_token": 1}]]
+
+    with pytest.raises(ApplicationError, match=problem):
+        annotation_submit(
+            assignment_id=lease.pk,
+            worker=worker,
+            client_uuid=uuid.uuid4(),
+            rationale_sets=sets,
+            label=label,
+        )
+    stored = annotation_submit(
+        assignment_id=lease.pk,
+        worker=worker,
+        client_uuid=uuid.uuid4(),
+        rationale_sets=sets,
+        label="pos",
+    )
+
+    assert stored.annotation.label == "pos"
+    assert Annotation.objects.get().label == "pos"
+
+
 def test_empty_submissions_are_accepted_when_the_project_allows_them(db):
     project, worker = make_project(min_highlight=0), UserFactory()
     lease = assignment_next(project=project, worker=worker)

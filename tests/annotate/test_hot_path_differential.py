@@ -40,6 +40,8 @@ projects = st.fixed_dictionaries(
         "allow_variant_mixing": st.booleans(),
         "min_highlight": st.integers(0, 3),
         "labels": st.sampled_from([[], ["neg", "pos"]]),
+        "labels_from_annotators": st.booleans(),
+        "options": st.sampled_from([(), ("pos", "meh")]),
     }
 )
 token_index = st.one_of(
@@ -279,6 +281,8 @@ def test_the_differential_test_exercises_the_fast_path(db):
         "allow_variant_mixing": False,
         "min_highlight": 1,
         "labels": ["neg", "pos"],
+        "labels_from_annotators": False,
+        "options": (),
     }
     with mock.patch.object(hot_path_sql, "submit", side_effect=submit_and_note):
         fast = _run_and_roll_back(True, options, people, [("next", 0), ("submit", 0, body)])

@@ -15,6 +15,7 @@ def make_project(
     min_highlight=1,
     text=None,
     labels=("neg", "pos"),
+    options=(),
     **policy,
 ) -> Project:
     project = Project.objects.create(
@@ -43,7 +44,13 @@ def make_project(
         )
     )
     rows = Item.objects.bulk_create(
-        Item(project=project, annotation_id=f"i{n}", label="pos", split="train")
+        Item(
+            project=project,
+            annotation_id=f"i{n}",
+            label="pos",
+            split="train",
+            options=list(options),
+        )
         for n in range(items)
     )
     ItemDocument.objects.bulk_create(

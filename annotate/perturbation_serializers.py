@@ -3,6 +3,7 @@ annotate/services/perturbations.py."""
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotate.models import DocumentRole, PerturbationStatus, TaskType
@@ -12,9 +13,10 @@ from annotate.perturbation_types import (
     MAX_NAME_CHARS,
     MAX_PROJECT_TYPES,
 )
-from annotate.services.perturbations import MAX_TEXT_CHARS, Decision
+from annotate.services.perturbations import MAX_TEXT_CHARS, Decision, QueryMode, query_mode
 
 SNIPPET_CHARS = 240
+QUERY_MODES = (QueryMode.FREE, QueryMode.QUESTION, QueryMode.OPTIONS, QueryMode.NONE)
 
 
 def text_names(project, links) -> list[str]:
@@ -233,11 +235,16 @@ class OriginalDetailOutputSerializer(serializers.Serializer):
     answer = serializers.JSONField(allow_null=True)
     options = serializers.ListField(child=serializers.CharField())
     split = serializers.CharField()
+    query_mode = serializers.SerializerMethodField()
     documents = serializers.SerializerMethodField()
     perturbations = _PerturbationSummarySerializer(many=True, source="perturbation_drafts.all")
 
     def get_documents(self, item) -> list[dict]:
         return _documents(self.context["project"], item)
+
+    @extend_schema_field(serializers.ChoiceField(choices=QUERY_MODES))
+    def get_query_mode(self, item) -> str:
+        return query_mode(item, item.item_documents.all())
 
 
 class _OriginalRefSerializer(serializers.Serializer):
@@ -275,10 +282,15 @@ class _OriginalOutputSerializer(serializers.Serializer):
     query = serializers.CharField(allow_null=True)
     answer = serializers.JSONField(allow_null=True)
     options = serializers.ListField(child=serializers.CharField())
+    query_mode = serializers.SerializerMethodField()
     documents = serializers.SerializerMethodField()
 
     def get_documents(self, item) -> list[dict]:
         return _documents(self.context["project"], item)
+
+    @extend_schema_field(serializers.ChoiceField(choices=QUERY_MODES))
+    def get_query_mode(self, item) -> str:
+        return query_mode(item, item.item_documents.all())
 
 
 class PerturbationDetailOutputSerializer(PerturbationOutputSerializer):

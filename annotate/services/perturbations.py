@@ -31,6 +31,7 @@ from annotate.models import (
 )
 from annotate.perturbation_types import available_types, project_types, project_types_checked
 from annotate.services.assignments import project_fill_rows_sync
+from annotate.task_types import answer_char_span, options_from_query
 from annotate.tokenization import tokenize_texts, tokenizer_name
 from config.exceptions import (
     ApplicationError,
@@ -89,16 +90,16 @@ def _original_loaded(project: Project, original_id: int) -> _Original:
 
 
 def _allowed_labels(project: Project, original: _Original) -> list[str]:
-    if project.labels:
-        return list(project.labels)
-    # A multiple-choice item without project labels names its right option.
-    return [str(o) for o in original.item.options or []]
+    if project.task_type == TaskType.MULTIPLE_CHOICE and original.item.options:
+        # A multiple-choice label names one of the item's own options.
+        return [str(o) for o in original.item.options]
+    return list(project.labels or [])
 
 
 def _answer_located(answer: Any, texts: list[str], original: _Original) -> dict:
     """The gold answer of a reading-comprehension perturbation: `{"none": true}`, or its
-    text found in a passage of the perturbed texts (at `start_char` of text `document`
-    when given, else its first occurrence)."""
+    place in a passage of the perturbed texts, found as a raw-text import finds it (at
+    `start_char` when given, else its one occurrence)."""
     if not isinstance(answer, Mapping):
         raise _field_error("answer", "give the answer text, or mark that the passage has none")
     if answer.get("none") is True:
@@ -109,19 +110,63 @@ def _answer_located(answer: Any, texts: list[str], original: _Original) -> dict:
     text = text.strip()
     passages = [i for i, link in enumerate(original.links) if link.role == DocumentRole.TEXT]
     document, start = answer.get("document"), answer.get("start_char")
-    if document is not None or start is not None:
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (document, start)):
-            raise _field_error("answer", "document and start_char must both be integers")
-        if document not in passages:
-            raise _field_error("answer", f"text {document + 1} is not a passage of this item")
-        if texts[document][start : start + len(text)] != text:
-            raise _field_error("answer", f"the passage does not hold {text!r} at character {start}")
-    else:
-        found = ((i, texts[i].find(text)) for i in passages)
-        document, start = next(((i, at) for i, at in found if at >= 0), (None, -1))
-        if document is None:
-            raise _field_error("answer", f"{text!r} does not occur in the perturbed passage")
-    return {"document": document, "start_char": start, "end_char": start + len(text), "text": text}
+    for value in (document, start):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise _field_error("answer", "document and start_char must be integers")
+    if document is None:
+        holding = [i for i in passages if text in texts[i]]
+        document = holding[0] if len(holding) == 1 else (passages[0] if passages else None)
+    if document not in passages:
+        raise _field_error("answer", f"text {document} is not a passage of this item")
+    end = None if start is None else start + len(text)
+    span, problem = answer_char_span(texts[document], text, start, end)
+    if problem is not None:
+        raise _field_error("answer", problem[1].replace("the passage", "the perturbed passage"))
+    return {"document": document, "start_char": span[0], "end_char": span[1], "text": text}
+
+
+class QueryMode:
+    """What the perturbed example's query is: the author's to edit (`free`), the text of
+    the question document (`question`, a reading-comprehension import keeps both), the
+    options of a multiple-choice item (`options`, not perturbed), or absent (`none`)."""
+
+    FREE = "free"
+    QUESTION = "question"
+    OPTIONS = "options"
+    NONE = "none"
+
+
+def query_mode(item: Item, links) -> str:
+    if item.query is None:
+        return QueryMode.NONE
+    if any(
+        link.role == DocumentRole.QUESTION and link.document.text == item.query for link in links
+    ):
+        return QueryMode.QUESTION
+    if item.options and options_from_query(item.query) == list(item.options):
+        return QueryMode.OPTIONS
+    return QueryMode.FREE
+
+
+def _query_checked(query: Any, texts: list[str], original: _Original) -> str | None:
+    mode = query_mode(original.item, original.links)
+    if mode == QueryMode.NONE:
+        if query not in (None, ""):
+            raise _field_error("query", "the original has no query to perturb")
+        return None
+    if mode == QueryMode.QUESTION:
+        # The question is edited as its document; the query follows it.
+        position = next(
+            n for n, link in enumerate(original.links) if link.role == DocumentRole.QUESTION
+        )
+        return texts[position]
+    if mode == QueryMode.OPTIONS:
+        if query not in (None, original.item.query):
+            raise _field_error("query", "the options of a multiple-choice item are not perturbed")
+        return original.item.query
+    if not isinstance(query, str) or not query.strip():
+        raise _field_error("query", "the query is empty")
+    return query
 
 
 def _draft_checked(
@@ -161,12 +206,7 @@ def _draft_checked(
         if len(text) > MAX_TEXT_CHARS:
             raise _field_error(f"texts[{n}]", f"the {name} is over {MAX_TEXT_CHARS} characters")
 
-    if original.item.query is None:
-        if query not in (None, ""):
-            raise _field_error("query", "the original has no query to perturb")
-        query = None
-    elif not isinstance(query, str) or not query.strip():
-        raise _field_error("query", "the query is empty")
+    query = _query_checked(query, texts, original)
     # Whitespace alone changes no word, and the benchmark compares words.
     same_query = query is None or query.split() == original.item.query.split()
     if same_query and all(

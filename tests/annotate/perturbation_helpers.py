@@ -38,9 +38,12 @@ def _document(project, docid: str, text: str) -> Document:
 
 
 def original_item(project, annotation_id: str, texts, *, roles=None, **fields) -> Item:
-    item = Item.objects.create(project=project, annotation_id=annotation_id, **fields)
+    docids = [f"{annotation_id}-d{position}" for position in range(len(texts))]
+    item = Item.objects.create(
+        project=project, annotation_id=annotation_id, declared_docids=docids, **fields
+    )
     for position, text in enumerate(texts):
-        document = _document(project, f"{annotation_id}-d{position}", text)
+        document = _document(project, docids[position], text)
         role = roles[position] if roles else DocumentRole.TEXT
         ItemDocument.objects.create(item=item, document=document, position=position, role=role)
     return item
@@ -66,14 +69,16 @@ def perturbation_project(task_type: str = TaskType.CLASSIFICATION, *, items: int
         elif task_type == TaskType.SENTENCE_PAIR:
             original_item(project, f"o{n}", list(PAIR), label="similar", split="test")
         else:
+            # As a raw-text import lays it out: the question first, a document of its
+            # own and the query; then the passage holding the answer.
             original_item(
                 project,
                 f"o{n}",
-                [PASSAGE, QUESTION],
-                roles=[DocumentRole.TEXT, DocumentRole.QUESTION],
+                [QUESTION, PASSAGE],
+                roles=[DocumentRole.QUESTION, DocumentRole.TEXT],
                 query=QUESTION,
                 split="train",
-                answer={"docid": f"o{n}-d0", "start_char": 34, "end_char": 38, "text": "1889"},
+                answer={"docid": f"o{n}-d1", "start_char": 34, "end_char": 38, "text": "1889"},
             )
     variant_create(project=project, name="plain", text="Highlight the words that decide.")
     return project

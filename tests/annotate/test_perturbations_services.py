@@ -354,8 +354,7 @@ def test_reading_comprehension_answers_are_found_in_the_perturbed_passage(db):
         original_id=original.pk,
         acting_user=users["author"],
         types=["dispensable_words"],
-        texts=[passage, QUESTION],
-        query=QUESTION,
+        texts=[QUESTION, passage],
         answer={"text": "1889"},
     )
     item = perturbation_check(
@@ -367,20 +366,20 @@ def test_reading_comprehension_answers_are_found_in_the_perturbed_passage(db):
 
     start = passage.index("1889")
     assert perturbation.answer == {
-        "document": 0,
+        "document": 1,
         "start_char": start,
         "end_char": start + 4,
         "text": "1889",
     }
-    passage_doc = item.item_documents.get(position=0)
+    question_link, passage_link = item.item_documents.order_by("position")
     assert item.answer == {
-        "docid": passage_doc.document.docid,
+        "docid": passage_link.document.docid,
         "start_char": start,
         "end_char": start + 4,
         "text": "1889",
     }
-    assert passage_doc.role == DocumentRole.TEXT
-    assert item.item_documents.get(position=1).role == DocumentRole.QUESTION
+    assert (question_link.role, passage_link.role) == (DocumentRole.QUESTION, DocumentRole.TEXT)
+    assert question_link.document == original.item_documents.get(position=0).document
     assert item.query == QUESTION and item.label is None
 
 
@@ -388,9 +387,11 @@ def test_reading_comprehension_answers_are_found_in_the_perturbed_passage(db):
     ("answer", "words"),
     [
         (None, "give the answer text"),
-        ({"text": "1890"}, "'1890' does not occur"),
-        ({"text": "1889", "document": 0, "start_char": 3}, "does not hold '1889' at character 3"),
-        ({"text": "Eiffel", "document": 1, "start_char": 4}, "not a passage"),
+        ({"text": "1890"}, "'1890' does not occur in the perturbed passage"),
+        ({"text": "It"}, "occurs 2 times"),
+        ({"text": "1889", "start_char": 3}, "'1889' is not the perturbed passage text at [3, 7)"),
+        ({"text": "Eiffel", "document": 0, "start_char": 4}, "text 0 is not a passage"),
+        ({"text": "1889", "document": "1"}, "must be integers"),
     ],
 )
 def test_reading_comprehension_answers_must_be_in_a_passage(db, answer, words):
@@ -402,14 +403,13 @@ def test_reading_comprehension_answers_must_be_in_a_passage(db, answer, words):
             original_id=project.items.get().pk,
             acting_user=users["author"],
             types=["syntax"],
-            texts=[PASSAGE.replace("stands", "is"), QUESTION],
-            query=QUESTION,
+            texts=[QUESTION, PASSAGE.replace("stands", "is") + " It is tall ."],
             answer=answer,
         )
     assert words in error.value.message
 
 
-def test_no_answer_and_an_edited_question(db):
+def test_the_query_follows_an_edited_question(db):
     project, users = reading_project()
     question = "When was the Louvre completed ?"
 
@@ -418,12 +418,43 @@ def test_no_answer_and_an_edited_question(db):
         original_id=project.items.get().pk,
         acting_user=users["author"],
         types=["important_words"],
-        texts=[PASSAGE, question],
-        query=question,
+        texts=[question, PASSAGE],
+        query="ignored: the question document decides",
         answer={"none": True},
     )
 
     assert perturbation.answer == {"none": True} and perturbation.query == question
+
+
+def test_multiple_choice_labels_name_an_option_and_the_options_stay(db):
+    project = perturbation_project(items=0)
+    project.task_type = TaskType.MULTIPLE_CHOICE
+    project.labels = []
+    project.save()
+    original = original_item(
+        project,
+        "mc",
+        ["Where would you keep milk ?"],
+        query="fridge [sep] oven [sep] shelf",
+        options=["fridge", "oven", "shelf"],
+        label="fridge",
+    )
+    author = people(project, ("author", Role.AUTHOR))["author"]
+    draft = {
+        "project": project,
+        "original_id": original.pk,
+        "acting_user": author,
+        "types": ["syntax"],
+        "texts": ["Milk would be kept where ?"],
+    }
+
+    with pytest.raises(ApplicationError, match="'positive' is not one of the labels 'fridge'"):
+        perturbation_create(**draft, label="positive")
+    with pytest.raises(ApplicationError, match="options of a multiple-choice item"):
+        perturbation_create(**draft, label="oven", query="fridge [sep] stove")
+    perturbation = perturbation_create(**draft, label="oven")
+
+    assert perturbation.query == "fridge [sep] oven [sep] shelf"
 
 
 # ---------------------------------------------------------------- settings and progress

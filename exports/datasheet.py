@@ -11,6 +11,7 @@ from django.db.models import Count
 
 import rationale_metrics
 from annotate.models import Document, InstructionVariant, Project
+from annotate.selectors import perturbation_progress
 from qc.cohorts import NO_RECORD
 from qc.selectors import quality_summary, worker_cohorts
 
@@ -35,6 +36,37 @@ def _workers_per_cohort(project: Project, stats) -> dict:
             table.setdefault(cohort, {}).setdefault(variant, 0)
             table[cohort][variant] += 1
     return table
+
+
+def _perturbations(project: Project, stats) -> dict:
+    """The perturbation step: the types, the exported perturbed instances per type, and
+    the whole project's check figures (a perturbation with several types counts in each)."""
+    progress = perturbation_progress(project=project)
+    return {
+        "link_fields": "perturbed instances carry perturbation_of (the original's "
+        "annotation_id) and perturbation_types",
+        "exported_perturbed_instances": stats.perturbed_instances,
+        "exported_per_type": dict(sorted(stats.perturbed_per_type.items())),
+        "types": [
+            {
+                "key": row["key"],
+                "name": row["name"],
+                "builtin": row["builtin"],
+                "description": row["description"],
+                "pending": row["pending"],
+                "accepted": row["accepted"],
+                "rejected": row["rejected"],
+            }
+            for row in progress["types"]
+        ],
+        "check": progress["check"],
+        "quotas": {
+            "accepted_per_type": project.perturbations_per_type,
+            "accepted_per_original": project.perturbations_per_original,
+            "originals": progress["originals"]["total"],
+            "originals_below_quota": progress["originals"]["below_quota"],
+        },
+    }
 
 
 def datasheet_build(*, project: Project, params, stats) -> dict:
@@ -116,6 +148,7 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
             "measure": "token-level Cohen's kappa, pairs within a variant, mean over items",
             "per_variant": agreement,
         },
+        "perturbations": _perturbations(project, stats),
         "processing": {
             "tokenizers": tokenizers,
             "spacy_version": spacy.__version__,
@@ -249,6 +282,7 @@ def datasheet_markdown(sheet: dict) -> str:
                 ]
             )
         )
+    parts += ["", *_perturbations_markdown(sheet["perturbations"])]
     p = sheet["processing"]
     parts += [
         "",
@@ -260,3 +294,40 @@ def datasheet_markdown(sheet: dict) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def _perturbations_markdown(figures: dict) -> list[str]:
+    check, quotas = figures["check"], figures["quotas"]
+    parts = ["## Perturbations"]
+    if not figures["exported_perturbed_instances"] and not check["pending"] + check["decided"]:
+        return [*parts, "- none"]
+    share = check["accepted_unchanged_share"]
+    exported = figures["exported_per_type"]
+    parts += [
+        f"- exported perturbed instances: {figures['exported_perturbed_instances']}; "
+        f"{figures['link_fields']}",
+        f"- check: {check['decided']} decided, {check['accepted']} accepted "
+        f"({check['accepted_unchanged']} unchanged, {check['accepted_edited']} edited by the "
+        f"checker), {check['rejected']} rejected, {check['pending']} pending; accepted "
+        "unchanged share: " + ("n/a" if share is None else f"{share:.1%}"),
+        f"- quotas: {quotas['accepted_per_type']} accepted per type, "
+        f"{quotas['accepted_per_original']} per original; originals below quota: "
+        f"{quotas['originals_below_quota']} of {quotas['originals']}",
+        "",
+        _table(
+            [
+                ("type", "exported", "pending", "accepted", "rejected"),
+                *(
+                    (
+                        t["name"],
+                        exported.get(t["key"], 0),
+                        t["pending"],
+                        t["accepted"],
+                        t["rejected"],
+                    )
+                    for t in figures["types"]
+                ),
+            ]
+        ),
+    ]
+    return parts

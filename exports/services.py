@@ -71,6 +71,24 @@ class BuildStats:
     documents: int = 0
     empty_evidence_items: int = 0
     tally: QualityTally = field(default_factory=QualityTally)
+    perturbed_instances: int = 0
+    perturbed_per_type: dict[str, int] = field(default_factory=dict)
+
+    def count_perturbation(self, link: dict) -> None:
+        if link:
+            self.perturbed_instances += 1
+            for key in link["perturbation_types"]:
+                self.perturbed_per_type[key] = self.perturbed_per_type.get(key, 0) + 1
+
+
+def _perturbation_link(original_id: str | None, original_is_int: bool, types) -> dict:
+    """The extra keys of a perturbed instance's line (README, "Export"): its original's
+    annotation_id, with the JSON type it was imported with, and its perturbation types.
+    Lines of items that are not perturbations stay exactly as ERASER writes them."""
+    if original_id is None and not types:
+        return {}
+    original = int(original_id) if original_id is not None and original_is_int else original_id
+    return {"perturbation_of": original, "perturbation_types": list(types or [])}
 
 
 def _export_document(document: Document) -> ExportDocument:
@@ -130,7 +148,17 @@ def _submitted_chunk(
     items = list(
         Item.objects.filter(pk__in=chunk)
         .order_by("pk")
-        .values("pk", "annotation_id", "annotation_id_is_int", "label", "query", "query_type")
+        .values(
+            "pk",
+            "annotation_id",
+            "annotation_id_is_int",
+            "label",
+            "query",
+            "query_type",
+            "perturbation_of__annotation_id",
+            "perturbation_of__annotation_id_is_int",
+            "perturbation_types",
+        )
     )
     links = list(
         ItemDocument.objects.filter(item_id__in=chunk)
@@ -185,7 +213,12 @@ def _reference_items(chunk: list[int]):
     sets = Prefetch(
         "reference_sets", queryset=RationaleSet.objects.prefetch_related(spans).order_by("position")
     )
-    return Item.objects.filter(pk__in=chunk).prefetch_related(documents, sets).order_by("pk")
+    return (
+        Item.objects.filter(pk__in=chunk)
+        .select_related("perturbation_of")
+        .prefetch_related(documents, sets)
+        .order_by("pk")
+    )
 
 
 def _reference_instance(item: Item, documents: dict[str, ExportDocument]) -> ExportInstance:
@@ -221,8 +254,17 @@ def _reference_instance(item: Item, documents: dict[str, ExportDocument]) -> Exp
         evidences=groups,
         query=item.query,
         query_type=item.query_type,
-        extra=item.source_extra or {},
+        extra={**(item.source_extra or {}), **_reference_link(item)},
         omit_keys=omit,
+    )
+
+
+def _reference_link(item: Item) -> dict:
+    original = item.perturbation_of
+    return _perturbation_link(
+        original.annotation_id if original else None,
+        bool(original and original.annotation_id_is_int),
+        item.perturbation_types,
     )
 
 
@@ -329,6 +371,7 @@ def export_build(
                         _reference_instance(item, documents).line(documents) + "\n"
                     )
                     stats.instances[item_split[item.pk]] += 1
+                    stats.count_perturbation(_reference_link(item))
             else:
                 items, item_documents, annotations = _submitted_chunk(
                     project, params, worker_id, chunk, stats.tally.flags
@@ -336,6 +379,12 @@ def export_build(
                 for item in items:
                     docs = {d.docid: d for d in item_documents[item["pk"]]}
                     rows = annotations[item["pk"]]
+                    link = _perturbation_link(
+                        item["perturbation_of__annotation_id"],
+                        item["perturbation_of__annotation_id_is_int"],
+                        item["perturbation_types"],
+                    )
+                    stats.count_perturbation(link)
                     tally_item(
                         rows, {docid: len(d.tokens) for docid, d in docs.items()}, stats.tally
                     )
@@ -348,6 +397,7 @@ def export_build(
                         evidences=evidences_for(rows, params.aggregation),
                         query=item["query"],
                         query_type=item["query_type"],
+                        extra=link,
                     )
                     stats.empty_evidence_items += not instance.evidences
                     split = item_split[item["pk"]]

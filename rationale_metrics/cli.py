@@ -1,8 +1,9 @@
-"""Command line: `python -m rationale_metrics {score,validate,explain,agreement}`.
+"""Command line: `python -m rationale_metrics {score,validate,explain,agreement,fine-grained}`.
 
 `score` accepts the ERASER reference scorer's flags and writes its JSON keys, plus
-extensions under new keys. Bad input ends with a readable report and a non-zero exit
-code, never a traceback.
+extensions under new keys. `fine-grained` scores the fine-grained interpretability
+benchmark's own format with its flags. Bad input ends with a readable report and a
+non-zero exit code, never a traceback.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import json
 import sys
 from pathlib import Path
 
+from rationale_metrics.benchmark_format import LANGUAGES, TASKS
 from rationale_metrics.eraser import SPLITS, read_eraser_dataset
+from rationale_metrics.fine_grained import COMPARISONS, GOLD_CHOICES
 from rationale_metrics.jsonl import collector_paused
 from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.scoring import DEFAULT_AOPC_THRESHOLDS, DEFAULT_IOU_THRESHOLDS
@@ -101,6 +104,13 @@ def command_validate(args) -> int:
 def command_explain(args) -> int:
     from rationale_metrics.explain import explain_split
 
+    if args.golden_path:
+        return _explain_benchmark(args)
+    if not args.data_dir:
+        raise ValueError(
+            "explain needs --data_dir (an ERASER dataset) or --golden_path with --task and "
+            "--language (a fine-grained benchmark gold file)"
+        )
     dataset = _load_dataset(args.data_dir)
     count = explain_split(
         dataset,
@@ -114,6 +124,87 @@ def command_explain(args) -> int:
         lime_samples=args.lime_samples,
     )
     print(f"wrote {count} predictions to {args.results}")
+    return 0
+
+
+def _explain_benchmark(args) -> int:
+    from rationale_metrics.benchmark_format import read_benchmark_gold
+    from rationale_metrics.explain import explain_benchmark
+    from rationale_metrics.fine_grained import resolve_ratios
+
+    if not args.task or not args.language:
+        raise ValueError("explain --golden_path needs --task and --language")
+    with collector_paused():
+        gold = read_benchmark_gold(args.golden_path, args.task, args.language)
+    ratios, _ = resolve_ratios(args.ratio, args.task, args.language, gold)
+    count = explain_benchmark(
+        gold,
+        task=args.task,
+        explainer=args.explainer,
+        out_path=Path(args.results),
+        ratios=ratios,
+        seed=args.seed,
+        lime_samples=args.lime_samples,
+    )
+    print(f"wrote {count} fine-grained predictions to {args.results}")
+    return 0
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+def command_fine_grained(args) -> int:
+    from rationale_metrics.benchmark_format import read_benchmark
+    from rationale_metrics.fine_grained import (
+        FineGrainedOptions,
+        resolve_ratios,
+        score_fine_grained,
+    )
+
+    with collector_paused():
+        gold, predictions = read_benchmark(
+            args.golden_path, args.pred_path, args.task, args.language
+        )
+        ratios, ratio_source = resolve_ratios(args.ratio, args.task, args.language, gold)
+        options = FineGrainedOptions(
+            ratios=ratios,
+            gold_choice=args.gold_choice,
+            comparison=args.comparison,
+            iou_threshold=args.iou_threshold,
+        )
+        scores = score_fine_grained(gold, predictions, options)
+    scores["options"] = {
+        "task": args.task,
+        "language": args.language,
+        "ratio": list(ratios) if ratios is not None else None,
+        "ratio_source": ratio_source,
+        "gold_choice": args.gold_choice,
+        "comparison": args.comparison,
+        "iou_threshold": args.iou_threshold,
+    }
+    counts = scores["counts"]
+    summary = "\n".join(
+        [
+            f"{args.task} ({args.language}): {counts['gold_instances']} gold instances "
+            f"({counts['originals']} original, {counts['perturbed']} perturbed), "
+            f"{counts['predictions']} predictions, {counts['pairs_scored']} pairs scored",
+            f"  plausibility  token F1 {_percent(scores['plausibility']['token_f1'])}"
+            f"   IoU match rate {_percent(scores['plausibility']['iou_match_rate'])}",
+            f"  consistency   MAP {_percent(scores['consistency']['map'])}",
+            f"  faithfulness  New-P {_percent(scores['faithfulness']['new_p'])}",
+            "  (x 100, as the benchmark prints them; the JSON holds fractions)",
+        ]
+    )
+    text = json.dumps(scores, indent=4, sort_keys=True)
+    if args.score_file:
+        Path(args.score_file).write_text(text + "\n")
+        print(summary)
+        print(f"wrote {args.score_file}")
+    else:
+        # stdout stays one JSON document, as with `score`; the summary goes beside it.
+        print(summary, file=sys.stderr)
+        print(text)
     return 0
 
 
@@ -136,8 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def data_flags(p, results_required: bool):
-        p.add_argument("--data_dir", required=True, help="ERASER dataset directory or .zip")
+    def data_flags(p, results_required: bool, data_required: bool = True):
+        p.add_argument(
+            "--data_dir", required=data_required, help="ERASER dataset directory or .zip"
+        )
         p.add_argument("--split", choices=SPLITS, default="test")
         p.add_argument("--results", required=results_required, help="predictions .jsonl")
         p.add_argument(
@@ -165,8 +258,26 @@ def build_parser() -> argparse.ArgumentParser:
     data_flags(validate, False)
     validate.set_defaults(run=command_validate)
 
+    def benchmark_flags(p, required: bool):
+        p.add_argument("--task", choices=TASKS, required=required)
+        p.add_argument("--language", choices=LANGUAGES, required=required)
+        p.add_argument(
+            "--ratio",
+            nargs="+",
+            default=["published"],
+            help="rationale length ratio: top ceil(ratio x n) tokens of each sentence are kept. "
+            "'published' (the benchmark's per-task values, default), 'gold' (mean of the gold "
+            "file), 'none' (rationales as given), or one number, or one per sentence",
+        )
+
     explain = sub.add_parser("explain", help="run the bundled baseline model and an explainer")
-    data_flags(explain, True)
+    data_flags(explain, True, data_required=False)
+    explain.add_argument(
+        "--golden_path",
+        help="explain a fine-grained benchmark gold file instead of an ERASER dataset "
+        "(needs --task and --language; writes the benchmark's prediction format)",
+    )
+    benchmark_flags(explain, required=False)
     explain.add_argument(
         "--explainer", choices=["occlusion", "lime", "linear", "random"], required=True
     )
@@ -180,6 +291,30 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--seed", type=int, default=0)
     explain.add_argument("--lime_samples", type=int, default=300)
     explain.set_defaults(run=command_explain)
+
+    fine = sub.add_parser(
+        "fine-grained",
+        help="score predictions in the fine-grained interpretability benchmark's format",
+    )
+    benchmark_flags(fine, required=True)
+    fine.add_argument("--golden_path", required=True, help="gold .jsonl (sent_id, rationales...)")
+    fine.add_argument("--pred_path", required=True, help="predictions .jsonl (id, rationale...)")
+    fine.add_argument("--score_file", help="write the scores here (default: stdout)")
+    fine.add_argument(
+        "--gold_choice",
+        choices=GOLD_CHOICES,
+        default="greedy_union",
+        help="gold of an instance with several rationale sets: greedy unions of sets (the "
+        "public code, default) or the best single set (the paper's wording)",
+    )
+    fine.add_argument(
+        "--comparison",
+        choices=COMPARISONS,
+        default="float",
+        help="compare F1s as floats like the public code (default) or as exact fractions",
+    )
+    fine.add_argument("--iou_threshold", type=float, default=0.5)
+    fine.set_defaults(run=command_fine_grained)
 
     agreement = sub.add_parser("agreement", help="token-level agreement between annotators")
     agreement.add_argument(

@@ -19,6 +19,11 @@ from scipy import sparse
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 from sklearn.linear_model import LogisticRegression, Ridge
 
+from rationale_metrics.benchmark_format import (
+    BenchmarkInstance,
+    BenchmarkPrediction,
+    write_benchmark_predictions,
+)
 from rationale_metrics.eraser import EraserDataset, Instance
 from rationale_metrics.extensions import runs, top_k_indices
 from rationale_metrics.scoring import DEFAULT_AOPC_THRESHOLDS
@@ -206,6 +211,26 @@ def train_baseline(
     )
 
 
+def label_and_scores(
+    model: TextClassifier,
+    tokens: Sequence[str],
+    query: str | None,
+    *,
+    explainer: str,
+    rng: np.random.Generator,
+    lime_samples: int = 300,
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """The model's probabilities on the whole input, the index of its label, and the
+    explainer's score of every token towards that label."""
+    full = proba_kept(model, tokens, query, np.ones((1, len(tokens)), dtype=bool))[0]
+    label_index = int(np.argmax(full))
+    scores = np.asarray(
+        EXPLAINERS[explainer](model, tokens, query, label_index, rng=rng, samples=lime_samples),
+        dtype=np.float64,
+    )
+    return full, label_index, scores
+
+
 def explain_instance(
     model: TextClassifier,
     dataset: EraserDataset,
@@ -219,13 +244,8 @@ def explain_instance(
 ) -> dict:
     tokens, parts = _instance_tokens(dataset, inst)
     n = len(tokens)
-    full = proba_kept(model, tokens, inst.query, np.ones((1, n), dtype=bool))[0]
-    label_index = int(np.argmax(full))
-    scores = np.asarray(
-        EXPLAINERS[explainer](
-            model, tokens, inst.query, label_index, rng=rng, samples=lime_samples
-        ),
-        dtype=np.float64,
+    full, label_index, scores = label_and_scores(
+        model, tokens, inst.query, explainer=explainer, rng=rng, lime_samples=lime_samples
     )
 
     def kept_without(count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -320,3 +340,95 @@ def explain_split(
             handle.write(json.dumps(line) + "\n")
     tmp.replace(out_path)
     return len(instances)
+
+
+# ---------------------------------------------------------------- the fine-grained benchmark
+
+
+def train_benchmark_baseline(
+    instances: Sequence[BenchmarkInstance], seed: int = 0
+) -> BagOfWordsClassifier:
+    """The baseline trained on the gold's originals, all sentences' tokens as one text."""
+    originals = [i for i in instances if i.is_original]
+    if len({str(i.label) for i in originals}) < 2:
+        raise ValueError("the gold file needs originals of at least two labels to train on")
+    return BagOfWordsClassifier(seed=seed).fit(
+        [[t for sentence in i.tokens for t in sentence] for i in originals],
+        [None] * len(originals),
+        [str(i.label) for i in originals],
+    )
+
+
+def explain_benchmark_instance(
+    model: TextClassifier,
+    inst: BenchmarkInstance,
+    *,
+    explainer: str,
+    ratios: Sequence[float] | None,
+    rng: np.random.Generator,
+    lime_samples: int = 300,
+) -> tuple[list[list[int]], str, str, str]:
+    """Per sentence, the top ceil(ratio x n) token indexes, most important first (the whole
+    ranking when `ratios` is None); and the model's label on the whole input, on those
+    tokens alone and on the rest."""
+    tokens = [t for sentence in inst.tokens for t in sentence]
+    _, label_index, scores = label_and_scores(
+        model, tokens, None, explainer=explainer, rng=rng, lime_samples=lime_samples
+    )
+    rationale = []
+    kept = np.zeros((1, len(tokens)), dtype=bool)
+    start = 0
+    for s, sentence in enumerate(inst.tokens):
+        local = scores[start : start + len(sentence)]
+        count = len(sentence) if ratios is None else math.ceil(len(sentence) * ratios[s])
+        top = top_k_indices(local, count)
+        rationale.append(top.tolist())
+        kept[0, start + top] = True
+        start += len(sentence)
+    on_rationale, on_rest = proba_kept(model, tokens, None, np.vstack([kept, ~kept])).argmax(axis=1)
+    labels = model.labels
+    return rationale, labels[label_index], labels[on_rationale], labels[on_rest]
+
+
+def explain_benchmark(
+    instances: Sequence[BenchmarkInstance],
+    *,
+    task: str,
+    explainer: str,
+    out_path: Path,
+    ratios: Sequence[float] | None,
+    model: TextClassifier | None = None,
+    seed: int = 0,
+    lime_samples: int = 300,
+) -> int:
+    """Write the benchmark's predictions file for every gold instance, original or
+    perturbed; returns the number of lines. Labels keep the gold's JSON type."""
+    if task == "reading_comprehension":
+        raise ValueError(
+            "the bundled baseline is a classifier and cannot answer reading-comprehension "
+            "questions; plug in a model through the TextClassifier protocol instead"
+        )
+    if explainer not in EXPLAINERS:
+        raise ValueError(f"unknown explainer {explainer!r}; choose from {sorted(EXPLAINERS)}")
+    model = model or train_benchmark_baseline(instances, seed=seed)
+    as_gold = {str(i.label): i.label for i in instances}
+    rng = np.random.default_rng(seed)
+
+    def predictions():
+        for inst in instances:
+            rationale, label, on_rationale, on_rest = explain_benchmark_instance(
+                model, inst, explainer=explainer, ratios=ratios, rng=rng, lime_samples=lime_samples
+            )
+            yield BenchmarkPrediction(
+                id=inst.sent_id,
+                rationale=rationale,
+                rationale_tokens=[
+                    [sentence[i] for i in chosen]
+                    for sentence, chosen in zip(inst.tokens, rationale, strict=True)
+                ],
+                pred_label=as_gold.get(label, label),
+                rationale_pred=as_gold.get(on_rationale, on_rationale),
+                no_rationale_pred=as_gold.get(on_rest, on_rest),
+            )
+
+    return write_benchmark_predictions(predictions(), out_path)

@@ -19,7 +19,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project, RationaleSpan
-from annotate.tokenization import stop_words as language_stop_words
+from annotate.tokenization import stop_word_rule
 from qc.cohorts import COHORTS, NO_RECORD
 from qc.models import AgreementReport, ProjectWorker, QualityFlag, ReportStatus
 from rationale_metrics.agreement import (
@@ -198,7 +198,7 @@ def _worker_figures(annotations, item_tokens, stop_words) -> list[dict]:
 
 def agreement_compute(project: Project, progress=None) -> dict:
     annotations, item_tokens = _load(project)
-    stop_words = set(language_stop_words(project.language))
+    stop_words = stop_word_rule(project.language)
     by_variant: dict[str, list[_Annotation]] = defaultdict(list)
     for a in annotations:
         by_variant[a.variant].append(a)

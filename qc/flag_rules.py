@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import median
 
-from rationale_metrics.agreement import is_punctuation
+from rationale_metrics.stop_words import StopWordRule, is_punctuation
 
 EMPTY = "empty"
 TOO_FAST = "too_fast"
@@ -37,13 +37,14 @@ class Flag:
     detail: str
 
 
-def stopword_share(token_texts: list[str], chosen: set[int], stop_words: set[str]) -> float | None:
+def stopword_share(
+    token_texts: list[str], chosen: set[int], stop_words: StopWordRule
+) -> float | None:
     """Share of the highlighted tokens that are stop words or punctuation; None if empty."""
     if not chosen:
         return None
-    junk = sum(
-        1 for i in chosen if token_texts[i].lower() in stop_words or is_punctuation(token_texts[i])
-    )
+    stop = stop_words.mask(token_texts)
+    junk = sum(1 for i in chosen if stop[i] or is_punctuation(token_texts[i]))
     return junk / len(chosen)
 
 
@@ -52,7 +53,7 @@ def submission_flags(
     token_texts: list[str],
     chosen: set[int],
     seconds: float,
-    stop_words: set[str],
+    stop_words: StopWordRule,
     thresholds: FlagThresholds,
 ) -> list[Flag]:
     flags = []

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from rationale_metrics.problems import ProblemList
+from rationale_metrics.stop_words import StopWordRule, is_punctuation
 
 
 def cohen_kappa_counts(both: int, ones_a: int, ones_b: int, n: int) -> float | None:
@@ -271,19 +272,17 @@ def majority_agreement(item_annotations: list[np.ndarray]) -> dict:
 # ---------------------------------------------------------------- what annotations look like
 
 
-def is_punctuation(token: str) -> bool:
-    return bool(token) and not any(ch.isalnum() for ch in token)
-
-
 def annotation_statistics(
-    annotations: list[tuple[list[str], set[int], float]], stop_words: set[str]
+    annotations: list[tuple[list[str], set[int], float]], stop_words: StopWordRule
 ) -> dict:
     """Length ratio L (mean h/m), stop-word share S (mean s/h over non-empty annotations),
     punctuation share (likewise, counted apart), empty rate, and seconds per item.
 
-    Each annotation: (the item's token texts, highlighted token indexes, seconds spent)."""
+    Each annotation: (the item's token texts, highlighted token indexes, seconds spent).
+    Annotations of one item share its token list, whose stop-word mask is found once."""
     ratios, stop_shares, punct_shares, seconds = [], [], [], []
     empty = 0
+    masks: dict[int, list[bool]] = {}
     for tokens, chosen, spent in annotations:
         ratios.append(len(chosen) / len(tokens) if tokens else 0.0)
         seconds.append(spent)
@@ -292,7 +291,10 @@ def annotation_statistics(
             continue
         words = [tokens[i] for i in chosen]
         punctuation = sum(1 for w in words if is_punctuation(w))
-        stop = sum(1 for w in words if w.lower() in stop_words)
+        mask = masks.get(id(tokens))
+        if mask is None:
+            mask = masks[id(tokens)] = stop_words.mask(tokens)
+        stop = sum(1 for i in chosen if mask[i])
         stop_shares.append(stop / len(words))
         punct_shares.append(punctuation / len(words))
     quartiles = np.percentile(seconds, [25, 50, 75]).tolist() if seconds else [None] * 3

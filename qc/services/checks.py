@@ -19,7 +19,7 @@ from django.db.models.functions import RowNumber
 
 from annotate.models import Annotation, AssignmentStatus, Project, RationaleSpan
 from annotate.selectors import items_token_texts
-from annotate.tokenization import stop_words as language_stop_words
+from annotate.tokenization import stop_word_rule
 from config.bulk_sql import rows_update
 from qc.flag_rules import (
     EMPTY,
@@ -316,7 +316,7 @@ def annotation_quality_checks(*, annotation_ids, standings: bool = True) -> dict
     for annotation in batch:
         project = projects[annotation.project_id]
         token_texts = texts.get(annotation.item_id, ([], {}))[0]
-        stop_words = language_stop_words(project.language)
+        stop_words = stop_word_rule(project.language)
         mine = chosen[annotation.pk]
         seconds = annotation.time_spent_ms / 1000
         wanted[annotation.pk] = submission_flags(

@@ -10,7 +10,7 @@ from annotate.gates import WorkRefusal
 from annotate.models import Item, Project, RationaleSpan
 from annotate.selectors import item_token_texts
 from annotate.services import rationale_sets_validate
-from annotate.tokenization import stop_words
+from annotate.tokenization import stop_word_rule
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from config.prepared_sql import PreparedStatement, columns
 from config.transactions import create_unless_taken
@@ -300,7 +300,7 @@ def _answer_flags(item: Item, tokens: dict[str, list[int]], seconds: float, poli
         token_texts=texts,
         chosen=chosen,
         seconds=seconds,
-        stop_words=stop_words(item.project.language),
+        stop_words=stop_word_rule(item.project.language),
         thresholds=policy.flag_thresholds(),
     )
     return [f.detail for f in flags]

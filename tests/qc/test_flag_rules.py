@@ -16,6 +16,7 @@ from qc.flag_rules import (
     worker_aggregates,
     worker_assessment,
 )
+from rationale_metrics.stop_words import StopWordRule
 
 TEXT = [
     "the",
@@ -32,7 +33,7 @@ TEXT = [
     "grief",
     ".",
 ]
-STOP = {"the", "is", "a", "and", "of"}
+STOP = StopWordRule(frozenset({"the", "is", "a", "and", "of"}))
 LIMITS = FlagThresholds(min_seconds=10, max_stopword_share=0.6, first_k_tokens=3)
 
 

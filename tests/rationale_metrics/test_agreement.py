@@ -111,11 +111,12 @@ def test_majority_agreement_by_hand():
 
 def test_annotation_statistics_by_hand():
     from rationale_metrics.agreement import annotation_statistics
+    from rationale_metrics.stop_words import StopWordRule
 
     tokens = ["The", "film", "is", "great", "!"]
     result = annotation_statistics(
         [(tokens, {0, 3}, 10.0), (tokens, {3, 4}, 20.0), (tokens, set(), 30.0)],
-        stop_words={"the", "is"},
+        stop_words=StopWordRule(frozenset({"the", "is"})),
     )
 
     assert result["length_ratio"] == pytest.approx((2 / 5 + 2 / 5 + 0) / 3)

@@ -141,6 +141,9 @@ def _label_problem(value: Any, task: str) -> str | None:
     return f"must be an integer or a string label, got {json_kind(value)}"
 
 
+_INT, _STR = {int}, {str}
+
+
 class _Line:
     """Problems of one line, with the line's file and number filled in."""
 
@@ -158,6 +161,13 @@ class _Line:
         if not isinstance(value, list):
             self.fail(where, f"must be a list of token indexes, got {json_kind(value)}")
             return None
+        # The usual line, checked in C: plain ints inside the sentence.
+        if not value or (
+            set(map(type, value)) == _INT
+            and min(value) >= 0
+            and (n_tokens is None or max(value) < n_tokens)
+        ):
+            return value
         out = []
         for i, raw in enumerate(value):
             index = raw
@@ -179,6 +189,8 @@ class _Line:
         if not isinstance(value, list):
             self.fail(where, f"must be a list of token strings, got {json_kind(value)}")
             return None
+        if not value or set(map(type, value)) == _STR:
+            return value
         bad = next((i for i, t in enumerate(value) if not isinstance(t, str)), None)
         if bad is not None:
             self.fail(f"{where}[{bad}]", f"must be a string, got {json_kind(value[bad])}")

@@ -162,7 +162,7 @@ def command_fine_grained(args) -> int:
         score_fine_grained,
     )
 
-    with collector_paused():
+    def scores_of_files() -> tuple[dict, tuple[float, ...] | None, str]:
         gold, predictions = read_benchmark(
             args.golden_path, args.pred_path, args.task, args.language
         )
@@ -173,7 +173,12 @@ def command_fine_grained(args) -> int:
             comparison=args.comparison,
             iou_threshold=args.iou_threshold,
         )
-        scores = score_fine_grained(gold, predictions, options)
+        return score_fine_grained(gold, predictions, options), ratios, ratio_source
+
+    # As in command_score: the files' objects are freed when scores_of_files returns, so
+    # the collector, once back, has no pass over them to make.
+    with collector_paused():
+        scores, ratios, ratio_source = scores_of_files()
     scores["options"] = {
         "task": args.task,
         "language": args.language,

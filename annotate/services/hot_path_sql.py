@@ -5,7 +5,7 @@ took 14 round trips (transaction, savepoint, current lease, locked fill row, fre
 insert, counter, documents) and "submit" 9, and building each query cost more CPU than
 PostgreSQL spent running it. Here each is one statement with data-modifying CTEs: one
 round trip, atomic by itself, under the same locks and constraints as the services in
-`assignments.py` (the fill row FOR UPDATE SKIP LOCKED, the assignment row FOR UPDATE, the
+`annotate/services/assignments/` (the fill row FOR UPDATE SKIP LOCKED, the assignment row FOR UPDATE, the
 partial unique index on live slots, the unique client UUID).
 
 Each function handles only the common case and returns None otherwise: no free item, an

@@ -1,0 +1,225 @@
+"""Taking a submission exactly once: the fast statement for the common case, the general
+service for everything else, both under the same rules (rationale_metrics.span_rules for
+spans, `label_problem` for labels)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotate.models import (
+    Annotation,
+    AssignmentStatus,
+    Document,
+    Item,
+    ItemVariantFill,
+    RationaleSet,
+    RationaleSpan,
+)
+from annotate.services import hot_path_sql
+from annotate.services.assignments.fill_counters import fill_change
+from annotate.services.assignments.leasing import _owned, _take_slot
+from annotate.signals import annotation_submitted
+from config.exceptions import (
+    ApplicationError,
+    ConflictError,
+)
+from rationale_metrics.span_rules import RationaleSetsProblem, rationale_sets_check
+
+
+@dataclass
+class SubmitResult:
+    annotation: Annotation
+    replayed: bool = False  # a retry of a submit that had already been stored
+    late: bool = False  # the lease had expired, and the work was kept
+
+
+def rationale_sets_validate(
+    item: Item, sets: list, min_highlight: int
+) -> list[list[tuple[Document, int, int]]]:
+    """The sets with their documents, checked against the item's documents
+    (`rationale_metrics.span_rules`, the one span rule); ApplicationError names the field."""
+    documents = {d.docid: d for d in item.documents.all()}
+    try:
+        rows = rationale_sets_check(
+            sets,
+            token_counts={docid: d.token_count for docid, d in documents.items()},
+            min_highlight=min_highlight,
+        )
+    except RationaleSetsProblem as problem:
+        extra = {"code": problem.code} if problem.code else None
+        raise ApplicationError(problem.message, extra=extra) from None
+    return [[(documents[docid], start, end) for docid, start, end in spans] for spans in rows]
+
+
+def label_problem(
+    label: str | None, *, labels: list[str], options: list[str], required: bool
+) -> tuple[str, str | None] | None:
+    """(message, code) for what is wrong with a submitted label, or None. A project that
+    takes labels from its annotators requires one; a given label must be one of the
+    project's labels (when it lists any) and of the item's options (when it has any)."""
+    if label is None:
+        if required:
+            return (
+                "pick a label before submitting: this project takes the label from its annotators",
+                "label_required",
+            )
+        return None
+    if labels and label not in labels:
+        return f"label {label!r} is not one of the project's labels {labels}", None
+    if options and label not in options:
+        return f"label {label!r} is not one of this item's options {options}", None
+    return None
+
+
+def _replay(client_uuid: uuid.UUID, worker) -> SubmitResult | None:
+    existing = (
+        Annotation.objects.select_related("assignment").filter(client_uuid=client_uuid).first()
+    )
+    if existing is None:
+        return None
+    if existing.assignment.worker_id != worker.pk:
+        raise ConflictError("this submission id belongs to another submission")
+    return SubmitResult(annotation=existing, replayed=True)
+
+
+def annotation_submit(
+    *,
+    assignment_id: int,
+    worker,
+    client_uuid: uuid.UUID,
+    rationale_sets: list,
+    label: str | None = None,
+    time_spent_ms: int = 0,
+) -> SubmitResult:
+    """Store a submission exactly once. A retry with the same client_uuid returns the
+    stored annotation (found under the assignment's row lock, or through the unique
+    client_uuid when it names another assignment); a submit after the lease expired is
+    kept if the quota has room."""
+    plain = _shape_checked(rationale_sets) if hot_path_sql.available() else None
+    if plain is not None and isinstance(time_spent_ms, int) and time_spent_ms >= 0:
+        now = timezone.now()
+        annotation = hot_path_sql.submit(
+            assignment_id=assignment_id,
+            worker_id=worker.pk,
+            client_uuid=client_uuid,
+            sets=plain,
+            label=label,
+            time_spent_ms=time_spent_ms,
+            now=now,
+        )
+        if annotation is not None:
+            _announce_submission(annotation.pk)
+            return SubmitResult(annotation=annotation)
+    try:
+        with transaction.atomic():
+            result = _submit(
+                assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms
+            )
+            if not result.replayed:
+                _announce_submission(result.annotation.pk)
+            return result
+    except IntegrityError:
+        # A concurrent retry of the same submission won the race: answer as a replay.
+        replay = _replay(client_uuid, worker)
+        if replay is not None:
+            return replay
+        raise
+
+
+def _shape_checked(rationale_sets) -> list[list[tuple[str, int, int]]] | None:
+    """The sets as rows when their shape is right; None sends the submission to the general
+    service, which checks them again against the documents and words the problem.
+    Whether the docids and token counts allow the spans is the statement's to check."""
+    try:
+        return rationale_sets_check(rationale_sets, token_counts=None, min_highlight=None)
+    except RationaleSetsProblem:
+        return None
+
+
+def _announce_submission(annotation_id: int) -> None:
+    """Tell the other apps (the quality checks) once the submission is committed."""
+    transaction.on_commit(
+        lambda: annotation_submitted.send(sender=Annotation, annotation_id=annotation_id),
+        robust=True,
+    )
+
+
+def _submit(
+    assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms
+) -> SubmitResult:
+    assignment = _owned(assignment_id, worker, lock=True)
+    project = assignment.item.project
+    if assignment.status == AssignmentStatus.SUBMITTED:
+        stored = Annotation.objects.filter(assignment=assignment).first()
+        if stored is not None and stored.client_uuid == client_uuid:
+            return SubmitResult(annotation=stored, replayed=True)
+        raise ConflictError("this assignment was already submitted with another submission id")
+    if assignment.status == AssignmentStatus.SKIPPED:
+        raise ConflictError("this assignment was skipped; it cannot be submitted")
+    problem = label_problem(
+        label,
+        labels=project.labels,
+        options=assignment.item.options,
+        required=project.labels_from_annotators,
+    )
+    if problem is not None:
+        message, code = problem
+        raise ApplicationError(message, extra={"code": code} if code else None)
+    if not isinstance(time_spent_ms, int) or time_spent_ms < 0:
+        raise ApplicationError("time_spent_ms must be a non-negative integer")
+    cleaned = rationale_sets_validate(assignment.item, rationale_sets, project.min_highlight)
+    now = timezone.now()
+    late = assignment.round == 1 and (
+        assignment.status == AssignmentStatus.EXPIRED or assignment.lease_expires_at < now
+    )
+    if assignment.status == AssignmentStatus.EXPIRED:
+        # Its slot may have gone to someone else: take a free one, or refuse clearly.
+        ItemVariantFill.objects.select_for_update().filter(
+            item_id=assignment.item_id, variant_id=assignment.variant_id
+        ).first()
+        slot = _take_slot(
+            assignment.item_id, assignment.variant, assignment.round, project.annotators_per_item
+        )
+        if slot is None:
+            raise ConflictError(
+                "your lease on this item expired and other annotators have since completed it; "
+                "this submission could not be kept",
+                extra={"code": "lease_expired_quota_full"},
+            )
+        assignment.slot = slot
+        fill_change(assignment.item_id, assignment.variant_id, +1)
+    assignment.status = AssignmentStatus.SUBMITTED
+    assignment.submitted_at = now
+    assignment.draft = None
+    assignment.save(update_fields=["status", "submitted_at", "slot", "draft"])
+    revision_of = None
+    if assignment.round > 1:
+        revision_of = Annotation.objects.filter(
+            assignment__item=assignment.item,
+            assignment__worker=worker,
+            assignment__round=assignment.round - 1,
+        ).first()
+    annotation = Annotation.objects.create(
+        assignment=assignment,
+        client_uuid=client_uuid,
+        label=label,
+        time_spent_ms=time_spent_ms,
+        revision_of=revision_of,
+    )
+    sets = RationaleSet.objects.bulk_create(
+        [RationaleSet(annotation=annotation, position=i) for i in range(len(cleaned))]
+    )
+    RationaleSpan.objects.bulk_create(
+        [
+            RationaleSpan(
+                rationale_set=rset, document=doc, start_token=start, end_token=end, position=j
+            )
+            for rset, rows in zip(sets, cleaned, strict=True)
+            for j, (doc, start, end) in enumerate(rows)
+        ]
+    )
+    return SubmitResult(annotation=annotation, late=late)

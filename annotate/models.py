@@ -627,6 +627,7 @@ class ImportFormat(models.TextChoices):
     ERASER = "eraser", "ERASER directory or zip"
     JSONL = "jsonl", "JSONL of raw texts"
     CSV = "csv", "CSV of raw texts"
+    BENCHMARK = "benchmark", "Fine-grained benchmark JSONL"
 
 
 def import_upload_path(job: ImportJob, filename: str) -> str:
@@ -660,7 +661,7 @@ class ImportJob(BackgroundJob):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
-    source_format = models.CharField(max_length=8, choices=ImportFormat.choices)
+    source_format = models.CharField(max_length=16, choices=ImportFormat.choices)
     source_name = models.CharField(max_length=255)
     upload = models.FileField(upload_to=import_upload_path, max_length=500)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)

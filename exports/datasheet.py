@@ -13,6 +13,7 @@ import rationale_metrics
 from annotate.models import Document, InstructionVariant, Project
 from annotate.selectors import perturbation_progress
 from qc.cohorts import NO_RECORD
+from qc.rule_bands import band_text
 from qc.selectors import quality_summary, worker_cohorts
 
 
@@ -167,6 +168,17 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
     }
 
 
+def _qualification_rules_text(rules: dict) -> str:
+    """The attribute rules in words; the approval rate and approved count as bands, so a
+    study that recruited one level (say 80-90 %) says so."""
+    rate = band_text(rules["min_approval_rate_percent"], rules["max_approval_rate_percent"], "%")
+    count = band_text(rules["min_approved_count"], rules["max_approved_count"])
+    return (
+        f"approval rate {rate}, approved tasks {count}, locales {rules['allowed_locales']}, "
+        f"masters only: {'yes' if rules['masters_only'] else 'no'}"
+    )
+
+
 def _table(rows: list[tuple]) -> str:
     lines = ["| " + " | ".join(str(c) for c in rows[0]) + " |", "|" + "---|" * len(rows[0])]
     lines += [
@@ -214,9 +226,7 @@ def datasheet_markdown(sheet: dict) -> str:
     test = q["test"]
     parts += [
         "## Workers",
-        f"- qualification rules: approval rate ≥ {rules['min_approval_rate_percent'] or 'any'}%, "
-        f"approved tasks ≥ {rules['min_approved_count'] or 'any'}, locales {rules['allowed_locales']}, "
-        f"masters only: {'yes' if rules['masters_only'] else 'no'}",
+        f"- qualification rules: {_qualification_rules_text(rules)}",
         "- qualification test: "
         + (
             f"{test['gold_items']} gold item(s), pass at mean token F1 ≥ {test['pass_mark_token_f1']}, "

@@ -107,6 +107,10 @@ class QualityPolicy(models.Model):
     # Qualification rules on worker attributes; None or empty means no rule.
     min_approval_rate = models.FloatField(null=True, blank=True)
     min_approved_count = models.PositiveIntegerField(null=True, blank=True)
+    # Upper bounds make a band with the minimums (both inclusive, qc.rule_bands), so each
+    # qualification level of the crowd study can be recruited on its own.
+    max_approval_rate = models.FloatField(null=True, blank=True)
+    max_approved_count = models.PositiveIntegerField(null=True, blank=True)
     allowed_locales = models.JSONField(default=list, blank=True)
     masters_only = models.BooleanField(default=False)
     # The optional test on gold items.
@@ -147,6 +151,23 @@ class QualityPolicy(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(test_max_attempts__gte=1), name="qualitypolicy_attempts_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(max_approval_rate__isnull=True)
+                | Q(max_approval_rate__gte=0, max_approval_rate__lte=100),
+                name="qualitypolicy_max_approval_rate_percent",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_approval_rate__isnull=True)
+                | Q(max_approval_rate__isnull=True)
+                | Q(min_approval_rate__lte=models.F("max_approval_rate")),
+                name="qualitypolicy_approval_rate_band_ordered",
+            ),
+            models.CheckConstraint(
+                condition=Q(min_approved_count__isnull=True)
+                | Q(max_approved_count__isnull=True)
+                | Q(min_approved_count__lte=models.F("max_approved_count")),
+                name="qualitypolicy_approved_count_band_ordered",
             ),
         ]
 

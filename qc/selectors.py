@@ -399,7 +399,9 @@ def quality_summary(*, project: Project) -> dict:
     policy = QualityPolicy.objects.filter(project=project).first() or QualityPolicy(project=project)
     rules = {
         "min_approval_rate_percent": policy.min_approval_rate,
+        "max_approval_rate_percent": policy.max_approval_rate,
         "min_approved_count": policy.min_approved_count,
+        "max_approved_count": policy.max_approved_count,
         "allowed_locales": policy.allowed_locales or "any",
         "masters_only": policy.masters_only,
     }

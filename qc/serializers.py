@@ -13,6 +13,9 @@ class QualityPolicySerializer(serializers.ModelSerializer):
     min_approval_rate = serializers.FloatField(
         min_value=0, max_value=100, allow_null=True, required=False
     )
+    max_approval_rate = serializers.FloatField(
+        min_value=0, max_value=100, allow_null=True, required=False
+    )
     test_pass_f1 = serializers.FloatField(min_value=0, max_value=1, required=False)
     test_max_attempts = serializers.IntegerField(min_value=1, max_value=10, required=False)
     min_seconds = serializers.FloatField(min_value=0, required=False)

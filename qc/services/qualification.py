@@ -27,6 +27,12 @@ from qc.models import (
     WorkerProfile,
     WorkerStatus,
 )
+from qc.rule_bands import (
+    APPROVAL_RATE_LIMITS,
+    approval_rate_failure,
+    approved_count_failure,
+    band_problem,
+)
 from qc.services.workers import audit_record, worker_profile_for_user
 from rationale_metrics.extensions import set_f1
 
@@ -63,6 +69,25 @@ def quality_policy_update(*, project: Project, **fields) -> QualityPolicy:
         setattr(policy, name, value)
     if "allowed_locales" in fields:
         policy.allowed_locales = sorted({str(c).strip().upper() for c in policy.allowed_locales})
+    # Checked on the merged row: a partial update may move one bound past the stored other.
+    for problem in (
+        band_problem(
+            low_field="min_approval_rate",
+            high_field="max_approval_rate",
+            low=policy.min_approval_rate,
+            high=policy.max_approval_rate,
+            limits=APPROVAL_RATE_LIMITS,
+        ),
+        band_problem(
+            low_field="min_approved_count",
+            high_field="max_approved_count",
+            low=policy.min_approved_count,
+            high=policy.max_approved_count,
+        ),
+    ):
+        if problem:
+            field_name, message = problem
+            raise ApplicationError(f"{field_name}: {message}", extra={"field": field_name})
     if policy.test_enabled and not GoldItem.objects.filter(item__project=project).exists():
         raise ApplicationError(
             "test_enabled: choose the test's gold items first (items with reference rationales)"
@@ -73,16 +98,18 @@ def quality_policy_update(*, project: Project, **fields) -> QualityPolicy:
 
 def rule_failures(policy: QualityPolicy, profile: WorkerProfile) -> list[str]:
     """Which attribute rules the worker fails, in words; empty when they pass."""
-    failures = []
-    if policy.min_approval_rate is not None and (
-        profile.approval_rate is None or profile.approval_rate < policy.min_approval_rate
-    ):
-        have = "unknown" if profile.approval_rate is None else f"{profile.approval_rate:g}%"
-        failures.append(f"approval rate {have} is under {policy.min_approval_rate:g}%")
-    if policy.min_approved_count is not None and profile.approved_count < policy.min_approved_count:
-        failures.append(
-            f"{profile.approved_count} approved tasks, under {policy.min_approved_count}"
+    failures = [
+        failure
+        for failure in (
+            approval_rate_failure(
+                profile.approval_rate, policy.min_approval_rate, policy.max_approval_rate
+            ),
+            approved_count_failure(
+                profile.approved_count, policy.min_approved_count, policy.max_approved_count
+            ),
         )
+        if failure
+    ]
     if policy.allowed_locales and profile.locale.upper() not in policy.allowed_locales:
         failures.append(
             f"locale {profile.locale or 'unknown'} is not one of {', '.join(policy.allowed_locales)}"

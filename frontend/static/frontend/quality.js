@@ -8,7 +8,9 @@ import { api, el, errorText, fmt } from "./http.js";
 /** Fields of the quality policy form: [name, label, kind]. */
 const POLICY_FIELDS = [
   ["min_approval_rate", "Minimum approval rate (%)", "number"],
+  ["max_approval_rate", "Maximum approval rate (%), to recruit one band such as 80–90", "number"],
   ["min_approved_count", "Minimum approved tasks", "number"],
+  ["max_approved_count", "Maximum approved tasks", "number"],
   ["allowed_locales", "Allowed locales (comma separated, empty = any)", "list"],
   ["masters_only", "Master workers only", "bool"],
   ["test_enabled", "Require the qualification test", "bool"],

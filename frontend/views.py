@@ -29,6 +29,8 @@ def project_page(request, project_id: int):
             "is_annotator": Role.ANNOTATOR in roles,
             "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
             "can_review": bool(roles & {Role.ADMIN, Role.REVIEWER}),
+            "can_perturb": bool(roles & {Role.ADMIN, Role.RESEARCHER, Role.AUTHOR, Role.CHECKER}),
+            "can_check_perturbations": bool(roles & {Role.ADMIN, Role.CHECKER}),
             "cohorts": COHORTS,
         },
     )
@@ -76,3 +78,40 @@ def quality_page(request, project_id: int):
         project_id=project_id, user=request.user, roles=(Role.ADMIN,)
     )
     return render(request, "frontend/quality.html", {"project": project})
+
+
+@login_required
+def perturbations_page(request, project_id: int):
+    project = selectors.project_get_for_user(
+        project_id=project_id,
+        user=request.user,
+        roles=(Role.ADMIN, Role.RESEARCHER, Role.AUTHOR, Role.CHECKER),
+    )
+    roles = selectors.project_roles_of_user(project=project, user=request.user)
+    return render(
+        request,
+        "frontend/perturbations.html",
+        {
+            "project": project,
+            "is_admin": Role.ADMIN in roles,
+            "can_author": bool(roles & {Role.ADMIN, Role.AUTHOR}),
+            "can_check": bool(roles & {Role.ADMIN, Role.CHECKER}),
+        },
+    )
+
+
+@login_required
+def perturb_author_page(request, project_id: int, item_id: int):
+    project = selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.AUTHOR)
+    )
+    item = selectors.perturbation_original_get(project=project, item_id=item_id)
+    return render(request, "frontend/perturb_author.html", {"project": project, "item": item})
+
+
+@login_required
+def perturb_check_page(request, project_id: int):
+    project = selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.CHECKER)
+    )
+    return render(request, "frontend/perturb_check.html", {"project": project})

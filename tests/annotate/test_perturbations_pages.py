@@ -2,7 +2,6 @@
 
 import pytest
 
-from annotate.models import Role
 from annotate.services import perturbation_check, perturbation_create
 from tests.annotate.perturbation_helpers import (
     EVERYONE,

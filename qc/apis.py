@@ -307,7 +307,9 @@ class WorkerCsvImportApi(APIView):
         data = WorkerCsvInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        summary = qc_services.worker_profiles_import_csv(data=upload.read(), source=upload.name)
+        summary = qc_services.worker_profiles_import_csv(
+            data=upload.read(), source=upload.name, platform=data.validated_data["platform"]
+        )
         return Response(
             {"created": summary.created, "updated": summary.updated, "linked": summary.linked}
         )

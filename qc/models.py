@@ -51,11 +51,22 @@ class WorkerStatus(models.TextChoices):
     BLOCKED = "blocked", "Blocked"
 
 
+class Platform(models.TextChoices):
+    """Where a worker's external id comes from. The same id on two platforms is two
+    people; profiles imported without naming a platform keep the empty value."""
+
+    UNSPECIFIED = "", "Not given"
+    MTURK = "mturk", "Amazon Mechanical Turk"
+    PROLIFIC = "prolific", "Prolific"
+    OTHER = "other", "Other platform"
+
+
 class WorkerProfile(models.Model):
     """A worker as a crowd platform describes them, kept up to date by our own reviews.
 
-    A profile imported from a platform's CSV may exist before its account does; it is
-    linked to the user whose username equals its external id on their first visit.
+    A profile imported from a platform's CSV may exist before its account does. Without a
+    platform it is linked to the user whose username equals its external id on their
+    first visit; with one, to the account a study link makes for that platform's id.
     """
 
     user = models.OneToOneField(
@@ -65,7 +76,10 @@ class WorkerProfile(models.Model):
         on_delete=models.CASCADE,
         related_name="worker_profile",
     )
-    external_id = models.CharField(max_length=200, unique=True)
+    platform = models.CharField(
+        max_length=16, choices=Platform.choices, default=Platform.UNSPECIFIED, blank=True
+    )
+    external_id = models.CharField(max_length=200)
     approval_rate = models.FloatField(
         null=True, blank=True, help_text="Percent of judged work approved (0-100)."
     )
@@ -83,6 +97,9 @@ class WorkerProfile(models.Model):
     class Meta:
         ordering = ["external_id"]
         constraints = [
+            models.UniqueConstraint(
+                fields=["platform", "external_id"], name="workerprofile_unique_platform_id"
+            ),
             models.CheckConstraint(
                 condition=Q(approval_rate__isnull=True)
                 | Q(approval_rate__gte=0, approval_rate__lte=100),

@@ -3,7 +3,7 @@
 from rest_framework import serializers
 
 from annotate.serializers import RationaleSetsField
-from qc.models import QualityPolicy
+from qc.models import Platform, QualityPolicy
 
 
 class QualityPolicySerializer(serializers.ModelSerializer):
@@ -63,3 +63,7 @@ class TestAnswerInputSerializer(serializers.Serializer):
 
 class WorkerCsvInputSerializer(serializers.Serializer):
     file = serializers.FileField()
+    # The platform the ids come from; empty: ids that are this site's usernames.
+    platform = serializers.ChoiceField(
+        choices=Platform.choices, required=False, allow_blank=True, default=""
+    )

@@ -8,15 +8,16 @@ import io
 import re
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from annotate.models import Project
-from config.exceptions import ApplicationError
+from config.exceptions import ApplicationError, ConflictError
 from config.prepared_sql import PreparedStatement, columns
 from config.transactions import create_unless_taken
 from qc.models import (
     AuditAction,
     AuditEvent,
+    Platform,
     ProjectWorker,
     QualificationStatus,
     WorkerProfile,
@@ -62,21 +63,56 @@ _PROFILE_OF_USER = PreparedStatement(
 
 
 def worker_profile_for_user(user) -> WorkerProfile:
-    """The user's profile: theirs, an imported one whose external id is their username,
-    or a new one with no platform history."""
+    """The user's profile: theirs, an imported one (naming no platform) whose external id
+    is their username, or a new one with no platform history."""
     found = _PROFILE_OF_USER.instances(WorkerProfile, {"user": user.pk})
     if found:
         return found[0]
     # Each step is one statement, atomic by itself; a concurrent first visit of the same
     # user makes the other's link or insert a no-op, and both read the same row.
     linked = WorkerProfile.objects.filter(
-        external_id=user.get_username(), user__isnull=True
+        platform=Platform.UNSPECIFIED, external_id=user.get_username(), user__isnull=True
     ).update(user=user)
     if not linked:
         created = create_unless_taken(WorkerProfile, external_id=user.get_username(), user=user)
         if created is not None:
             return created
     return WorkerProfile.objects.get(user=user)
+
+
+def worker_profile_for_platform(*, platform: str, external_id: str, user) -> WorkerProfile:
+    """The profile of a platform's worker id, bound to `user`: an imported one for that
+    platform and id is linked, else a new one is made. Raises ConflictError when the
+    (platform, id) profile belongs to another account, or `user` has another profile,
+    so an id can never be moved onto someone else's account."""
+    if platform == Platform.UNSPECIFIED:
+        raise ApplicationError("platform: name the platform the id comes from")
+    taken = ConflictError(
+        f"the {platform} id {external_id!r} belongs to another account",
+        extra={"code": "platform_id_taken"},
+    )
+    own = WorkerProfile.objects.filter(user=user).first()
+    if own is not None:
+        if (own.platform, own.external_id) != (platform, external_id):
+            raise taken
+        return own
+    # One statement each, under the (platform, external_id) and user constraints: two
+    # first visits of the same worker at once end with one profile, read by both.
+    try:
+        with transaction.atomic():
+            WorkerProfile.objects.filter(
+                platform=platform, external_id=external_id, user__isnull=True
+            ).update(user=user)
+    except IntegrityError:  # the account got a profile meanwhile: checked below
+        pass
+    profile = WorkerProfile.objects.filter(platform=platform, external_id=external_id).first()
+    if profile is None:
+        profile = create_unless_taken(
+            WorkerProfile, platform=platform, external_id=external_id, user=user
+        ) or (WorkerProfile.objects.filter(platform=platform, external_id=external_id).first())
+    if profile is None or profile.user_id != user.pk:
+        raise taken
+    return profile
 
 
 @dataclass
@@ -161,9 +197,18 @@ def _parse_row(cells: list[str], columns: dict[str, int], where: str, errors: li
     return row
 
 
-def worker_profiles_import_csv(*, data: bytes, source: str = "workers.csv") -> CsvImportSummary:
+def worker_profiles_import_csv(
+    *, data: bytes, source: str = "workers.csv", platform: str = Platform.UNSPECIFIED
+) -> CsvImportSummary:
     """Create or update worker profiles from a crowd platform's CSV export. Every row is
-    checked first; one bad row rejects the whole file and nothing is written."""
+    checked first; one bad row rejects the whole file and nothing is written.
+
+    With a platform named, the rows are that platform's ids: they update the profiles
+    that study-link accounts of that platform have, or wait for those accounts."""
+    if platform not in Platform.values:
+        raise ApplicationError(
+            f"platform: {platform!r} is not one of {', '.join(v or '(none)' for v in Platform.values)}"
+        )
     if len(data) > MAX_CSV_BYTES:
         raise ApplicationError(f"{source}: larger than {MAX_CSV_BYTES // 1024 // 1024} MB")
     try:
@@ -209,19 +254,27 @@ def worker_profiles_import_csv(*, data: bytes, source: str = "workers.csv") -> C
         )
     from django.contrib.auth import get_user_model
 
-    users = {
-        u.username: u
-        for u in get_user_model().objects.filter(username__in=[r["external_id"] for r in rows])
-    }
+    # Only ids that name no platform are usernames; a platform's ids belong to the
+    # accounts its study links make.
+    users = (
+        {
+            u.username: u
+            for u in get_user_model().objects.filter(username__in=[r["external_id"] for r in rows])
+        }
+        if platform == Platform.UNSPECIFIED
+        else {}
+    )
     with transaction.atomic():
         existing = {
             p.external_id: p
-            for p in WorkerProfile.objects.select_for_update().filter(external_id__in=seen)
+            for p in WorkerProfile.objects.select_for_update().filter(
+                platform=platform, external_id__in=seen
+            )
         }
         for row in rows:
             profile = existing.get(row["external_id"])
             if profile is None:
-                profile = WorkerProfile(external_id=row["external_id"])
+                profile = WorkerProfile(platform=platform, external_id=row["external_id"])
                 summary.created += 1
             else:
                 summary.updated += 1

@@ -1,0 +1,63 @@
+"""Worker profiles name their platform: one id on two platforms is two workers, imports
+that name no platform keep linking to usernames, and an id never moves accounts."""
+
+import pytest
+from django.db import IntegrityError
+
+from config.exceptions import ApplicationError, ConflictError
+from qc.models import Platform, WorkerProfile
+from qc.services import worker_profiles_import_csv
+from qc.services.workers import worker_profile_for_platform, worker_profile_for_user
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_same_id_on_two_platforms_is_two_profiles():
+    WorkerProfile.objects.create(platform=Platform.MTURK, external_id="A1")
+    WorkerProfile.objects.create(platform=Platform.PROLIFIC, external_id="A1")
+    with pytest.raises(IntegrityError):
+        WorkerProfile.objects.create(platform=Platform.MTURK, external_id="A1")
+
+
+def test_an_import_without_a_platform_still_links_by_username():
+    worker_profiles_import_csv(data=b"worker_id,approval_rate\nsam,97\n")
+    profile = worker_profile_for_user(UserFactory(username="sam"))
+    assert (profile.platform, profile.external_id, profile.approval_rate) == ("", "sam", 97)
+
+
+def test_an_import_for_a_platform_waits_for_that_platforms_account():
+    # Given an MTurk export, and a site user whose username happens to be the same id
+    existing = UserFactory(username="A7")
+    summary = worker_profiles_import_csv(
+        data=b"worker_id,approval_rate\nA7,96\n", platform=Platform.MTURK
+    )
+    # Then the row is not linked to that user: only MTurk's own A7 may have it
+    assert summary.linked == 0
+    assert worker_profile_for_user(existing).platform == ""
+    crowd_account = UserFactory(username="mturk.A7")
+    profile = worker_profile_for_platform(
+        platform=Platform.MTURK, external_id="A7", user=crowd_account
+    )
+    assert (profile.user, profile.approval_rate) == (crowd_account, 96)
+    # And a second import for the platform updates that profile, not a new one
+    worker_profiles_import_csv(data=b"worker_id,approval_rate\nA7,98\n", platform="mturk")
+    profile.refresh_from_db()
+    assert profile.approval_rate == 98
+    assert WorkerProfile.objects.filter(external_id="A7").count() == 2
+
+
+def test_a_platform_id_never_moves_to_another_account():
+    first, second = UserFactory(), UserFactory()
+    worker_profile_for_platform(platform="prolific", external_id="P1", user=first)
+    with pytest.raises(ConflictError):
+        worker_profile_for_platform(platform="prolific", external_id="P1", user=second)
+    with pytest.raises(ConflictError):
+        worker_profile_for_platform(platform="mturk", external_id="P1", user=first)
+    with pytest.raises(ApplicationError):
+        worker_profile_for_platform(platform="", external_id="P1", user=second)
+
+
+def test_an_unknown_platform_is_refused_by_the_import():
+    with pytest.raises(ApplicationError, match="platform"):
+        worker_profiles_import_csv(data=b"worker_id\nA1\n", platform="upwork")

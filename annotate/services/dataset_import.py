@@ -25,6 +25,7 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotate.benchmark_mapping import SNIFF_BYTES, looks_like_benchmark
 from annotate.models import (
     Document,
     DocumentRole,
@@ -531,17 +532,31 @@ def _write_raw_batch(
     )
 
 
-def detect_import_format(filename: str) -> str:
+def detect_import_format(filename: str, head: bytes = b"") -> str:
+    """The format of a file named `filename` whose first bytes are `head`: a .zip is ERASER;
+    a first line with `sent_id` and `sample_type` is the fine-grained benchmark's, whatever
+    the extension (its published files end in .txt or .jsonl); else .jsonl or .csv raw texts."""
     lowered = filename.lower()
     if lowered.endswith(".zip"):
         return ImportFormat.ERASER
+    if looks_like_benchmark(head):
+        return ImportFormat.BENCHMARK
     if lowered.endswith(".jsonl"):
         return ImportFormat.JSONL
     if lowered.endswith(".csv"):
         return ImportFormat.CSV
     raise ApplicationError(
-        f"cannot tell the format of {filename!r}: expected a .zip (ERASER), .jsonl or .csv file"
+        f"cannot tell the format of {filename!r}: expected a .zip (ERASER), .jsonl or .csv "
+        "file, or the fine-grained benchmark's JSON lines"
     )
+
+
+def _file_head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as stream:
+            return stream.read(SNIFF_BYTES)
+    except OSError:
+        return b""  # a missing file is reported by the import itself
 
 
 def dataset_import(
@@ -559,7 +574,11 @@ def dataset_import(
     path = Path(path)
     label = label or path.name
     if source_format is None:
-        source_format = ImportFormat.ERASER if path.is_dir() else detect_import_format(path.name)
+        source_format = (
+            ImportFormat.ERASER
+            if path.is_dir()
+            else detect_import_format(path.name, _file_head(path))
+        )
     throttled = _Throttled(progress)
     try:
         if source_format == ImportFormat.ERASER:
@@ -568,6 +587,11 @@ def dataset_import(
             problems = ProblemList()
             problems.add(label, None, None, "no such file")
             raise DataValidationError(problems)
+        elif source_format == ImportFormat.BENCHMARK:
+            # Imported here, not at the top: that module builds on this one's writer.
+            from annotate.services.benchmark_import import benchmark_import_file
+
+            summary = benchmark_import_file(project, path, label, throttled)
         else:
             summary = _import_raw_text(project, path, source_format, label, throttled)
         # The new items join every variant's pool before anyone asks for work.
@@ -625,7 +649,10 @@ def import_job_fail_if_worker_lost(job: ImportJob) -> ImportJob:
 def import_job_create(
     *, project: Project, acting_user, upload, source_format: str | None = None
 ) -> ImportJob:
-    source_format = source_format or detect_import_format(upload.name)
+    if source_format is None:
+        head = upload.read(SNIFF_BYTES)
+        upload.seek(0)
+        source_format = detect_import_format(upload.name, head)
     if source_format not in ImportFormat.values:
         raise ApplicationError(f"unknown import format {source_format!r}")
     if upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:

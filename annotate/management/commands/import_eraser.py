@@ -8,13 +8,17 @@ from rationale_metrics.problems import DataValidationError
 
 class Command(BaseCommand):
     help = (
-        "Import a dataset into a project: an ERASER directory or .zip, or a .jsonl/.csv of raw "
-        "texts. Everything is validated first; on any problem nothing is written."
+        "Import a dataset into a project: an ERASER directory or .zip, a .jsonl/.csv of raw "
+        "texts, or a file in the fine-grained benchmark's format (told by its first line's "
+        "sent_id and sample_type, or by --format benchmark). Everything is validated first; "
+        "on any problem nothing is written."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("project", help="project name or numeric id")
-        parser.add_argument("path", help="ERASER directory or .zip, or a .jsonl / .csv file")
+        parser.add_argument(
+            "path", help="ERASER directory or .zip, a .jsonl / .csv file, or a benchmark file"
+        )
         parser.add_argument("--format", choices=ImportFormat.values, dest="source_format")
 
     def handle(self, *args, project: str, path: str, source_format: str | None, **options):

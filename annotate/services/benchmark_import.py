@@ -1,0 +1,254 @@
+"""Import a file in the fine-grained benchmark's format (METRICS.md section 5) into a project.
+
+The project's task type decides the benchmark task (annotate/benchmark_mapping.py). As
+every import here: the whole file is validated first, every problem named by file, line
+and field; then everything is written in one transaction through the ERASER import's
+writer, which skips what an earlier import of the same lines already wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+from django.db import transaction
+
+from annotate.benchmark_mapping import (
+    SOURCE_KEY,
+    MappedItem,
+    benchmark_task,
+    check_instances,
+    item_from_instance,
+    originals_of,
+    task_of_record,
+)
+from annotate.models import ImportFormat, Item, Project, TaskType
+from annotate.services.dataset_import import (
+    WRITE_BATCH,
+    ImportSummary,
+    _adopt_labels,
+    _check_labels,
+    _lock_project,
+    _PreparedDocument,
+    _ProjectWriter,
+    _TaskFields,
+    _Throttled,
+)
+from annotate.tokenization import tokenize_texts, tokenizer_name
+from rationale_metrics.benchmark_format import (
+    MAX_LINE_BYTES,
+    SentId,
+    gold_record,
+    read_benchmark_gold,
+)
+from rationale_metrics.eraser import Evidence, Instance
+from rationale_metrics.jsonl import iter_json_objects
+from rationale_metrics.problems import ProblemList
+
+GIVEN = "given"
+
+
+def benchmark_import_file(
+    project: Project, path: Path, label: str, progress: _Throttled
+) -> ImportSummary:
+    """Import `path` into `project`; DataValidationError (nothing written) on any problem."""
+    summary = ImportSummary(source_format=ImportFormat.BENCHMARK)
+    problems = ProblemList()
+    task = _task_for(project, path, label, problems)
+    problems.raise_if_any()
+    instances = read_benchmark_gold(path, task, project.language, label=label, problems=problems)
+    original_of: dict[SentId, SentId] = {}
+    if not problems:
+        # With lines missing, a link to one of them would be a false alarm.
+        original_of = originals_of(instances, label, problems)
+    check_instances(instances, task, label, problems)
+    progress("reading", len(instances), len(instances))
+    mapped = [item_from_instance(inst, task, project.language) for inst in instances]
+    labels: list[str] = []
+    if task != "reading_comprehension":
+        labels = _check_labels(
+            project, ((m.label, label, m.line, "sent_label") for m in mapped), problems
+        )
+    problems.raise_if_any()
+
+    fingerprints = {
+        str(inst.sent_id): _fingerprint(inst, task, project.language, original_of)
+        for inst in instances
+    }
+    documents = _prepared_documents(mapped, project.language)
+    with transaction.atomic():
+        project = _lock_project(project)
+        writer = _ProjectWriter(project, summary)
+        for item in mapped:
+            key = str(item.sent_id)
+            conflict = writer.item_conflict(key, fingerprints[key])
+            for doc in documents[key]:
+                conflict = conflict or writer.document_conflict(
+                    doc.docid, doc.text_sha256, doc.tokenizer
+                )
+            if conflict:
+                problems.add(label, item.line, "sent_id", conflict)
+        problems.raise_if_any()
+        _adopt_labels(project, labels, summary)
+        present = set(writer.existing_items)
+        fresh = [m for m in mapped if str(m.sent_id) not in present]
+        summary.items_unchanged += len(mapped) - len(fresh)
+        summary.documents_unchanged += sum(len(documents[str(m.sent_id)]) for m in mapped) - sum(
+            len(documents[str(m.sent_id)]) for m in fresh
+        )
+        for start in range(0, len(fresh), WRITE_BATCH):
+            batch = fresh[start : start + WRITE_BATCH]
+            writer.write_documents([d for m in batch for d in documents[str(m.sent_id)]])
+            writer.write_instances(
+                [(_instance(m, label), fingerprints[str(m.sent_id)]) for m in batch],
+                {str(m.sent_id): _task_fields(m) for m in batch},
+            )
+            progress("writing", start + len(batch), len(fresh))
+        _link_perturbations(project, fresh, original_of)
+    return summary
+
+
+def _task_for(project: Project, path: Path, label: str, problems: ProblemList) -> str:
+    """The project's benchmark task; a problem when it has none, or when the file's first
+    line is laid out for another task (then its every line would be wrong alike)."""
+    task = benchmark_task(project.task_type)
+    if task is None:
+        problems.add(
+            label,
+            None,
+            None,
+            f"a {TaskType(project.task_type).label} project has no benchmark task: the "
+            "benchmark's tasks are sentiment (Single text), similarity (Text pair) and "
+            "reading comprehension",
+        )
+        return ""
+    first = _first_record(path, label)
+    found = task_of_record(first[1]) if first else None
+    if found is not None and found[0] != task:
+        problems.add(
+            label,
+            first[0],
+            found[1],
+            f"this line is laid out for the benchmark's {found[0]} task, but project "
+            f"{project.name!r} is a {TaskType(project.task_type).label} project, which takes "
+            f"the {task} task",
+        )
+    return task
+
+
+def _first_record(path: Path, label: str) -> tuple[int, dict] | None:
+    # Problems of this peek are reported by the full read that follows.
+    try:
+        with open(path, "rb") as stream:
+            records = iter_json_objects(
+                stream, label=label, problems=ProblemList(), max_line_bytes=MAX_LINE_BYTES
+            )
+            return next(records, None)
+    except OSError:
+        return None
+
+
+def _fingerprint(inst, task: str, language: str, original_of: dict) -> str:
+    """What an item's line says, with its original: a re-import of the same line matches."""
+    payload = {
+        "format": ImportFormat.BENCHMARK,
+        "task": task,
+        "language": language,
+        "line": gold_record(inst, task, language),
+        "original": original_of.get(inst.sent_id),
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _prepared_documents(mapped: list[MappedItem], language: str) -> dict[str, list]:
+    """Each item's documents ready to write; questions tokenized like raw text."""
+    questions = [d for m in mapped for d in m.documents if d.token_offsets is None]
+    tokenized = dict(
+        zip(
+            (id(d) for d in questions),
+            tokenize_texts((d.text for d in questions), language=language),
+            strict=True,
+        )
+    )
+    spacy_name = tokenizer_name(language)
+    prepared: dict[str, list[_PreparedDocument]] = {}
+    for item in mapped:
+        docs = []
+        for doc in item.documents:
+            if doc.token_offsets is None:
+                tokens = tokenized[id(doc)]
+                offsets, sentences, tokenizer = (
+                    tokens.token_offsets,
+                    tokens.sentence_ranges,
+                    spacy_name,
+                )
+            else:
+                offsets, tokenizer = doc.token_offsets, GIVEN
+                # The benchmark gives no sentence split: one sentence of all tokens.
+                sentences = np.array([[0, len(offsets)]], dtype=np.int64)
+            docs.append(
+                _PreparedDocument(
+                    docid=doc.docid,
+                    text=doc.text,
+                    token_offsets=offsets,
+                    sentence_ranges=sentences,
+                    tokenizer=tokenizer,
+                    text_sha256=hashlib.sha256(doc.text.encode("utf-8")).hexdigest(),
+                )
+            )
+        prepared[str(item.sent_id)] = docs
+    return prepared
+
+
+def _instance(item: MappedItem, label: str) -> Instance:
+    """The item as the ERASER writer takes it; its spans' sentences and texts are left for
+    an export to compute from the documents."""
+    return Instance(
+        annotation_id=item.sent_id,
+        classification=item.label,
+        docids=[d.docid for d in item.documents],
+        evidences=[
+            [Evidence(docid=docid, start_token=start, end_token=end) for docid, start, end in group]
+            for group in item.reference_sets
+        ],
+        query=item.query,
+        query_type=None,
+        split="",
+        file=label,
+        line=item.line or 0,
+        extra={SOURCE_KEY: item.source},
+    )
+
+
+def _task_fields(item: MappedItem) -> _TaskFields:
+    return _TaskFields(roles=tuple(d.role for d in item.documents), answer=item.answer)
+
+
+def _link_perturbations(
+    project: Project, fresh: list[MappedItem], original_of: dict[SentId, SentId]
+) -> None:
+    """Point each new perturbed item at its original (new, or written by an earlier import)."""
+    perturbed = [m for m in fresh if m.sent_id in original_of]
+    if not perturbed:
+        return
+    keys = {str(m.sent_id) for m in perturbed} | {str(original_of[m.sent_id]) for m in perturbed}
+    pks = dict(
+        Item.objects.filter(project=project, annotation_id__in=keys).values_list(
+            "annotation_id", "pk"
+        )
+    )
+    Item.objects.bulk_update(
+        [
+            Item(
+                pk=pks[str(m.sent_id)],
+                perturbation_of_id=pks[str(original_of[m.sent_id])],
+                perturbation_types=m.perturbation_types,
+            )
+            for m in perturbed
+        ],
+        ["perturbation_of", "perturbation_types"],
+        batch_size=WRITE_BATCH,
+    )

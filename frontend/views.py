@@ -4,7 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from annotate import selectors
-from annotate.models import Role
+from annotate.models import Role, TaskType
 from qc.cohorts import COHORTS
 
 
@@ -12,7 +12,11 @@ from qc.cohorts import COHORTS
 def home(request):
     projects = selectors.project_list_for_user(user=request.user)
     can_create = request.user.is_staff or request.user.has_perm("annotate.add_project")
-    return render(request, "frontend/home.html", {"projects": projects, "can_create": can_create})
+    return render(
+        request,
+        "frontend/home.html",
+        {"projects": projects, "can_create": can_create, "task_types": TaskType.choices},
+    )
 
 
 @login_required

@@ -90,12 +90,19 @@ if (panel) {
   policyForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = new FormData(policyForm);
-    const r = await api(`${base}/policy/`, "PATCH", {
+    /** @type {Record<string, any>} */ const body = {
       annotators_per_item: Number(form.get("annotators_per_item")),
       min_highlight: Number(form.get("min_highlight")),
       lease_seconds: Number(form.get("lease_seconds")),
       allow_variant_mixing: form.get("allow_variant_mixing") === "on",
-    });
+      labels_from_annotators: form.get("labels_from_annotators") === "on",
+    };
+    if (policyForm.elements.namedItem("question_rationales")) body.question_rationales = form.get("question_rationales") === "on";
+    if (policyForm.elements.namedItem("text_name_1")) {
+      // Both names or neither (the defaults); one alone is refused by the server, naming the field.
+      body.text_names = [form.get("text_name_1"), form.get("text_name_2")].map((n) => String(n || "").trim()).filter(Boolean);
+    }
+    const r = await api(`${base}/policy/`, "PATCH", body);
     say(r.ok ? "Policies saved." : errorText(r.data), !r.ok);
   });
 

@@ -1,15 +1,31 @@
 // @ts-check
 // Annotator workspace: select tokens into rationale sets, autosave drafts, submit once.
+// The project's task type lays the item out: one text, a pair side by side, a question
+// above its passage with the gold answer marked, or a question with its options.
 // Every string from the server is inserted with textContent: imported text is data.
 
-/** @typedef {{docid: string, text: string, tokens: number[][], sentences: number[][]}} Doc */
-/** @typedef {{id: number, status: string, draft: any, item: {query: string|null, label: string|null, documents: Doc[]},
- *   variant: {name: string, version: number, text: string, examples: any[]},
- *   project: {id: number, name: string, labels: string[], min_highlight: number}}} Assignment */
+/** @typedef {{docid: string, role?: string, text: string, tokens: number[][], sentences: number[][]}} Doc */
+/** @typedef {{docid: string, start_char: number, end_char: number, text: string}} AnswerSpan */
+/** @typedef {AnswerSpan|{none: true}|null} Answer */
+/** @typedef {{annotation_id: string|number, query: string|null, label: string|null, documents: Doc[],
+ *   answer?: Answer, options?: string[]}} Item */
+/** @typedef {{id: number, name: string, labels: string[], min_highlight: number, task_type?: string,
+ *   language?: string, text_names?: string[], labels_from_annotators?: boolean,
+ *   question_rationales?: boolean, no_answer_label?: string}} Project */
+/** @typedef {{id: number, status: string, round: number, draft: any, item: Item,
+ *   variant: {name: string, version: number, text: string, examples: any[]}, project: Project}} Assignment */
+/** A document as shown: questions first, and whether its tokens can be highlighted. */
+/** @typedef {{doc: Doc, selectable: boolean}} Shown */
 
-import { api, fmt } from "./http.js";
+import { api, errorText, fmt } from "./http.js";
 
 const COLOURS = 6;
+const TASK_NAMES = /** @type {Record<string, string>} */ ({
+  classification: "Single text",
+  sentence_pair: "Text pair",
+  reading_comprehension: "Reading comprehension",
+  multiple_choice: "Multiple choice",
+});
 
 /** @param {string} tag @param {string} [cls] @param {string} [text] */
 function el(tag, cls, text) {
@@ -19,6 +35,11 @@ function el(tag, cls, text) {
   return node;
 }
 
+/** @param {Answer|undefined} answer @returns {answer is {none: true}} */
+function isNoAnswer(answer) {
+  return Boolean(answer && "none" in answer);
+}
+
 class Workspace {
   /** @param {HTMLElement} root */
   constructor(root) {
@@ -26,8 +47,11 @@ class Workspace {
     this.projectId = root.dataset.projectId;
     this.assignmentId = root.dataset.assignmentId;
     /** @type {Assignment|null} */ this.assignment = null;
+    /** @type {Shown[]} */ this.docs = [];
     /** @type {Array<Map<string, Set<number>>>} */ this.sets = [new Map()];
     this.current = 0;
+    /** The annotator's own label, when the project takes labels from them. @type {string|null} */
+    this.label = null;
     /** @type {{doc: number, token: number}} */ this.cursor = { doc: 0, token: 0 };
     /** @type {string[]} */ this.undoStack = [];
     /** @type {HTMLElement[][]} */ this.tokenNodes = [];
@@ -165,8 +189,18 @@ class Workspace {
     this.assignment = assignment;
     this.sets = [new Map()];
     this.current = 0;
+    this.label = null;
     this.undoStack = [];
-    this.cursor = { doc: 0, token: 0 };
+    const project = assignment.project;
+    // A reading-comprehension question takes rationales only where the project allows it.
+    const questionsSelectable = project.task_type !== "reading_comprehension" || Boolean(project.question_rationales);
+    const documents = assignment.item.documents;
+    this.docs = [
+      ...documents.filter((doc) => doc.role === "question").map((doc) => ({ doc, selectable: questionsSelectable })),
+      ...documents.filter((doc) => doc.role !== "question").map((doc) => ({ doc, selectable: true })),
+    ];
+    const first = this.docs.findIndex((shown) => shown.selectable && shown.doc.tokens.length > 0);
+    this.cursor = { doc: Math.max(first, 0), token: 0 };
     this.elapsedMs = 0;
     this.visibleSince = performance.now();
     this.clientUuid = crypto.randomUUID();
@@ -189,6 +223,7 @@ class Workspace {
       new Map(entries.map(([docid, tokens]) => [docid, new Set(tokens)])));
     if (this.sets.length === 0) this.sets = [new Map()];
     this.current = Math.min(draft.current || 0, this.sets.length - 1);
+    if (typeof draft.label === "string") this.label = draft.label;
     if (typeof draft.client_uuid === "string") this.clientUuid = draft.client_uuid;
     if (typeof draft.elapsed_ms === "number") this.elapsedMs = draft.elapsed_ms;
   }
@@ -197,9 +232,19 @@ class Workspace {
     return {
       sets: this.sets.map((set) => [...set.entries()].map(([docid, tokens]) => [docid, [...tokens].sort((a, b) => a - b)])),
       current: this.current,
+      label: this.label,
       client_uuid: this.clientUuid,
       elapsed_ms: this.timeSpent(),
     };
+  }
+
+  /** Whether the annotator gives the label (or answer) here instead of seeing the gold. */
+  picksLabel() {
+    return Boolean(this.assignment && this.assignment.project.labels_from_annotators && !this.testMode);
+  }
+
+  taskType() {
+    return (this.assignment && this.assignment.project.task_type) || "classification";
   }
 
   // ------------------------------------------------------------ rendering
@@ -208,18 +253,21 @@ class Workspace {
     const a = /** @type {Assignment} */ (this.assignment);
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
     body.replaceChildren();
+    this.root.dataset.task = this.taskType();
 
     const instructions = el("details", "instructions");
     instructions.open = true;
     instructions.appendChild(el("summary", "", `Instructions (${a.variant.name}, version ${a.variant.version})`));
     instructions.appendChild(el("p", "instruction-text", a.variant.text));
+    // Chinese examples are written without spaces between their (one-character) tokens.
+    const gap = a.project.language === "zh" ? "" : " ";
     for (const example of a.variant.examples || []) {
       const box = el("div", "example");
       box.appendChild(el("span", "muted", "Example: "));
       const marked = new Set(example.highlighted);
       example.tokens.forEach((/** @type {string} */ token, /** @type {number} */ i) => {
         box.appendChild(el("span", marked.has(i) ? "tok example-on" : "tok", token));
-        box.appendChild(document.createTextNode(" "));
+        if (gap) box.appendChild(document.createTextNode(gap));
       });
       if (example.label) box.appendChild(el("span", "muted", ` → ${example.label}`));
       if (example.note) box.appendChild(el("p", "muted", example.note));
@@ -227,71 +275,327 @@ class Workspace {
     }
     body.appendChild(instructions);
 
-    const facts = el("div", "facts-row");
-    if (a.item.query) facts.appendChild(el("div", "query", `Question: ${a.item.query}`));
-    facts.appendChild(el("div", "gold-label", `Answer: ${a.item.label ?? "(none)"}`));
-    facts.appendChild(el("div", "progress", "Progress: …"));
-    body.appendChild(facts);
+    const bar = el("div", "item-bar");
+    bar.appendChild(el("span", "chip task-chip", TASK_NAMES[this.taskType()] || "Task"));
+    bar.appendChild(el("span", "item-id", `Item ${a.item.annotation_id}`));
+    bar.appendChild(el("span", "progress", "Progress: …"));
+    body.appendChild(bar);
 
-    this.tokenNodes = [];
-    a.item.documents.forEach((doc, d) => body.appendChild(this.renderDocument(doc, d)));
+    const layout = el("div", "ws-layout");
+    const main = el("div", "ws-main");
+    const side = el("aside", "ws-side");
+    side.setAttribute("aria-label", "Label, rationale sets and submit");
+    layout.append(main, side);
+    body.appendChild(layout);
 
+    this.tokenNodes = this.docs.map(() => []);
+    this.renderItem(main);
+    this.renderSide(side);
+    this.refreshAll();
+    this.root.dataset.ready = "true";
+    performance.mark("workspace-ready");
+  }
+
+  /** The question, the texts and the options, in the main column. @param {HTMLElement} main */
+  renderItem(main) {
+    const a = /** @type {Assignment} */ (this.assignment);
+    const task = this.taskType();
+    const showGold = !this.picksLabel();
+    const options = a.item.options || [];
+    const questions = this.docs.filter((shown) => shown.doc.role === "question");
+    const texts = this.docs.filter((shown) => shown.doc.role !== "question");
+
+    for (const shown of questions) {
+      const panel = this.panel("Question", "question-panel");
+      if (!shown.selectable) panel.head.appendChild(el("span", "panel-note", "not for highlighting in this project"));
+      panel.box.appendChild(this.renderDocument(shown, this.docs.indexOf(shown)));
+      main.appendChild(panel.box);
+    }
+    if (!questions.length && a.item.query && !(task === "multiple_choice" && options.length)) {
+      main.appendChild(this.queryPanel(a.item.query));
+    }
+
+    const answer = showGold ? a.item.answer || null : null;
+    const names = this.textNames(texts.length);
+    const group = el("div", `documents${task === "sentence_pair" ? " pair" : ""}`);
+    texts.forEach((shown, n) => {
+      const panel = this.panel(names[n], "doc-panel");
+      panel.box.setAttribute("aria-label", names[n]);
+      if (isNoAnswer(answer) && n === 0) {
+        panel.head.appendChild(el("span", "badge no-answer-badge", "∅ No answer in this passage"));
+      }
+      const count = el("span", "doc-count");
+      count.dataset.docid = shown.doc.docid;
+      panel.head.appendChild(count);
+      panel.box.appendChild(this.renderDocument(shown, this.docs.indexOf(shown), answer));
+      group.appendChild(panel.box);
+    });
+    main.appendChild(group);
+
+    if (task === "multiple_choice" && options.length) {
+      main.appendChild(this.renderOptions(options, showGold ? a.item.label : null));
+    }
+  }
+
+  /** @param {string} title @param {string} cls */
+  panel(title, cls) {
+    const box = el("section", `panel ${cls}`);
+    const head = el("header", "panel-head");
+    head.appendChild(el("h2", "panel-title", title));
+    box.appendChild(head);
+    return { box, head };
+  }
+
+  /** What the texts are called: a pair's by the project, else by what they are. @param {number} count */
+  textNames(count) {
+    const task = this.taskType();
+    const given = (this.assignment && this.assignment.project.text_names) || [];
+    return Array.from({ length: count }, (_, n) => {
+      if (task === "sentence_pair") return given[n] || `Text ${n + 1}`;
+      if (task === "reading_comprehension") return count > 1 ? `Passage ${n + 1}` : "Passage";
+      if (task === "multiple_choice") return "Question";
+      return count > 1 ? `Text ${n + 1}` : "Text";
+    });
+  }
+
+  /** An ERASER query shown as the question; MultiRC's "question || answer" in its two parts.
+   * @param {string} query */
+  queryPanel(query) {
+    const panel = this.panel("Question", "question-panel query");
+    const cut = this.taskType() === "reading_comprehension" ? query.indexOf(" || ") : -1;
+    panel.box.appendChild(el("p", "query-text", cut < 0 ? query : query.slice(0, cut)));
+    if (cut >= 0) {
+      const line = el("p", "candidate");
+      line.append(el("span", "muted", "Candidate answer: "), el("strong", "", query.slice(cut + 4)));
+      panel.box.appendChild(line);
+    }
+    return panel.box;
+  }
+
+  /** The options with the gold one marked, or as the required choice. @param {string[]} options @param {string|null} gold */
+  renderOptions(options, gold) {
+    const picking = this.picksLabel();
+    const panel = this.panel(picking ? "Options: choose the right one" : "Options", "options-panel");
+    const list = el(picking ? "div" : "ol", "options");
+    if (picking) {
+      list.setAttribute("role", "radiogroup");
+      list.setAttribute("aria-label", "Options");
+      list.setAttribute("aria-required", "true");
+    }
+    options.forEach((option, n) => {
+      const correct = !picking && option === gold;
+      const row = el(picking ? "label" : "li", `option${correct ? " gold" : ""}`);
+      if (picking) {
+        const input = /** @type {HTMLInputElement} */ (el("input"));
+        input.type = "radio";
+        input.name = "option";
+        input.value = option;
+        input.checked = this.label === option;
+        input.addEventListener("change", () => this.pick(option));
+        row.appendChild(input);
+      }
+      const key = el("span", "key", String.fromCharCode(65 + (n % 26)));
+      key.setAttribute("aria-hidden", "true");
+      row.appendChild(key);
+      row.appendChild(el("span", "option-text", option));
+      if (correct) {
+        row.appendChild(el("span", "correct-tag", "✓ Correct"));
+        row.setAttribute("aria-label", `${option} (the correct answer)`);
+      }
+      list.appendChild(row);
+    });
+    panel.box.appendChild(list);
+    return panel.box;
+  }
+
+  /** The side column: the gold label or answer (or the picker), the sets and the actions.
+   * @param {HTMLElement} side */
+  renderSide(side) {
+    const a = /** @type {Assignment} */ (this.assignment);
+    const task = this.taskType();
+    const hasOptions = task === "multiple_choice" && (a.item.options || []).length > 0;
+    const card = el("section", "panel side-card answer-card");
+    if (this.picksLabel()) {
+      if (!hasOptions) {
+        const typed = task === "reading_comprehension" && !a.project.labels.length;
+        card.appendChild(el("h2", "side-title", typed ? "Your answer" : "Your label"));
+        card.appendChild(this.renderPicker(typed));
+        side.appendChild(card);
+      }
+    } else if (task === "reading_comprehension") {
+      card.appendChild(el("h2", "side-title", "Gold answer"));
+      const answer = a.item.answer;
+      if (isNoAnswer(answer)) card.appendChild(el("p", "gold-answer-text none", "No answer: the passage does not hold one."));
+      else if (answer) card.appendChild(el("p", "gold-answer-text", answer.text));
+      else card.appendChild(el("p", "muted", "No answer span was given for this item."));
+      if (a.item.label) {
+        const line = el("p", "gold-line");
+        line.append(el("span", "muted", "Label "), el("span", "gold-label", a.item.label));
+        card.appendChild(line);
+      }
+      side.appendChild(card);
+    } else if (!hasOptions) {
+      card.appendChild(el("h2", "side-title", "Gold label"));
+      card.appendChild(el("span", "gold-label", a.item.label ?? "(none)"));
+      side.appendChild(card);
+    }
+
+    const sets = el("section", "panel side-card sets-card");
+    sets.appendChild(el("h2", "side-title", "Rationale sets"));
     const legend = el("div", "legend");
     legend.setAttribute("aria-label", "Rationale sets");
-    body.appendChild(legend);
-
+    sets.appendChild(legend);
     const controls = el("div", "controls");
     const buttons = [
       ["New set (n)", () => this.nextSet()],
       ["Undo (z)", () => this.undo()],
       ["Clear set", () => this.clearSet(false)],
       ["Clear all", () => this.clearSet(true)],
-      ["Submit (Enter)", () => this.submit()],
     ];
-    if (!this.testMode) buttons.splice(4, 0, ["Skip item", () => this.skip()]);
     for (const [label, action] of buttons) {
-      const button = el("button", "", /** @type {string} */ (label));
+      const button = el("button", "secondary", /** @type {string} */ (label));
       button.type = "button";
       button.addEventListener("click", /** @type {() => void} */ (action));
       controls.appendChild(button);
     }
-    body.appendChild(controls);
-    body.appendChild(el("p", "muted keys",
+    sets.appendChild(controls);
+    side.appendChild(sets);
+
+    const actions = el("div", "actions");
+    if (!this.testMode) {
+      const skip = el("button", "secondary", "Skip item");
+      skip.type = "button";
+      skip.addEventListener("click", () => this.skip());
+      actions.appendChild(skip);
+    }
+    const submit = el("button", "primary submit", "Submit (Enter)");
+    submit.type = "button";
+    submit.addEventListener("click", () => this.submit());
+    actions.appendChild(submit);
+    side.appendChild(actions);
+    side.appendChild(el("p", "muted keys",
       "Mouse: click a word, drag across words, shift-click to extend. Keys: ← → move, space toggles, " +
       "shift+← → extends, n new set, 1–9 choose set, z undo, Enter submits."));
-    this.refreshAll();
-    this.root.dataset.ready = "true";
-    performance.mark("workspace-ready");
   }
 
-  /** @param {Doc} doc @param {number} d */
-  renderDocument(doc, d) {
-    const box = el("div", "document");
+  /** The required picker: the project's labels, or a typed answer and "no answer".
+   * @param {boolean} typed */
+  renderPicker(typed) {
+    const a = /** @type {Assignment} */ (this.assignment);
+    if (typed) {
+      const noAnswer = a.project.no_answer_label || "(no answer)";
+      const box = el("div", "answer-picker");
+      const field = el("label", "field");
+      field.appendChild(el("span", "field-label", "The answer, as the passage words it"));
+      const input = /** @type {HTMLInputElement} */ (el("input"));
+      input.type = "text";
+      input.name = "answer";
+      input.required = true;
+      input.autocomplete = "off";
+      field.appendChild(input);
+      const none = el("label", "check");
+      const check = /** @type {HTMLInputElement} */ (el("input"));
+      check.type = "checkbox";
+      check.name = "no_answer";
+      none.append(check, el("span", "", "No answer in the passage"));
+      if (this.label === noAnswer) check.checked = true;
+      else if (this.label) input.value = this.label;
+      input.disabled = check.checked;
+      const sync = () => {
+        input.disabled = check.checked;
+        this.pick(check.checked ? noAnswer : input.value.trim() || null);
+      };
+      input.addEventListener("input", sync);
+      check.addEventListener("change", sync);
+      box.append(field, none);
+      return box;
+    }
+    const group = el("fieldset", "choices");
+    group.appendChild(el("legend", "sr-only", "Label (required)"));
+    for (const label of a.project.labels) {
+      const choice = el("label", "choice");
+      const input = /** @type {HTMLInputElement} */ (el("input"));
+      input.type = "radio";
+      input.name = "label";
+      input.value = label;
+      input.required = true;
+      input.checked = this.label === label;
+      input.addEventListener("change", () => this.pick(label));
+      choice.append(input, el("span", "", label));
+      group.appendChild(choice);
+    }
+    return group;
+  }
+
+  /** @param {string|null} label */
+  pick(label) {
+    this.label = label;
+    this.changed();
+  }
+
+  /** A document's text as it was imported, its tokens as spans; the gold answer, if it
+   * lies here, wrapped in a mark. @param {Shown} shown @param {number} d @param {Answer} [answer] */
+  renderDocument(shown, d, answer) {
+    const doc = shown.doc;
+    const box = el("div", `document${shown.selectable ? "" : " readonly-doc"}`);
     box.dataset.docid = doc.docid;
+    box.lang = (this.assignment && this.assignment.project.language) || "en";
+    const span = answer && "docid" in answer && answer.docid === doc.docid ? answer : null;
     const fragment = document.createDocumentFragment();
+    /** @type {HTMLElement|null} */ let mark = null;
+    /** Where what starts at character `at` goes: the answer's mark, or the document. @param {number} at */
+    const target = (at) => {
+      if (!span || at < span.start_char || at >= span.end_char) return fragment;
+      if (!mark) {
+        mark = el("mark", "gold-answer");
+        mark.title = "Gold answer";
+        mark.appendChild(el("span", "sr-only", "Gold answer: "));
+        const tag = el("span", "answer-tag", "Answer");
+        tag.setAttribute("aria-hidden", "true");
+        mark.appendChild(tag);
+        fragment.appendChild(mark);
+      }
+      return mark;
+    };
+    /** @param {number} from @param {number} to */
+    const text = (from, to) => {
+      const edges = span ? [span.start_char, span.end_char].filter((c) => c > from && c < to) : [];
+      const cuts = [from, ...edges, to];
+      for (let k = 0; k + 1 < cuts.length; k += 1) {
+        target(cuts[k]).appendChild(document.createTextNode(doc.text.slice(cuts[k], cuts[k + 1])));
+      }
+    };
     /** @type {HTMLElement[]} */ const nodes = [];
     let previous = 0;
     doc.tokens.forEach(([start, end], i) => {
-      if (start > previous) fragment.appendChild(document.createTextNode(doc.text.slice(previous, start)));
-      const span = el("span", "tok", doc.text.slice(start, end));
-      span.dataset.d = String(d);
-      span.dataset.i = String(i);
-      nodes.push(span);
-      fragment.appendChild(span);
+      if (start > previous) text(previous, start);
+      const token = el("span", shown.selectable ? "tok" : "plain-tok", doc.text.slice(start, end));
+      if (shown.selectable) {
+        token.dataset.d = String(d);
+        token.dataset.i = String(i);
+        nodes.push(token);
+      }
+      // A token that reaches into the answer from before it is part of the answer.
+      const inAnswer = span && start < span.start_char && end > span.start_char;
+      target(inAnswer ? /** @type {AnswerSpan} */ (span).start_char : start).appendChild(token);
       previous = end;
     });
-    if (previous < doc.text.length) fragment.appendChild(document.createTextNode(doc.text.slice(previous)));
+    if (previous < doc.text.length) text(previous, doc.text.length);
+    if (mark) /** @type {HTMLElement} */ (mark).appendChild(el("span", "sr-only", " (end of gold answer)"));
     box.appendChild(fragment);
-    box.addEventListener("mousedown", (e) => this.onMouseDown(/** @type {MouseEvent} */ (e)));
-    box.addEventListener("mouseover", (e) => this.onMouseOver(/** @type {MouseEvent} */ (e)));
-    this.tokenNodes.push(nodes);
+    if (shown.selectable) {
+      box.addEventListener("mousedown", (e) => this.onMouseDown(/** @type {MouseEvent} */ (e)));
+      box.addEventListener("mouseover", (e) => this.onMouseOver(/** @type {MouseEvent} */ (e)));
+    }
+    this.tokenNodes[d] = nodes;
     return box;
   }
 
   /** @param {number} d @param {number} i */
   paintToken(d, i) {
-    const node = this.tokenNodes[d][i];
-    const docid = /** @type {Assignment} */ (this.assignment).item.documents[d].docid;
+    const node = this.tokenNodes[d] && this.tokenNodes[d][i];
+    if (!node) return;
+    const docid = this.docs[d].doc.docid;
     let first = -1;
     let count = 0;
     this.sets.forEach((set, s) => {
@@ -315,9 +619,15 @@ class Workspace {
         `Set ${s + 1}: ${count} token${count === 1 ? "" : "s"}`);
       chip.type = "button";
       chip.dataset.set = String(s);
+      chip.setAttribute("aria-pressed", String(s === this.current));
       chip.addEventListener("click", () => { this.current = s; this.renderLegend(); });
       legend.appendChild(chip);
     });
+    for (const counter of this.root.querySelectorAll(".doc-count")) {
+      const docid = /** @type {HTMLElement} */ (counter).dataset.docid || "";
+      const marked = new Set(this.sets.flatMap((set) => [...(set.get(docid) || [])]));
+      counter.textContent = marked.size ? `${marked.size} highlighted` : "";
+    }
   }
 
   // ------------------------------------------------------------ editing
@@ -329,7 +639,7 @@ class Workspace {
 
   /** @param {number} d @param {number} from @param {number} to @param {"add"|"remove"} mode */
   applyRange(d, from, to, mode) {
-    const docid = /** @type {Assignment} */ (this.assignment).item.documents[d].docid;
+    const docid = this.docs[d].doc.docid;
     const set = this.sets[this.current];
     let tokens = set.get(docid);
     if (!tokens) { tokens = new Set(); set.set(docid, tokens); }
@@ -360,10 +670,13 @@ class Workspace {
     const target = /** @type {HTMLElement} */ (event.target);
     if (!target.classList.contains("tok") || target.dataset.i === undefined) return;
     event.preventDefault();
+    // The keys select tokens again, not the label picker last clicked.
+    const focused = document.activeElement;
+    if (focused instanceof HTMLElement && focused !== document.body) focused.blur();
     const d = Number(target.dataset.d);
     const i = Number(target.dataset.i);
     this.remember();
-    const docid = /** @type {Assignment} */ (this.assignment).item.documents[d].docid;
+    const docid = this.docs[d].doc.docid;
     if (event.shiftKey && this.lastClicked && this.lastClicked.doc === d) {
       this.applyRange(d, this.lastClicked.token, i, "add");
       this.moveCursor(d, i);
@@ -396,31 +709,49 @@ class Workspace {
   moveCursor(d, i) {
     const old = this.cursor;
     this.cursor = { doc: d, token: i };
-    if (this.tokenNodes[old.doc] && this.tokenNodes[old.doc][old.token]) this.paintToken(old.doc, old.token);
+    this.paintToken(old.doc, old.token);
     this.paintToken(d, i);
+  }
+
+  /** The token one step from the cursor, across documents that can be highlighted.
+   * @param {number} step */
+  stepFrom(step) {
+    let { doc: d, token: i } = this.cursor;
+    i += step;
+    while (i < 0 || i >= this.tokenNodes[d].length) {
+      const next = d + (i < 0 ? -1 : 1);
+      if (next < 0 || next >= this.tokenNodes.length) return this.cursor;
+      d = next;
+      i = i < 0 ? this.tokenNodes[d].length - 1 : 0;
+    }
+    return { doc: d, token: i };
   }
 
   /** @param {KeyboardEvent} event */
   onKey(event) {
     if (!this.assignment || this.submitting) return;
     const target = /** @type {HTMLElement} */ (event.target);
-    if (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName)) return;
+    if (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName)) {
+      // Enter in the label picker (a chosen option, a typed answer) still submits.
+      if (event.key === "Enter" && target.tagName === "INPUT" && target.closest(".ws-layout")) {
+        event.preventDefault();
+        this.submit();
+      }
+      return;
+    }
     const { doc, token } = this.cursor;
-    const count = this.tokenNodes[doc].length;
     if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
       event.preventDefault();
-      let d = doc;
-      let i = token + (event.key === "ArrowRight" ? 1 : -1);
-      if (i >= count && d + 1 < this.tokenNodes.length) { d += 1; i = 0; }
-      if (i < 0 && d > 0) { d -= 1; i = this.tokenNodes[d].length - 1; }
-      i = Math.max(0, Math.min(i, this.tokenNodes[d].length - 1));
-      if (event.shiftKey) { this.remember(); this.applyRange(d, i, i, "add"); this.changed(); }
-      this.moveCursor(d, i);
-      this.tokenNodes[d][i].scrollIntoView({ block: "nearest" });
+      const next = this.stepFrom(event.key === "ArrowRight" ? 1 : -1);
+      if (!this.tokenNodes[next.doc] || !this.tokenNodes[next.doc][next.token]) return;
+      if (event.shiftKey) { this.remember(); this.applyRange(next.doc, next.token, next.token, "add"); this.changed(); }
+      this.moveCursor(next.doc, next.token);
+      this.tokenNodes[next.doc][next.token].scrollIntoView({ block: "nearest" });
     } else if (event.key === " ") {
       event.preventDefault();
+      if (!this.tokenNodes[doc] || !this.tokenNodes[doc][token]) return;
       this.remember();
-      const docid = this.assignment.item.documents[doc].docid;
+      const docid = this.docs[doc].doc.docid;
       const on = this.sets[this.current].get(docid)?.has(token);
       this.applyRange(doc, token, token, on ? "remove" : "add");
       this.changed();
@@ -449,7 +780,10 @@ class Workspace {
   undo() {
     const previous = this.undoStack.pop();
     if (!previous) return;
-    this.restore({ sets: JSON.parse(previous), current: this.current, client_uuid: this.clientUuid, elapsed_ms: this.timeSpent() });
+    this.restore({
+      sets: JSON.parse(previous), current: this.current, label: this.label,
+      client_uuid: this.clientUuid, elapsed_ms: this.timeSpent(),
+    });
     this.refreshAll();
     this.changed();
   }
@@ -487,6 +821,14 @@ class Workspace {
       this.showMessage(`Highlight at least ${this.assignment.project.min_highlight} word(s) before submitting.`, "error");
       return;
     }
+    const picking = this.picksLabel();
+    if (picking && !this.label) {
+      const what = this.taskType() === "multiple_choice" ? "an option" : this.taskType() === "reading_comprehension"
+        && !this.assignment.project.labels.length ? "the answer (or No answer)" : "a label";
+      this.showMessage(`Choose ${what} before submitting.`, "error");
+      /** @type {HTMLElement|null} */ (this.root.querySelector(".options input, .choices input, .answer-picker input"))?.focus();
+      return;
+    }
     this.submitting = true;
     window.clearTimeout(this.saveTimer);
     const response = this.testMode
@@ -495,10 +837,11 @@ class Workspace {
       })
       : await api(`/api/assignments/${this.assignment.id}/submit/`, "POST", {
         client_uuid: this.clientUuid, rationale_sets: sets, time_spent_ms: this.timeSpent(),
+        ...(picking ? { label: this.label } : {}),
       });
     this.submitting = false;
     if (!response.ok) {
-      this.showMessage(response.data && response.data.detail ? response.data.detail : `Submit failed (${response.status}).`, "error");
+      this.showMessage(response.data ? errorText(response.data) : `Submit failed (${response.status}).`, "error");
       return;
     }
     try { localStorage.removeItem(this.localKey()); } catch (_) { /* ignore */ }

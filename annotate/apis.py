@@ -26,6 +26,7 @@ from annotate.serializers import (
     SubmitOutputSerializer,
     VariantCreateInputSerializer,
     VariantOutputSerializer,
+    VariantPresetsInputSerializer,
     VariantUpdateInputSerializer,
     submit_input_validated,
 )
@@ -177,10 +178,14 @@ class VariantDetailApi(APIView):
 
 
 class VariantPresetsApi(APIView):
-    @extend_schema(request=None, responses={201: VariantOutputSerializer(many=True)})
+    @extend_schema(
+        request=VariantPresetsInputSerializer, responses={201: VariantOutputSerializer(many=True)}
+    )
     def post(self, request, project_id: int):
         project = _admin_project(request, project_id)
-        created = services.variant_presets_install(project=project)
+        data = VariantPresetsInputSerializer(data=request.data or {})
+        data.is_valid(raise_exception=True)
+        created = services.variant_presets_install(project=project, **data.validated_data)
         return Response(
             VariantOutputSerializer(created, many=True).data, status=status.HTTP_201_CREATED
         )

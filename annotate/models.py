@@ -86,6 +86,12 @@ class Project(models.Model):
         default=False,
         help_text="Reading comprehension: rationales may also be highlighted in the question.",
     )
+    multi_set_mode = models.BooleanField(
+        default=False,
+        help_text="The fine-grained benchmark's several rationale sets: every variant's "
+        "instruction invites annotators to make one set per group that justifies the result. "
+        "Off in the instruction study's presets.",
+    )
     perturbation_types = models.JSONField(
         default=list,
         blank=True,

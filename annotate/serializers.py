@@ -19,6 +19,7 @@ from annotate.models import (
     TaskType,
 )
 from annotate.task_types import DEFAULT_TEXT_NAMES, MAX_TEXT_NAME_LENGTH, NO_ANSWER_LABEL
+from annotate.variant_presets import PRESET_TASKS, variant_display_text
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -44,6 +45,7 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
             "text_names",
             "labels_from_annotators",
             "question_rationales",
+            "multi_set_mode",
             "created_at",
             "item_count",
         ]
@@ -147,6 +149,7 @@ class ProjectPolicyInputSerializer(serializers.Serializer):
     )
     labels_from_annotators = serializers.BooleanField(required=False)
     question_rationales = serializers.BooleanField(required=False)
+    multi_set_mode = serializers.BooleanField(required=False)
 
 
 class MembershipInputSerializer(serializers.Serializer):
@@ -172,6 +175,14 @@ class VariantCreateInputSerializer(serializers.Serializer):
     text = serializers.CharField()
     granularity = serializers.ChoiceField(choices=Granularity.choices, default=Granularity.WORD)
     examples = VariantExampleSerializer(many=True, required=False, default=list)
+
+
+class VariantPresetsInputSerializer(serializers.Serializer):
+    task = serializers.ChoiceField(
+        choices=PRESET_TASKS,
+        required=False,
+        help_text="Which preset set to install; by default the project's task type's.",
+    )
 
 
 class VariantUpdateInputSerializer(serializers.Serializer):
@@ -261,7 +272,9 @@ class AssignmentOutputSerializer(serializers.Serializer):
             "name": variant.name,
             "version": variant.version,
             "granularity": variant.granularity,
-            "text": variant.text,
+            "text": variant_display_text(
+                variant.text, multi_set=assignment.item.project.multi_set_mode
+            ),
             "examples": variant.examples,
         }
 

@@ -12,6 +12,7 @@ from django.db.models import Count
 import rationale_metrics
 from annotate.models import Document, InstructionVariant, Project
 from annotate.selectors import perturbation_progress
+from annotate.variant_presets import variant_display_text
 from qc.cohorts import NO_RECORD
 from qc.rule_bands import band_text
 from qc.selectors import quality_summary, worker_cohorts
@@ -78,7 +79,8 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
             "version": v.version,
             "granularity": v.granularity,
             "active": v.active,
-            "text": v.text,
+            # As annotators saw it: with the multi-set sentence when the option is on.
+            "text": variant_display_text(v.text, multi_set=project.multi_set_mode),
             "examples": v.examples,
             "workers": len(stats.tally.workers_per_variant.get(v.name, ())),
         }
@@ -128,6 +130,7 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
                 str(k): v for k, v in sorted(stats.tally.annotations_per_item.items())
             },
             "minimum_highlight_tokens": project.min_highlight,
+            "multi_set_mode": project.multi_set_mode,
             "time_spent_ms": _quartiles(stats.tally.time_spent_ms),
             "items_with_empty_evidence": stats.empty_evidence_items,
         },

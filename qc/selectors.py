@@ -10,6 +10,7 @@ from django.db.models import Count
 from annotate.models import Annotation, Assignment, AssignmentStatus, Project, RationaleSpan
 from annotate.selectors import annotation_set_tokens
 from annotate.serializers import item_for_annotator
+from annotate.variant_presets import variant_display_text
 from config.exceptions import NotFoundError
 from qc.models import (
     AuditEvent,
@@ -177,7 +178,7 @@ def review_detail(*, annotation_id: int, reviewer) -> dict:
         "variant": {
             "name": assignment.variant.name,
             "version": assignment.variant.version,
-            "text": assignment.variant.text,
+            "text": variant_display_text(assignment.variant.text, multi_set=project.multi_set_mode),
         },
         "sets": sets,
         "history": history,

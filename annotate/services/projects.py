@@ -81,6 +81,8 @@ POLICY_FIELDS = (
     "text_names",
     "labels_from_annotators",
     "question_rationales",
+    # Appends the several-sets sentence to every variant's instruction as shown.
+    "multi_set_mode",
 )
 
 
@@ -97,6 +99,18 @@ def project_update_policy(*, project: Project, **changes) -> Project:
         text_names=changes.get("text_names", []),
         question_rationales=changes.get("question_rationales", False),
     )
+    if (
+        "multi_set_mode" in changes
+        and changes["multi_set_mode"] != project.multi_set_mode
+        and project.variants.filter(frozen_at__isnull=False).exists()
+    ):
+        # Variants are frozen once used; the sentence this option appends is part of what
+        # annotators were shown, so it is fixed from then on as well.
+        raise ApplicationError(
+            "multi_set_mode: fixed once an instruction variant has been used; it changes "
+            "the instruction annotators were shown",
+            extra={"field": "multi_set_mode"},
+        )
     if "allocation_seed" in changes and project.variant_bindings.exists():
         raise ApplicationError(
             "the allocation seed is fixed once workers have been allocated to variants"

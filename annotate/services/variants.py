@@ -5,7 +5,7 @@ from django.db.models import Max
 
 from annotate.models import InstructionVariant, Project, WorkerVariantBinding
 from annotate.services.assignments import fill_rows_sync
-from annotate.variant_presets import PRESETS
+from annotate.variant_presets import PRESET_TASKS, preset_task_for, study_presets
 from config.exceptions import ApplicationError
 
 
@@ -100,13 +100,33 @@ def variant_update(*, variant: InstructionVariant, **changes) -> InstructionVari
 
 
 @transaction.atomic
-def variant_presets_install(*, project: Project) -> list[InstructionVariant]:
-    """Add the seven study variants that the project does not have yet."""
+def variant_presets_install(
+    *, project: Project, task: str | None = None
+) -> list[InstructionVariant]:
+    """Add the seven study variants that the project does not have yet, worded for `task`
+    (single-text classification or multiple choice; by default the project's task type)."""
+    chosen = task or preset_task_for(project.task_type)
+    if chosen not in PRESET_TASKS:
+        given = (
+            f"{task!r} is not one of them"
+            if task
+            else f"this project's task type {str(project.task_type)!r} has none"
+        )
+        raise ApplicationError(
+            f"task: the study's presets are worded for {' and '.join(PRESET_TASKS)}; {given}",
+            extra={"field": "task"},
+        )
     existing = set(
         InstructionVariant.objects.filter(project=project).values_list("name", flat=True)
     )
     return [
-        variant_create(project=project, **preset)
-        for preset in PRESETS
+        variant_create(
+            project=project,
+            name=preset["name"],
+            text=preset["text"],
+            granularity=preset["granularity"],
+            examples=preset["examples"],
+        )
+        for preset in study_presets(chosen)
         if preset["name"] not in existing
     ]

@@ -19,7 +19,7 @@ def test_the_seven_study_presets(db):
     assert len(names) == 7 and again == []
     assert {"word-supports", "word-critical", "part-supports", "part-critical"} <= set(names)
     counterfactual = InstructionVariant.objects.get(project=project, name="counterfactual")
-    assert "less sure" in counterfactual.text
+    assert "less certain" in counterfactual.text
     minimal = InstructionVariant.objects.get(project=project, name="guide-minimal-words").examples[
         0
     ]

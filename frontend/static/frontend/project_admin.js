@@ -95,6 +95,7 @@ if (panel) {
       min_highlight: Number(form.get("min_highlight")),
       lease_seconds: Number(form.get("lease_seconds")),
       allow_variant_mixing: form.get("allow_variant_mixing") === "on",
+      multi_set_mode: form.get("multi_set_mode") === "on",
       labels_from_annotators: form.get("labels_from_annotators") === "on",
     };
     if (policyForm.elements.namedItem("question_rationales")) body.question_rationales = form.get("question_rationales") === "on";

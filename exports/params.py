@@ -10,7 +10,9 @@ from qc.cohorts import COHORTS
 SELECTIONS = ("submitted", "accepted", "reference")
 AGGREGATIONS = ("majority", "union", "annotator", "all_sets", "accepted_sets", "reference")
 SPLIT_MODES = ("keep", "ratios")
-LAYOUTS = ("docs", "docs.jsonl")
+# "benchmark": the fine-grained benchmark's own format (exports/benchmark.py) instead of ERASER.
+BENCHMARK_LAYOUT = "benchmark"
+LAYOUTS = ("docs", "docs.jsonl", BENCHMARK_LAYOUT)
 ARCHIVES = ("zip", "directory")
 
 
@@ -81,6 +83,11 @@ def export_params_from(raw: dict) -> ExportParams:
             )
         if params.cohort and params.cohort not in COHORTS:
             problems.append(f"cohort: {params.cohort!r} is not one of {', '.join(COHORTS)}")
+        if params.layout == BENCHMARK_LAYOUT and params.splits != "keep":
+            problems.append(
+                "splits: the benchmark format has no splits: every chosen item goes into one "
+                "file; use splits 'keep'"
+            )
         if params.selection == "reference" and params.aggregation != "reference":
             problems.append(
                 "selection: 'reference' exports every item with its imported rationales only"

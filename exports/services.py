@@ -42,7 +42,7 @@ from config.exceptions import ApplicationError
 from exports.aggregation import AnnotationRow, QualityTally, evidences_for, tally_item
 from exports.datasheet import datasheet_build, datasheet_markdown
 from exports.models import Export, ExportStatus
-from exports.params import ExportParams, export_params_from
+from exports.params import BENCHMARK_LAYOUT, ExportParams, export_params_from
 from qc.models import VerdictOutcome
 from qc.selectors import flag_counts
 from rationale_metrics.eraser_writer import (
@@ -169,6 +169,14 @@ def _submitted_chunk(
     item_documents: dict[int, list[ExportDocument]] = defaultdict(list)
     for item_id, doc_id in links:
         item_documents[item_id].append(documents[doc_id])
+    return items, item_documents, _annotation_rows(project, params, worker_id, chunk, flags)
+
+
+def _annotation_rows(
+    project: Project, params: ExportParams, worker_id: int | None, chunk: list[int], flags: dict
+) -> dict[int, list[AnnotationRow]]:
+    """The chunk's chosen annotations per item, with their sets in order, and their flag
+    counts added to `flags`: three queries."""
     assignments = list(
         _submitted_assignments(project, params, worker_id)
         .filter(item_id__in=chunk)
@@ -199,7 +207,7 @@ def _submitted_chunk(
         annotations[item_id].append(
             AnnotationRow(worker, variant, time_ms, [by_position[p] for p in sorted(by_position)])
         )
-    return items, item_documents, annotations
+    return annotations
 
 
 def _reference_items(chunk: list[int]):
@@ -343,6 +351,19 @@ def export_build(
     item_ids = _selected_item_ids(project, params, worker_id)
     if not item_ids:
         raise ApplicationError("nothing to export: no item matches these parameters")
+    if params.layout == BENCHMARK_LAYOUT:
+        # Imported here, not at the top: that module builds on this one's readers.
+        from exports.benchmark import benchmark_export_write
+
+        return benchmark_export_write(
+            project=project,
+            params=params,
+            item_ids=item_ids,
+            worker_id=worker_id,
+            sink=sink,
+            progress=progress,
+            should_cancel=should_cancel,
+        )
     if params.splits == "keep":
         item_split = dict(Item.objects.filter(pk__in=item_ids).values_list("pk", "split"))
         unassigned = [pk for pk, split in item_split.items() if split == Split.UNASSIGNED]
@@ -448,6 +469,10 @@ def export_write_datasheet(
 @transaction.atomic
 def export_start(*, project: Project, acting_user, raw_params: dict) -> Export:
     params = export_params_from(raw_params)
+    if params.layout == BENCHMARK_LAYOUT:
+        from exports.benchmark import benchmark_export_check
+
+        benchmark_export_check(project=project, params=params)  # refused now, not in the job
     export = Export.objects.create(project=project, created_by=acting_user, params=params.as_dict())
     from exports.tasks import export_execute
 

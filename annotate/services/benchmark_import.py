@@ -59,6 +59,8 @@ def benchmark_import_file(
     task = _task_for(project, path, label, problems)
     problems.raise_if_any()
     instances = read_benchmark_gold(path, task, project.language, label=label, problems=problems)
+    if not instances and not problems:
+        problems.add(label, None, None, "file is empty: it has no lines")
     original_of: dict[SentId, SentId] = {}
     if not problems:
         # With lines missing, a link to one of them would be a false alarm.

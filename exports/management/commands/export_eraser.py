@@ -13,7 +13,10 @@ from rationale_metrics.eraser_writer import DirectorySink, DocumentNotExportable
 
 
 class Command(BaseCommand):
-    help = "Export a project as an ERASER dataset with a datasheet, to a directory or a .zip file."
+    help = (
+        "Export a project as an ERASER dataset (or, with --layout benchmark, in the "
+        "fine-grained benchmark's format) with a datasheet, to a directory or a .zip file."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("project", help="project name or numeric id")
@@ -37,7 +40,13 @@ class Command(BaseCommand):
             help="assign new splits by these ratios (default: keep the imported splits)",
         )
         parser.add_argument("--seed", type=int, default=0, help="seed of the new splits")
-        parser.add_argument("--layout", choices=LAYOUTS, default="docs")
+        parser.add_argument(
+            "--layout",
+            choices=LAYOUTS,
+            default="docs",
+            help="ERASER documents as docs/ or docs.jsonl; or 'benchmark': the fine-grained "
+            "benchmark's own format, one <task>_<language>.jsonl with every chosen item",
+        )
 
     def handle(self, *args, project, out, **options):
         found = project_from_argument(project)

@@ -439,3 +439,21 @@ def test_query_count_stays_flat_as_items_grow(db, tmp_path, django_assert_max_nu
                 params=ExportParams(layout="benchmark", **REFERENCE),
                 sink=DirectorySink(tmp_path / f"n{n}"),
             )
+
+
+@pytest.mark.parametrize(
+    ("task_type", "offered"),
+    [(TaskType.CLASSIFICATION, True), (TaskType.MULTIPLE_CHOICE, False)],
+)
+def test_the_project_page_offers_the_benchmark_where_the_task_has_one(
+    db, client, task_type, offered
+):
+    project = ProjectFactory(task_type=task_type)
+    admin = UserFactory(username="page-admin")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    client.force_login(admin)
+
+    page = client.get(f"/projects/{project.id}/").content.decode()
+
+    assert ('<option value="benchmark">' in page) is offered
+    assert ("fine-grained benchmark's format" in page) is offered

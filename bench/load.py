@@ -161,19 +161,19 @@ def server_env() -> dict:
     }
 
 
-def start_celery_worker() -> subprocess.Popen | None:
-    """The production stack's worker: the quality checks each submit queues run here."""
+def start_celery_worker(schedule_dir: Path) -> subprocess.Popen | None:
+    """The production stack's worker, with beat, which starts the quality checks' sweep
+    every QC_CHECK_INTERVAL_SECONDS (docker-compose.yml runs beat as a service of its own;
+    one process less here, and the CPU sampler counts both as "celery")."""
     env = server_env()
     if not env["CELERY_BROKER_URL"]:
         return None
     redis_db_flush(env["CELERY_BROKER_URL"])
-    # The cache too: a key saying a check job is queued, left by an earlier run (or any
-    # process using these databases) whose job went with the broker's flush, would hold
-    # the checks back for the key's lifetime, two minutes, and the phase would measure a
-    # machine without them.
+    # The cache too: the fresh database's ids would meet an earlier run's keys.
     redis_db_flush(env["CACHE_URL"])
+    worker = [sys.executable, "-m", "celery", "-A", "config", "worker", "-c", "1", "-l", "WARNING"]
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-c", "1", "-l", "WARNING"],
+        [*worker, "--beat", "--schedule", str(schedule_dir / "celerybeat-schedule")],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -186,12 +186,6 @@ def redis_db_flush(url: str) -> None:
     import redis
 
     redis.Redis.from_url(url).flushdb()
-
-
-def queued_checks(url: str) -> int:
-    import redis
-
-    return redis.Redis.from_url(url).llen("celery") if url else 0
 
 
 def gunicorn_env(workers: int | None = None, threads: int | None = None) -> dict:
@@ -553,14 +547,15 @@ def main() -> None:
         port = free_port()
         proxy_dir = Path(tempfile.mkdtemp(prefix="rw-load-nginx-"))
         proxy = start_nginx(Path(args.nginx), proxy_dir, port, app_port)
-    celery_worker = start_celery_worker()
+    beat_dir = Path(tempfile.mkdtemp(prefix="rw-load-beat-"))
+    celery_worker = start_celery_worker(beat_dir)
     broker = server_env()["CELERY_BROKER_URL"]
     print(
         ("clients -> gunicorn" if args.direct else "clients -> nginx -> gunicorn")
         + f": {gunicorn_layout(gunicorn_env(args.workers, args.threads))} on PostgreSQL; "
         + f"{args.items} items of ~100 words; "
         + (
-            "quality checks on 1 Celery worker via " + broker
+            "quality checks on 1 Celery worker with beat via " + broker
             if broker
             else "quality checks eager, inside the requests"
         )
@@ -639,7 +634,9 @@ def main() -> None:
             f"stored annotations {before} -> {after} ({after - distinct} duplicates)"
         )
         if celery_worker is not None:
-            print(f"quality checks still queued for the worker at the end: {queued_checks(broker)}")
+            print(
+                f"quality checks: {unchecked_annotations()} stored submissions unchecked at the end"
+            )
     finally:
         sampler.stop()
         if proxy is not None:
@@ -651,6 +648,7 @@ def main() -> None:
         if celery_worker is not None:
             os.killpg(celery_worker.pid, signal.SIGTERM)
             celery_worker.wait(timeout=30)
+        shutil.rmtree(beat_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

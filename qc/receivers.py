@@ -1,4 +1,4 @@
-"""Signal receivers: thin, they hand the work to a task."""
+"""Signal receivers: thin, they hand the work to a service."""
 
 import logging
 
@@ -6,9 +6,14 @@ logger = logging.getLogger(__name__)
 
 
 def annotation_submitted_check(sender, annotation_id: int, **kwargs) -> None:
-    from qc.services.checks import quality_checks_request
+    """Without a broker there is no worker and no beat, so the committed submission is
+    checked here. With one, the periodic sweep checks it and the submit publishes nothing."""
+    from config.celery import app
+    from qc.services import annotation_quality_check
 
+    if not app.conf.task_always_eager:
+        return
     try:
-        quality_checks_request(annotation_id=annotation_id)
-    except Exception:  # the broker is down: the submit stands, the check can be re-run
-        logger.exception("could not queue the quality check of annotation %s", annotation_id)
+        annotation_quality_check(annotation_id=annotation_id)
+    except Exception:  # the submit stands; `qc_check_missing` checks it later
+        logger.exception("the quality check of annotation %s failed", annotation_id)

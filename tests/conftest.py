@@ -45,11 +45,9 @@ def _fresh_cache():
     from django.core.cache import cache
 
     from annotate.services.assignments import expiry_sweep_asked_forget
-    from qc.services.checks import checks_queued_job_forget
 
     cache.clear()
     expiry_sweep_asked_forget()
-    checks_queued_job_forget()
     yield
 
 
@@ -88,8 +86,16 @@ def client_for(user) -> APIClient:
     return client
 
 
-def start_celery_worker(*, queue: str, media_root, log, extra_env: dict | None = None):
-    """Start a Celery worker process on `queue`, connected to the test database; wait for it."""
+def start_celery_worker(
+    *, queue: str, media_root, log, extra_env: dict | None = None, beat: bool = False
+):
+    """Start a Celery worker process on `queue`, connected to the test database; wait for it.
+
+    With `beat`, the worker also starts the periodic tasks, as beat does in production (the
+    quality checks' sweep), and sends them to `queue`; its schedule file goes beside `log`.
+    Only for a test of its own, stopped when the test ends: the sweep checks whatever any
+    test commits to the shared database and takes the sweep's lock every second. Stop it
+    with SIGTERM: SIGKILL leaves the beat child running."""
     import subprocess
     import sys
     import time
@@ -99,12 +105,13 @@ def start_celery_worker(*, queue: str, media_root, log, extra_env: dict | None =
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": _database_url_for_worker(),
+        # Named after its queue, so a test can tell its backends apart in pg_stat_activity.
+        "DATABASE_URL": f"{_database_url_for_worker()}?application_name={queue}",
         # Connections kept between tasks, as in production (the test settings close them).
         "DATABASE_CONN_MAX_AGE": "60",
         "DJANGO_MEDIA_ROOT": str(media_root),
-        # Tasks the worker queues itself (a check job's successor or last look) go to the
-        # queue it consumes, as in production, where every process shares one queue.
+        # Tasks the worker queues itself (beat's periodic ones) go to the queue it
+        # consumes, as in production, where every process shares one queue.
         "CELERY_TASK_DEFAULT_QUEUE": queue,
         "CELERY_TASK_ALWAYS_EAGER": "false",
         **(extra_env or {}),
@@ -127,6 +134,11 @@ def start_celery_worker(*, queue: str, media_root, log, extra_env: dict | None =
                 "-n",
                 f"{queue}@%h",
                 "--loglevel=INFO",
+                *(
+                    ["--beat", "--schedule", str(Path(log).parent / "celerybeat-schedule")]
+                    if beat
+                    else []
+                ),
             ],
             env=env,
             stdout=log_handle,
@@ -153,18 +165,23 @@ def _database_url_for_worker() -> str:
     return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real Celery worker process on the configured broker, consuming a private queue,
-    connected to the test database. Yields (queue name, media root)."""
-    import uuid
-
+def celery_worker_services_required() -> None:
+    """What a real worker needs: a broker, and PostgreSQL for the database it shares."""
     from django.conf import settings
 
     if not settings.CELERY_BROKER_URL:
         skip_or_fail("needs a Celery broker: set CELERY_BROKER_URL=redis://...")
     if connection.vendor != "postgresql":
         skip_or_fail("the worker shares the test database, which needs PostgreSQL")
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real Celery worker process on the configured broker, consuming a private queue,
+    connected to the test database. Yields (queue name, media root)."""
+    import uuid
+
+    celery_worker_services_required()
     queue = f"rw-test-{uuid.uuid4().hex[:8]}"
     media = tmp_path_factory.mktemp("worker-media")
     log = tmp_path_factory.mktemp("worker-log") / "worker.log"

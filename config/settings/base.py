@@ -154,6 +154,18 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=60 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=55 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The quality checks: with a broker, beat starts a sweep this often that checks every recent
+# submission without a check (qc/services/checks.py). A tick the worker has not taken up
+# within the interval (busy with an import, or still sweeping) is dropped, not run late:
+# the next sweep checks the same submissions.
+QC_CHECK_INTERVAL_SECONDS = env.float("QC_CHECK_INTERVAL_SECONDS", default=1.0)
+CELERY_BEAT_SCHEDULE = {
+    "quality-checks-sweep": {
+        "task": "qc.tasks.quality_checks_sweep",
+        "schedule": QC_CHECK_INTERVAL_SECONDS,
+        "options": {"expires": QC_CHECK_INTERVAL_SECONDS},
+    },
+}
 
 # A running job whose worker has not reported for this long is marked failed when next read.
 JOB_HEARTBEAT_TIMEOUT_SECONDS = env.int("JOB_HEARTBEAT_TIMEOUT_SECONDS", default=120)

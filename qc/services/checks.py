@@ -1,18 +1,22 @@
 """The automatic checks on every submission: flags on the annotation, agreement with its
 co-annotators, the worker's aggregates, and blocking when a limit is crossed.
 
-Runs after the submit commits (a Celery task, eager without a broker), so the annotator's
-submit stays fast; every step is idempotent, so a retried task changes nothing.
+They run apart from the submit, so the annotator's submit stays fast: with a broker, a
+sweep that Celery beat starts every QC_CHECK_INTERVAL_SECONDS checks what is unchecked;
+without one, the submit's receiver checks the annotation once it commits. Every step is
+idempotent, so checking an annotation twice changes nothing.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from collections import defaultdict, namedtuple
+from collections.abc import Iterator
+from typing import Protocol
 
 import numpy as np
-from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import F, Max, Window
 from django.db.models.functions import RowNumber
@@ -42,23 +46,22 @@ from rationale_metrics.agreement import against_majority, majority_vote, mean_pa
 
 SUBMISSION_FLAG_KINDS = (EMPTY, TOO_FAST, STOPWORDS, FIRST_TOKENS)
 
-# With a broker, submissions are not checked one task each: a submit makes sure one batch
-# job is queued (a cache key says one is, and when it starts), and the job checks every
-# submission that has no check yet. At 100 submits a second, a task per submit cost more
-# in the web process (publishing) and in the worker (a connection's worth of queries per
-# annotation) than checking them did.
-CHECKS_QUEUED_KEY = "rw:qc:batch-queued"
-CHECKS_QUEUED_TTL_SECONDS = 120  # a lost job delays the next one at most this long
-CHECKS_DELAY_SECONDS = 0.5  # a batch gathers the submissions of this long
-CHECK_BATCHES_PER_JOB = 10  # then the job queues its successor, so other jobs get a turn
+# With a broker, submissions are not checked one task each: a submit publishes nothing, and
+# Celery beat starts a sweep every QC_CHECK_INTERVAL_SECONDS (config/settings/base.py) that
+# checks every recent submission with no check yet. At 100 submits a second, a task per
+# submit cost more in the web process (publishing) and in the worker (a connection's worth
+# of queries per annotation) than checking them did. A sweep checks at most
+# CHECK_BATCHES_PER_SWEEP batches, updates the standings and ends, and the next one goes on:
+# the worker's other tasks get a turn, and standings do not wait for a whole backlog.
+CHECK_BATCHES_PER_SWEEP = 10
 # The checks share the machine with the annotators' requests. Checked all at once, a
 # second's submissions took most of a core for a tenth of a second, and the requests
 # caught in that tenth took half as long again as the others: at 50 annotators on two
-# cores the p99 was 1.7 times the median. So a job that is keeping up checks small
+# cores the p99 was 1.7 times the median. So a sweep that is keeping up checks small
 # batches and rests after each, up to as long as the batch took (at most half the
 # worker's time, in short slices): the p99 fell to 1.4 times the median, for a little
 # more work per submission. The rest shortens as the backlog grows; CHECKS_CATCH_UP_BACKLOG
-# or more behind, the job checks big batches without rest until it is close again, so
+# or more behind, the sweep checks big batches without rest until it is close again, so
 # the checks never fall far behind. A batch costs about 36 ms before its first
 # submission (some fifteen queries, each built by the ORM) and 0.3 ms per submission
 # after, so 50 a batch took a sixth longer than 25 and half the CPU per submission
@@ -69,7 +72,7 @@ CHECKS_REST_RATIO = 1.0
 CHECKS_CATCH_UP_BACKLOG = 500
 CHECK_CATCH_UP_BATCH_SIZE = 200
 # Unchecked submissions are sought among the newest: ids from this far below the newest
-# checked one. Older ones (the broker was down) are for `qc_check_missing`.
+# checked one. Older ones left unchecked are for `qc_check_missing`.
 RECENT_WINDOW = 20_000
 # Per-worker aggregates cover the worker's most recent submissions in the project, so a
 # check costs the same on a worker's ten-thousandth item as on the tenth, and a worker
@@ -139,126 +142,89 @@ def _flags_replace(wanted: dict[int, list], kinds_of: dict[int, tuple]) -> None:
         rows_update(QualityFlag, changed, ["value", "detail"])
 
 
-def quality_checks_request(*, annotation_id: int) -> None:
-    """A submission was committed: check it now when tasks run in-process (no broker),
-    else make sure a batch job is queued. Raises when the broker cannot be reached; the
-    submission stands and a later job or `qc_check_missing` checks it."""
-    from qc.tasks import quality_checks_job
+class Clock(Protocol):
+    """What the sweep's pacing reads and waits on; tests pass one that only records."""
 
-    if quality_checks_job.app.conf.task_always_eager:
-        annotation_quality_checks(annotation_ids=[annotation_id])
+    def monotonic(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+
+class SystemClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
+SYSTEM_CLOCK = SystemClock()
+
+# One sweep at a time, by a PostgreSQL advisory lock on the sweep's own connection rather
+# than a cache key with a time to live. The lock needs no guess at how long a sweep may
+# take: PostgreSQL releases it when the holder unlocks or its connection ends, so a killed
+# worker frees it at once, where a key would hold the checks back until it expired (and
+# one that expired mid-sweep would let a second sweep check the same batch). "RWQC" in
+# ASCII: no other advisory lock of this database uses it.
+CHECKS_SWEEP_LOCK = 0x5257_5143
+
+
+@contextlib.contextmanager
+def _sweep_lock() -> Iterator[bool]:
+    """Whether this sweep may run: False while another holds the lock (never waits)."""
+    if connection.vendor != "postgresql":
+        # SQLite runs without a broker (make run, the suite): no beat, so no second sweep.
+        yield True
         return
-    _checks_job_queue(countdown=CHECKS_DELAY_SECONDS)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [CHECKS_SWEEP_LOCK])
+        (acquired,) = cursor.fetchone()
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [CHECKS_SWEEP_LOCK])
 
 
-# Until when (Unix time) this process need not ask whether a job is queued.
-_queued_job_waits_until = 0.0
-# How far clocks may disagree: the web processes' with one another and with the worker's,
-# which starts a job no earlier than the time its publisher wrote on it.
-CLOCK_MARGIN_SECONDS = 0.1
-# A process that finds a job queued asks again no sooner than this, even when the job is
-# late to start (its worker still busy with the one before): at 140 submits a second, late
-# jobs had every submit of every process asking, two round trips each. What is committed
-# while a process does not ask is the job's to check: it looks once more this long after
-# it started (`quality_checks_run`).
-ASK_INTERVAL_SECONDS = 1.0
-
-
-def _checks_job_queue(*, countdown: float) -> None:
-    """Queue the batch job unless one is queued already (the cache key says so, and holds
-    the time it will start).
-
-    A submission committed before a queued job starts is checked by that job, and one
-    committed within ASK_INTERVAL_SECONDS of its start by the job's last look. So having
-    seen a job queued, this process neither queues another nor asks the cache until that
-    job may have started and ASK_INTERVAL_SECONDS have passed: at a hundred submits a
-    second, asking each time was two Redis round trips per submit for nothing."""
-    global _queued_job_waits_until
-    from qc.tasks import quality_checks_job
-
-    now = time.time()
-    if now < _queued_job_waits_until:
-        return
-    starts_at = now + countdown
-    if cache.add(CHECKS_QUEUED_KEY, starts_at, timeout=CHECKS_QUEUED_TTL_SECONDS):
-        try:
-            quality_checks_job.apply_async(countdown=countdown)
-        except Exception:
-            cache.delete(CHECKS_QUEUED_KEY)  # the next submit tries again
-            raise
-    else:
-        queued = cache.get(CHECKS_QUEUED_KEY)
-        starts_at = queued if isinstance(queued, float) else 0.0
-    _queued_job_waits_until = max(starts_at - CLOCK_MARGIN_SECONDS, now + ASK_INTERVAL_SECONDS)
-
-
-def checks_queued_job_forget() -> None:
-    """Forget what this process knew of a queued job (a job starting, or a test)."""
-    global _queued_job_waits_until
-    _queued_job_waits_until = 0.0
-
-
-def quality_checks_run(*, last_look: bool = False) -> int:
-    """The batch job: check the recent submissions that have no check yet, a batch at a
-    time; queue a successor when more remain. Returns how many were checked.
-
-    Processes that saw this job queued may go on without asking for ASK_INTERVAL_SECONDS
-    after it starts (`_checks_job_queue`), so unless it has run that long it queues its
-    own last look (`last_look`), which checks what they committed meanwhile."""
-    started = time.time()
-    # What this process knew of a queued job is out of date: it may be this very job, and
-    # then the successor it queues below must not be skipped.
-    checks_queued_job_forget()
-    if last_look and cache.get(CHECKS_QUEUED_KEY) is not None:
-        return 0  # a job queued since starts later and checks all this look would
-    if not last_look:
-        cache.delete(CHECKS_QUEUED_KEY)  # submissions from now on queue the next job
-    newest = SubmissionCheck.objects.aggregate(newest=Max("annotation_id"))["newest"] or 0
-    checked: list[int] = []
-    for _batch in range(CHECK_BATCHES_PER_JOB):
-        pending = annotations_without_checks(
-            limit=CHECKS_CATCH_UP_BACKLOG, after_id=max(0, newest - RECENT_WINDOW)
-        )
-        catching_up = len(pending) >= CHECKS_CATCH_UP_BACKLOG
-        ids = pending[: CHECK_CATCH_UP_BATCH_SIZE if catching_up else CHECK_BATCH_SIZE]
-        batch_started = time.monotonic()
-        if ids:
+def quality_checks_sweep(*, clock: Clock = SYSTEM_CLOCK) -> int:
+    """Check the recent submissions that have no check yet, a batch at a time, then update
+    their workers' standings. Returns how many were checked: 0 when another sweep is
+    running (it checks them) or nothing is waiting."""
+    with _sweep_lock() as alone:
+        if not alone:
+            return 0
+        newest = SubmissionCheck.objects.aggregate(newest=Max("annotation_id"))["newest"] or 0
+        checked: list[int] = []
+        for _batch in range(CHECK_BATCHES_PER_SWEEP):
+            pending = annotations_without_checks(
+                limit=CHECKS_CATCH_UP_BACKLOG, after_id=max(0, newest - RECENT_WINDOW)
+            )
+            catching_up = len(pending) >= CHECKS_CATCH_UP_BACKLOG
+            ids = pending[: CHECK_CATCH_UP_BATCH_SIZE if catching_up else CHECK_BATCH_SIZE]
+            if not ids:
+                break
+            batch_started = clock.monotonic()
             annotation_quality_checks(annotation_ids=ids, standings=False)
             checked += ids
-        if len(pending) == len(ids):
-            # Caught up. What arrives from now on is the next job's, which the submits
-            # queue: checked as they trickled in, batches held a few submissions each
-            # and cost nearly what a full one costs.
-            wait = started + ASK_INTERVAL_SECONDS + CLOCK_MARGIN_SECONDS - time.time()
-            if not last_look and wait > 0:
-                _checks_last_look_queue(countdown=wait)
-            break
-        if not catching_up:
-            # The further behind, the shorter the rest: under load a batch takes longer,
-            # and a fixed rest let the backlog grow to the catch-up mark, then cleared it
-            # in one burst, which is what resting was to avoid.
-            behind = len(pending) / CHECKS_CATCH_UP_BACKLOG
-            _rest((time.monotonic() - batch_started) * CHECKS_REST_RATIO * (1 - behind))
-    else:
-        _checks_job_queue(countdown=0)
-    # Once per job rather than per batch: a worker's standing reads their last
-    # AGGREGATE_WINDOW checks, and under load a batch held about one submission per
-    # worker, so this read was most of the job's work. (A job killed before this point
-    # leaves standings a little behind; each worker's next check brings theirs up.)
-    _standings_update_after(checked)
+            if len(pending) == len(ids):
+                # Caught up. What arrives from now on is the next sweep's: checked as they
+                # trickled in, batches held a few submissions each and cost nearly what a
+                # full one costs.
+                break
+            if not catching_up:
+                # The further behind, the shorter the rest: under load a batch takes longer,
+                # and a fixed rest let the backlog grow to the catch-up mark, then cleared it
+                # in one burst, which is what resting was to avoid.
+                behind = len(pending) / CHECKS_CATCH_UP_BACKLOG
+                took = clock.monotonic() - batch_started
+                clock.sleep(took * CHECKS_REST_RATIO * (1 - behind))
+        # Once per sweep rather than per batch: a worker's standing reads their last
+        # AGGREGATE_WINDOW checks, and under load a batch held about one submission per
+        # worker, so this read was most of the sweep's work. (A sweep killed before this
+        # point leaves standings a little behind; each worker's next check brings theirs up.)
+        _standings_update_after(checked)
     return len(checked)
-
-
-def _rest(seconds: float) -> None:
-    """The pause after a batch (a function of its own, for tests)."""
-    time.sleep(seconds)
-
-
-def _checks_last_look_queue(*, countdown: float) -> None:
-    """Queue a job's last look. It leaves the cache key alone: no process waits on it."""
-    from qc.tasks import quality_checks_job
-
-    quality_checks_job.apply_async(kwargs={"last_look": True}, countdown=countdown)
 
 
 def annotation_quality_check(*, annotation_id: int) -> list[str]:
@@ -454,9 +420,9 @@ _NO_FIGURES = WorkerFigures(*[()] * len(_FIGURE_COLUMNS))
 _CHECKS = SubmissionCheck._meta.db_table
 
 # Each worker's most recent checks, a column per figure: a walk down the index on
-# (project, worker, annotation) that stops after AGGREGATE_WINDOW rows, per worker. A job
+# (project, worker, annotation) that stops after AGGREGATE_WINDOW rows, per worker. A sweep
 # updates the standings of every worker in its batches, about one submission each under
-# load; read as rows, their windows were ten thousand Python tuples a job, most of the
+# load; read as rows, their windows were ten thousand Python tuples a sweep, most of the
 # checks' cost, and a window over each worker's whole history grew with it.
 _RECENT_FIGURES = f"""
 SELECT w.worker_id, recent.*

@@ -1,23 +1,29 @@
-"""Quality checks in batches: the same results as one at a time, one queued job for many
-submits, and the real worker checking every submission on one database connection."""
+"""Quality checks in batches: the same results as one at a time; a periodic sweep that
+checks what is unchecked, paced by a clock the tests control, one sweep at a time; and the
+real worker with beat checking every submission on one database connection."""
 
+import io
 import random
+import threading
 import time
 import uuid
 from unittest import mock
 
 import pytest
-from django.core.cache import cache
+from django.conf import settings
+from django.core.management import call_command
 from django.db import connection
 from django.urls import reverse
 
 from annotate.models import Annotation, ProjectMembership, Role
 from annotate.services import annotation_submit, assignment_next
 from annotate.signals import annotation_submitted
+from config.celery import app
 from qc.models import ProjectWorker, QualityFlag, SubmissionCheck
 from qc.services import checks, quality_policy_update
+from qc.tasks import quality_checks_sweep
 from tests.annotate.workflow_helpers import make_project
-from tests.conftest import client_for
+from tests.conftest import celery_worker_services_required, client_for, start_celery_worker
 from tests.factories import UserFactory
 from tests.qc.test_checks import tasks_sent_to_a_broker
 
@@ -58,12 +64,40 @@ def unchecked_submissions(*, seed: int, people: int = 2):
     return project, ids
 
 
+class FakeClock:
+    """The sweep's clock in tests: time moves only when a batch runs (`timed_batches`) or
+    the sweep rests, and each rest is recorded instead of slept."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.rests: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.rests.append(seconds)
+        self.now += seconds
+
+
 @pytest.fixture
-def rests(monkeypatch):
-    """The check job's rests, recorded instead of slept."""
-    recorded = mock.Mock()
-    monkeypatch.setattr(checks, "_rest", recorded)
-    return recorded
+def clock():
+    return FakeClock()
+
+
+def timed_batches(monkeypatch, clock, *, seconds=1.0, check=None) -> list[list[int]]:
+    """Each batch of checks takes `seconds` on `clock` (and runs `check`, the real checks
+    unless given). Returns the list the batches are recorded in."""
+    check = check or checks.annotation_quality_checks
+    batches: list[list[int]] = []
+
+    def batch(*, annotation_ids, **kwargs):
+        batches.append(list(annotation_ids))
+        clock.now += seconds
+        return check(annotation_ids=annotation_ids, **kwargs)
+
+    monkeypatch.setattr(checks, "annotation_quality_checks", batch)
+    return batches
 
 
 def check_results(project):
@@ -124,153 +158,39 @@ def submit_one(project, person):
     )
 
 
-def run_job_in_the_worker(**kwargs) -> int:
-    """Run the job as the worker would: in another process, so what this (web) process
-    knows of the queued job stays as it was."""
-    with mock.patch.object(checks, "checks_queued_job_forget"):
-        return checks.quality_checks_run(**kwargs)
-
-
-def last_looks(queue) -> list:
-    return [c for c in queue.call_args_list if c.kwargs.get("kwargs") == {"last_look": True}]
-
-
-def test_with_a_broker_many_submits_queue_one_job_until_it_runs(
-    db, django_capture_on_commit_callbacks
+def test_with_a_broker_submits_publish_nothing_and_the_sweep_checks_them(
+    db, django_capture_on_commit_callbacks, clock
 ):
     project = make_project(items=6, quota=2, min_highlight=0)
     people = annotators(project, 3)
 
-    def submit_and_commit(person):
-        with django_capture_on_commit_callbacks(execute=True):
-            assert submit_one(project, person).status_code == 201
-
     with (
         tasks_sent_to_a_broker(),
-        mock.patch("qc.tasks.quality_checks_job.apply_async") as queue,
+        mock.patch.object(app, "send_task") as published,
+        django_capture_on_commit_callbacks(execute=True),
     ):
-        for person in people:
-            submit_and_commit(person)
-        assert queue.call_count == 1
-        assert not SubmissionCheck.objects.exists()
+        submitted = [submit_one(project, person).data["annotation_id"] for person in people]
 
-        assert run_job_in_the_worker() == 3
-        assert SubmissionCheck.objects.count() == 3
-        assert len(last_looks(queue)) == 1, "it ran less than ASK_INTERVAL_SECONDS"
-        assert cache.get(checks.CHECKS_QUEUED_KEY) is None, "the last look holds no key"
-
-        # ASK_INTERVAL_SECONDS on, this process asks again and queues the next job.
-        with mock.patch.object(checks, "time") as clock:
-            clock.time.return_value = time.time() + checks.ASK_INTERVAL_SECONDS
-            submit_and_commit(people[0])
-        assert queue.call_count == 3 and len(last_looks(queue)) == 1
+    assert published.call_count == 0
+    assert not SubmissionCheck.objects.exists()
+    assert checks.quality_checks_sweep(clock=clock) == 3
+    assert set(SubmissionCheck.objects.values_list("annotation_id", flat=True)) == set(submitted)
+    assert checks.quality_checks_sweep(clock=clock) == 0, "nothing left to check"
 
 
-def test_a_late_job_is_asked_about_once_per_interval_and_its_last_look_checks_the_rest(
-    db, django_capture_on_commit_callbacks
+def test_without_a_broker_the_submit_checks_in_process(db, django_capture_on_commit_callbacks):
+    project = make_project(items=2, quota=1, min_highlight=0)
+    (person,) = annotators(project, 1)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        annotation_id = submit_one(project, person).data["annotation_id"]
+
+    assert SubmissionCheck.objects.filter(annotation_id=annotation_id).exists()
+
+
+def test_a_sweep_gives_what_checking_one_at_a_time_gives_and_updates_standings_once(
+    db, monkeypatch, clock
 ):
-    project = make_project(items=6, quota=2, min_highlight=0)
-    people = annotators(project, 3)
-    # Another process queued a job that should have started already: its worker is busy.
-    cache.add(checks.CHECKS_QUEUED_KEY, time.time() - 5, timeout=60)
-
-    with (
-        tasks_sent_to_a_broker(),
-        mock.patch("qc.tasks.quality_checks_job.apply_async") as queue,
-        mock.patch.object(cache, "add", wraps=cache.add) as add,
-        mock.patch.object(cache, "get", wraps=cache.get) as get,
-    ):
-        with django_capture_on_commit_callbacks(execute=True):
-            assert submit_one(project, people[0]).status_code == 201
-        assert run_job_in_the_worker() == 1  # the late job starts at last
-        # Committed after the job looked, by a process that does not ask yet.
-        with django_capture_on_commit_callbacks(execute=True):
-            late = submit_one(project, people[1]).data["annotation_id"]
-
-        asked = [
-            c for c in add.call_args_list + get.call_args_list if checks.CHECKS_QUEUED_KEY in c.args
-        ]
-        assert len(asked) == 2, "the first submit asks (add, then get); the second knows"
-        assert not SubmissionCheck.objects.filter(annotation_id=late).exists()
-        (last_look,) = last_looks(queue)
-        assert (
-            0
-            < last_look.kwargs["countdown"]
-            <= (checks.ASK_INTERVAL_SECONDS + checks.CLOCK_MARGIN_SECONDS)
-        )
-        assert queue.call_count == 1, "no new job: only the last look"
-
-        assert run_job_in_the_worker(last_look=True) == 1
-        assert SubmissionCheck.objects.filter(annotation_id=late).exists()
-        assert queue.call_count == 1, "a last look queues no look of its own"
-
-
-def test_while_a_queued_job_has_not_started_submits_do_not_ask_the_cache(
-    db, django_capture_on_commit_callbacks
-):
-    project = make_project(items=6, quota=2, min_highlight=0)
-    people = annotators(project, 3)
-    # Another process queued a job that starts in half a second.
-    cache.add(checks.CHECKS_QUEUED_KEY, time.time() + checks.CHECKS_DELAY_SECONDS, timeout=60)
-
-    with (
-        tasks_sent_to_a_broker(),
-        mock.patch("qc.tasks.quality_checks_job.apply_async") as queue,
-        mock.patch.object(cache, "add", wraps=cache.add) as add,
-        mock.patch.object(cache, "get", wraps=cache.get) as get,
-    ):
-        for person in people:
-            with django_capture_on_commit_callbacks(execute=True):
-                assert submit_one(project, person).status_code == 201
-
-    asked = [
-        c for c in add.call_args_list + get.call_args_list if checks.CHECKS_QUEUED_KEY in c.args
-    ]
-    assert len(asked) == 2, "the first submit asks (add, then get); the others know"
-    assert queue.call_count == 0, "the queued job will check all three"
-
-
-def test_a_job_that_cannot_finish_queues_its_successor(db, monkeypatch):
-    _, ids = unchecked_submissions(seed=3)
-    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
-    monkeypatch.setattr(checks, "CHECK_BATCHES_PER_JOB", 1)
-
-    with mock.patch("qc.tasks.quality_checks_job.apply_async") as queue:
-        assert checks.quality_checks_run() == 2
-        assert queue.call_count == 1 and cache.get(checks.CHECKS_QUEUED_KEY)
-        # Its successor, in the same worker process, queues its own successor in turn.
-        assert checks.quality_checks_run() == 2
-        assert queue.call_count == 2 and cache.get(checks.CHECKS_QUEUED_KEY)
-        while checks.quality_checks_run():
-            pass
-
-    assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
-
-
-def test_a_job_that_has_caught_up_leaves_what_trickles_in_to_the_next_job(db, monkeypatch):
-    _, ids = unchecked_submissions(seed=4)
-    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
-    unchecked = iter([[i] for i in ids])  # each look finds one new submission
-    looks = mock.Mock(side_effect=lambda **_: next(unchecked, []))
-    monkeypatch.setattr(checks, "annotations_without_checks", looks)
-
-    with mock.patch("qc.tasks.quality_checks_job.apply_async") as queue:
-        assert checks.quality_checks_run() == 1
-
-    assert looks.call_count == 1, "a batch short of full means the job has caught up"
-    assert len(last_looks(queue)) == 1 and queue.call_count == 1
-
-
-def test_a_last_look_gives_way_to_a_job_queued_since(db):
-    unchecked_submissions(seed=4, people=1)
-    cache.add(checks.CHECKS_QUEUED_KEY, time.time() + 1, timeout=60)
-
-    assert run_job_in_the_worker(last_look=True) == 0
-    assert not SubmissionCheck.objects.exists(), "the queued job starts later and checks them"
-    assert cache.get(checks.CHECKS_QUEUED_KEY) is not None
-
-
-def test_a_job_updates_the_standings_once_after_its_batches(db, monkeypatch):
     project = make_project(items=3, quota=2, min_highlight=0)
     quality_policy_update(project=project, auto_block=False)
     with mock.patch.object(annotation_submitted, "send"):
@@ -280,65 +200,164 @@ def test_a_job_updates_the_standings_once_after_its_batches(db, monkeypatch):
     one_at_a_time = check_results(project)
     forget_checks(project)
     monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    batches = timed_batches(monkeypatch, clock)
 
-    with (
-        mock.patch("qc.tasks.quality_checks_job.apply_async"),
-        mock.patch.object(
-            checks, "worker_standings_update", wraps=checks.worker_standings_update
-        ) as standings,
-    ):
-        assert checks.quality_checks_run() == len(ids)
+    with mock.patch.object(
+        checks, "worker_standings_update", wraps=checks.worker_standings_update
+    ) as standings:
+        assert checks.quality_checks_sweep(clock=clock) == len(ids)
 
+    assert [len(b) for b in batches] == [2] * (len(ids) // 2)
     assert standings.call_count == 1, f"{len(ids)} checks in batches of 2, one update"
     assert check_results(project) == one_at_a_time
 
 
-def test_a_job_that_keeps_up_rests_after_each_batch(db, monkeypatch, rests):
+def test_a_sweep_that_keeps_up_rests_after_each_batch_as_long_as_it_took(db, monkeypatch, clock):
     _, ids = unchecked_submissions(seed=6)
     monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    timed_batches(monkeypatch, clock, seconds=0.5)
 
-    with mock.patch("qc.tasks.quality_checks_job.apply_async"):
-        assert checks.quality_checks_run() == len(ids) == 6
+    assert checks.quality_checks_sweep(clock=clock) == len(ids) == 6
 
-    assert rests.call_count == 2, "a rest between batches, none once caught up"
-    assert all(0 < c.args[0] < 5 for c in rests.call_args_list), "up to as long as a batch took"
+    # A rest after each batch but the last (caught up): the batch's 0.5 s, shortened by
+    # the share of CHECKS_CATCH_UP_BACKLOG (500) still behind, 6 then 4.
+    assert clock.rests == [
+        pytest.approx(0.5 * (1 - 6 / 500), abs=1e-12),
+        pytest.approx(0.5 * (1 - 4 / 500), abs=1e-12),
+    ]
 
 
-def test_a_job_rests_less_the_further_behind_it_is(db, monkeypatch, rests):
+def test_a_sweep_rests_less_the_further_behind_it_is(db, monkeypatch, clock):
     monkeypatch.setattr(checks, "CHECKS_CATCH_UP_BACKLOG", 10)
-    monkeypatch.setattr(checks, "annotation_quality_checks", mock.Mock())
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 1)
     monkeypatch.setattr(checks, "_standings_update_after", mock.Mock())
-    ticks = iter(range(100))  # each batch takes one second
-    monkeypatch.setattr(checks.time, "monotonic", lambda: next(ticks))
+    timed_batches(monkeypatch, clock, seconds=1.0, check=mock.Mock())
     backlogs = iter([list(range(8)), list(range(2)), []])  # 8 behind, then 2, then none
     monkeypatch.setattr(checks, "annotations_without_checks", lambda **_: next(backlogs))
-    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 1)
 
-    with mock.patch("qc.tasks.quality_checks_job.apply_async"):
-        checks.quality_checks_run()
+    checks.quality_checks_sweep(clock=clock)
 
-    assert [round(c.args[0], 2) for c in rests.call_args_list] == [0.2, 0.8]
+    assert clock.rests == [pytest.approx(0.2), pytest.approx(0.8)]
 
 
-def test_a_job_far_behind_checks_big_batches_without_rest_until_close(db, monkeypatch, rests):
+def test_a_sweep_far_behind_checks_big_batches_without_rest_until_close(db, monkeypatch, clock):
     _, ids = unchecked_submissions(seed=7)
     monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
     monkeypatch.setattr(checks, "CHECK_CATCH_UP_BATCH_SIZE", 3)
     monkeypatch.setattr(checks, "CHECKS_CATCH_UP_BACKLOG", 4)
+    batches = timed_batches(monkeypatch, clock, seconds=1.0)
+
+    assert checks.quality_checks_sweep(clock=clock) == len(ids) == 6
+
+    # 6 behind (4 or more: catching up): 3 without rest; then 3 behind: 2, a rest, 1.
+    assert [len(b) for b in batches] == [3, 2, 1]
+    assert clock.rests == [pytest.approx(1.0 * (1 - 3 / 4))]
+    assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
+
+
+def test_a_sweep_that_has_caught_up_leaves_what_trickles_in_to_the_next(db, monkeypatch, clock):
+    _, ids = unchecked_submissions(seed=4)
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    unchecked = iter([[i] for i in ids])  # each look finds one new submission
+    looks = mock.Mock(side_effect=lambda **_: next(unchecked, []))
+    monkeypatch.setattr(checks, "annotations_without_checks", looks)
+
+    assert checks.quality_checks_sweep(clock=clock) == 1
+
+    assert looks.call_count == 1, "a batch short of full means the sweep has caught up"
+    assert clock.rests == []
+
+
+def test_a_sweep_stops_after_its_batches_and_the_next_goes_on(db, monkeypatch, clock):
+    _, ids = unchecked_submissions(seed=3)
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    monkeypatch.setattr(checks, "CHECK_BATCHES_PER_SWEEP", 1)
 
     with (
-        mock.patch("qc.tasks.quality_checks_job.apply_async"),
+        mock.patch.object(app, "send_task") as published,
         mock.patch.object(
-            checks, "annotation_quality_checks", wraps=checks.annotation_quality_checks
-        ) as batch_check,
+            checks, "_standings_update_after", wraps=checks._standings_update_after
+        ) as standings,
     ):
-        assert checks.quality_checks_run() == len(ids) == 6
+        sweeps = [checks.quality_checks_sweep(clock=clock) for _ in range(4)]
 
-    batches = [len(c.kwargs["annotation_ids"]) for c in batch_check.call_args_list]
-    # 6 behind (4 or more: catching up): 3 without rest; then 3 behind: 2, a rest, 1.
-    assert batches == [3, 2, 1]
-    assert rests.call_count == 1
+    assert sweeps == [2, 2, 2, 0]
+    assert standings.call_count == 4, "each sweep updates the standings of what it checked"
+    assert published.call_count == 0, "no successor is queued: the next tick goes on"
     assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
+
+
+def test_a_sweep_looks_among_recent_submissions_and_leaves_older_ones_to_the_command(
+    db, monkeypatch, clock
+):
+    _, ids = unchecked_submissions(seed=8)
+    checks.annotation_quality_checks(annotation_ids=[ids[-1]])
+    # The window reaches down to (not including) the third submission.
+    monkeypatch.setattr(checks, "RECENT_WINDOW", ids[-1] - ids[2])
+
+    assert checks.quality_checks_sweep(clock=clock) == len(ids) - 4
+    unchecked = set(ids) - set(SubmissionCheck.objects.values_list("annotation_id", flat=True))
+    assert unchecked == set(ids[:3])
+
+    call_command("qc_check_missing", stdout=io.StringIO())
+    assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
+
+
+class RestingUntilReleased(FakeClock):
+    """A clock whose first rest lasts until the test releases it."""
+
+    def __init__(self):
+        super().__init__()
+        self.resting, self.released = threading.Event(), threading.Event()
+
+    def sleep(self, seconds: float) -> None:
+        super().sleep(seconds)
+        self.resting.set()
+        assert self.released.wait(60), "the test never released the sweep"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_sweep_returns_at_once_while_another_is_running(postgres_only, monkeypatch, clock):
+    _, ids = unchecked_submissions(seed=9)
+    monkeypatch.setattr(checks, "CHECK_BATCH_SIZE", 2)
+    first_clock = RestingUntilReleased()
+    first_result: list[int] = []
+
+    def first_sweep():  # on a connection of its own, as on another worker process
+        try:
+            first_result.append(checks.quality_checks_sweep(clock=first_clock))
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=first_sweep)
+    first.start()
+    try:
+        assert first_clock.resting.wait(60), "the first sweep never rested"
+        started = time.monotonic()
+        assert checks.quality_checks_sweep(clock=clock) == 0
+        assert time.monotonic() - started < 5, "it returned at once rather than waiting"
+        assert SubmissionCheck.objects.count() == 2, "only the first sweep's first batch"
+    finally:
+        first_clock.released.set()
+        first.join(60)
+
+    assert first_result == [len(ids)]
+    assert checks.quality_checks_sweep(clock=clock) == 0, "the first sweep checked them all"
+    assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
+
+
+def test_beat_starts_a_sweep_at_the_configured_interval(db):
+    (entry,) = [
+        e for e in settings.CELERY_BEAT_SCHEDULE.values() if e["task"] == quality_checks_sweep.name
+    ]
+
+    assert app.conf.beat_schedule == settings.CELERY_BEAT_SCHEDULE
+    assert entry["schedule"] == settings.QC_CHECK_INTERVAL_SECONDS
+    # A tick no worker took within the interval is dropped: the next one sweeps the same.
+    assert entry["options"]["expires"] == settings.QC_CHECK_INTERVAL_SECONDS
+    assert quality_checks_sweep.name in app.tasks
+    assert quality_checks_sweep.apply().get() == 0, "the task runs the sweep"
 
 
 def test_standings_read_each_workers_recent_checks_alike_on_postgresql_and_elsewhere(
@@ -367,12 +386,30 @@ def test_standings_read_each_workers_recent_checks_alike_on_postgresql_and_elsew
         assert on_postgresql[person.pk].seconds == newest
 
 
-def other_backends() -> set[int]:
-    """PostgreSQL backends serving the test database for someone else: the worker."""
+@pytest.fixture
+def worker_with_beat(transactional_db, tmp_path):
+    """A worker of this test's own that also runs beat, both on a private queue; the
+    shared worker runs no beat (see `start_celery_worker`)."""
+    celery_worker_services_required()
+    queue = f"rw-beat-{uuid.uuid4().hex[:8]}"
+    log = tmp_path / "worker.log"
+    worker = start_celery_worker(queue=queue, media_root=tmp_path / "media", log=log, beat=True)
+    previous = app.conf.task_always_eager, app.conf.task_default_queue
+    app.conf.task_always_eager = False
+    app.conf.task_default_queue = queue
+    yield {"queue": queue, "log": log}
+    app.conf.task_always_eager, app.conf.task_default_queue = previous
+    worker.terminate()
+    worker.wait(timeout=30)
+
+
+def worker_backends(queue: str) -> set[int]:
+    """The PostgreSQL backends of the worker on `queue` (it names its connections so)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pid FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = %s",
+            [queue],
         )
         return {pid for (pid,) in cursor.fetchall()}
 
@@ -390,18 +427,26 @@ def wait_until_checked(annotation_ids, log, timeout=60):
 
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
-def test_the_real_worker_checks_every_submission_on_one_connection(live_celery):
+def test_the_real_worker_with_beat_checks_every_submission_on_one_connection(
+    worker_with_beat,
+):
     project = make_project(items=6, quota=2, min_highlight=0)
     people = annotators(project, 3)
+    log = worker_with_beat["log"]
 
-    first = [submit_one(project, person).data["annotation_id"] for person in people]
-    wait_until_checked(first, live_celery["log"])
-    serving_first = other_backends()
-    second = [submit_one(project, person).data["annotation_id"] for person in people]
-    wait_until_checked(second, live_celery["log"])
+    with mock.patch.object(app, "send_task", wraps=app.send_task) as published:
+        first = [submit_one(project, person).data["annotation_id"] for person in people]
+        wait_until_checked(first, log)
+        serving_first = worker_backends(worker_with_beat["queue"])
+        second = [submit_one(project, person).data["annotation_id"] for person in people]
+        wait_until_checked(second, log)
 
-    assert "quality_checks_job" in live_celery["log"].read_text()
+    assert published.call_count == 0, "the submits published nothing: beat started the sweeps"
+    assert f"Task {quality_checks_sweep.name}[" in log.read_text()
     # Celery's Django fix-up closed the connection after every task; the worker now
     # keeps it, as Django keeps one between requests.
-    assert serving_first & other_backends(), "the worker reconnected between its jobs"
+    assert serving_first, "the worker's connection is named after its queue"
+    assert serving_first & worker_backends(worker_with_beat["queue"]), (
+        "the worker reconnected between its sweeps"
+    )
     assert Annotation.objects.filter(assignment__item__project=project).count() == 6

@@ -1,5 +1,7 @@
-"""Run the automatic checks on submissions that missed them (e.g. the broker was down at
-submit time). Safe to run any time, e.g. from cron: every check is idempotent."""
+"""Run the automatic checks on submissions that have none. The periodic sweep looks only
+among the recent ones (RECENT_WINDOW ids below the newest checked); older ones left
+unchecked (say a check that failed in-process, without a broker) wait for this. Safe to
+run any time, e.g. from cron: every check is idempotent."""
 
 from django.core.management.base import BaseCommand
 

@@ -175,13 +175,6 @@ class Document(models.Model):
         text = self.text
         return [text[s:e] for s, e in self.tokens.tolist()]
 
-    def sentence_char_offsets(self) -> list[tuple[int, int]]:
-        tokens = self.tokens
-        return [
-            (int(tokens[s][0]), int(tokens[e - 1][1])) if e > s else (0, 0)
-            for s, e in self.sentences.tolist()
-        ]
-
 
 class Item(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")

@@ -1,14 +1,14 @@
 """Metrics beyond the ERASER reference (METRICS.md sections 3-5), each reported under its own key.
 
 - token F1 against rationale *sets* and its IoU-match figure (the fine-grained benchmark);
-- MAP consistency between original and perturbed instances, and New-P;
+- MAP between the rationale tokens of an original and of a perturbed instance
+  (`fine_grained` sums it over the benchmark's pairs, beside New-P);
 - top-k discretization of soft scores;
 - the paper's AOPC formula.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -182,42 +182,12 @@ def map_consistency(original: Sequence[str], perturbed: Sequence[str]) -> float:
     return total / len(perturbed)
 
 
-def consistency_score(
-    pairs: Sequence[tuple[Sequence[str], Sequence[str]]], n_perturbed_gold: int
-) -> float:
-    """Sum of MAP over linked (original, perturbed) pairs that both have predictions,
-    divided by the number of perturbed instances in the gold data."""
-    if n_perturbed_gold == 0:
-        return 0.0
-    return sum(map_consistency(o, p) for o, p in pairs) / n_perturbed_gold
-
-
-def new_p(
-    full_labels: dict[str, str],
-    rationale_labels: dict[str, str],
-    rest_labels: dict[str, str],
-    n_gold: int,
-) -> float:
-    """An instance scores 1 when the label on the rationale alone equals the full-input
-    label and the label on the rest differs; divided by the number of gold instances."""
-    hits = sum(
-        1
-        for key, label in full_labels.items()
-        if rationale_labels.get(key) == label and rest_labels.get(key) not in (None, label)
-    )
-    return hits / n_gold if n_gold else 0.0
-
-
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
     """Indexes of the k highest scores, ties broken by position (earlier first), in
     descending order of importance."""
     k = max(0, min(int(k), len(scores)))
     order = np.lexsort((np.arange(len(scores)), -np.asarray(scores, dtype=np.float64)))
     return order[:k]
-
-
-def ratio_k(n_tokens: int, ratio: float) -> int:
-    return math.ceil(ratio * n_tokens)
 
 
 def runs(indices: Sequence[int] | np.ndarray) -> list[tuple[int, int]]:

@@ -8,9 +8,7 @@ import pytest
 from rationale_metrics.extensions import (
     aopc_paper,
     choose_gold_set,
-    consistency_score,
     map_consistency,
-    new_p,
     rationale_set_scores,
     runs,
     set_f1,
@@ -79,20 +77,6 @@ def test_map_consistency_by_hand():
 def test_repeated_strings_count_at_each_position():
     # i=1: 'b' not in ['a'] -> 0; i=2: both 'b's are in ['a', 'b'] -> 2/2.
     assert map_consistency(["a", "b"], ["b", "b"]) == pytest.approx(0.5)
-
-
-def test_consistency_divides_by_perturbed_gold_instances():
-    pairs = [(["a"], ["a"]), (["b"], ["c"])]
-
-    assert consistency_score(pairs, n_perturbed_gold=4) == pytest.approx(1 / 4)
-
-
-def test_new_p():
-    full = {"x": "pos", "y": "pos", "z": "neg"}
-    rationale = {"x": "pos", "y": "neg", "z": "neg"}
-    rest = {"x": "neg", "y": "neg", "z": "neg"}
-
-    assert new_p(full, rationale, rest, n_gold=4) == 0.25
 
 
 def test_top_k_breaks_ties_by_position():

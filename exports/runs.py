@@ -2,7 +2,8 @@
 
 The scoring is `rationale_metrics`'; this module only feeds it the export's dataset, a
 predictions file (uploaded, or written by a bundled explainer) and, for plausibility per
-instruction variant, each variant's majority-vote rationales as the gold.
+instruction variant, each variant's majority-vote rationales as the gold, and each
+variant's annotations for the instruction study's top-k kappa plausibility.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -21,8 +23,10 @@ from annotate.models import Assignment, AssignmentStatus, RationaleSpan
 from config.exceptions import ApplicationError
 from exports.aggregation import AnnotationRow, evidences_for
 from exports.models import ExplainerRun, Export, ExportStatus, RunStatus
+from rationale_metrics.agreement import TokenAnnotation, explainer_plausibility_by_variant
 from rationale_metrics.eraser import SPLITS, EraserDataset, Evidence, read_eraser_dataset
 from rationale_metrics.explain import EXPLAINERS, explain_split
+from rationale_metrics.prediction_table import PredictionTable
 from rationale_metrics.predictions import read_predictions
 from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.scoring import ScoreOptions, score_predictions
@@ -65,15 +69,18 @@ def explainer_run_start(
     return run
 
 
-def _variant_gold(export: Export, dataset: EraserDataset, split: str) -> dict[str, EraserDataset]:
-    """Per instruction variant: the split with each item's majority-vote evidence of that
-    variant's annotators as its gold rationale (items that variant did not annotate drop out)."""
+def _variant_annotations(
+    export: Export, dataset: EraserDataset, split: str
+) -> dict[str, dict[str, list[AnnotationRow]]]:
+    """Per instruction variant, per item of the split: the submitted annotations, each at
+    its newest round (a resubmission supersedes the round sent back, as in the export)."""
     instances = {inst.key: inst for inst in dataset.splits[split]}
     rows = (
         Assignment.objects.filter(
             item__project=export.project,
             item__annotation_id__in=list(instances),
             status=AssignmentStatus.SUBMITTED,
+            annotation__revisions__isnull=True,
         )
         .values_list(
             "item__annotation_id",
@@ -105,6 +112,15 @@ def _variant_gold(export: Export, dataset: EraserDataset, split: str) -> dict[st
         by_variant[variant][key].append(
             AnnotationRow(worker, variant, time_ms, [chosen[p] for p in sorted(chosen)])
         )
+    return by_variant
+
+
+def _variant_gold(
+    dataset: EraserDataset, split: str, by_variant: dict[str, dict[str, list[AnnotationRow]]]
+) -> dict[str, EraserDataset]:
+    """Per instruction variant: the split with each item's majority-vote evidence of that
+    variant's annotators as its gold rationale (items that variant did not annotate drop out)."""
+    instances = {inst.key: inst for inst in dataset.splits[split]}
     golds = {}
     for variant, items in sorted(by_variant.items()):
         gold_instances = []
@@ -120,6 +136,61 @@ def _variant_gold(export: Export, dataset: EraserDataset, split: str) -> dict[st
             docs_layout=dataset.docs_layout,
         )
     return golds
+
+
+def _soft_scores_by_item(predictions: PredictionTable) -> dict[str, dict[str, np.ndarray]]:
+    """Each prediction line's soft token scores per document: {annotation_id: {docid: scores}}."""
+    soft = predictions.soft_tokens
+    if soft is None:
+        return {}
+    found: dict[str, dict[str, np.ndarray]] = defaultdict(dict)
+    starts = soft.starts
+    for row, (line, docid) in enumerate(
+        zip(predictions.rationale_line.tolist(), predictions.rationale_docids, strict=True)
+    ):
+        found[predictions.keys[line]][docid] = soft.values[
+            starts[row] : starts[row] + soft.lengths[row]
+        ]
+    return found
+
+
+def _variant_explainer_plausibility(
+    dataset: EraserDataset,
+    split: str,
+    by_variant: dict[str, dict[str, list[AnnotationRow]]],
+    predictions: PredictionTable,
+) -> dict[str, dict]:
+    """The instruction study's plausibility of the run's explainer per variant
+    (METRICS.md section 6) from its soft token scores. An item's tokens are those of its
+    documents in order; an item whose prediction lacks soft scores for one of them is left
+    out and counted."""
+    soft = _soft_scores_by_item(predictions)
+    instances = {inst.key: inst for inst in dataset.splits[split]}
+    annotations: list[TokenAnnotation] = []
+    scores: dict[str, np.ndarray] = {}
+    for variant, items in by_variant.items():
+        for key, rows in items.items():
+            docids = instances[key].resolved_docids()
+            sizes = [dataset.documents[d].n_tokens for d in docids]
+            offsets = dict(zip(docids, np.cumsum([0, *sizes[:-1]]).tolist(), strict=True))
+            given = soft.get(key, {})
+            if key not in scores and all(d in given for d in docids):
+                scores[key] = np.concatenate([given[d] for d in docids])
+            for row in rows:
+                tokens = frozenset(
+                    offsets[docid] + t
+                    for docid, chosen in row.tokens().items()
+                    if docid in offsets
+                    for t in chosen
+                )
+                annotations.append(
+                    TokenAnnotation(key, str(row.worker_id), variant, sum(sizes), tokens)
+                )
+    found = explainer_plausibility_by_variant(annotations, scores)["variants"]
+    if predictions.soft_tokens is None:
+        reason = "the predictions give no soft token scores"
+        return {variant: {"plausibility": None, "reason": reason} for variant in found}
+    return found
 
 
 def _plausibility(scores: dict) -> dict:
@@ -173,14 +244,17 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
         )
         problems.raise_if_any()
         run.scores = score_predictions(dataset, run.split, predictions)
+        by_variant = _variant_annotations(run.export, dataset, run.split)
+        kappa_top_k = _variant_explainer_plausibility(dataset, run.split, by_variant, predictions)
         run.plausibility_by_variant = {
             variant: {
                 **_plausibility(
                     score_predictions(gold, run.split, predictions, ScoreOptions(extensions=False))
                 ),
                 "items": len(gold.splits[run.split]),
+                "kappa_top_k": kappa_top_k[variant],
             }
-            for variant, gold in _variant_gold(run.export, dataset, run.split).items()
+            for variant, gold in _variant_gold(dataset, run.split, by_variant).items()
         }
         run.status = RunStatus.SUCCEEDED
     except DataValidationError as exc:

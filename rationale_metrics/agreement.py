@@ -396,23 +396,170 @@ def permutation_test(
 # ---------------------------------------------------------------- explainers vs humans
 
 
-def explainer_plausibility(items: list[tuple[np.ndarray, list[np.ndarray]]]) -> dict:
-    """Per item: k = floor(mean highlight length of the variant's annotations); the
-    explainer's top-k tokens (ties by position) against each annotation by kappa; keep the
-    maximum; mean over items. `items`: (token scores, [boolean highlight vectors])."""
-    best = []
-    for scores, highlights in items:
+def explainer_plausibility(
+    items: list[tuple[np.ndarray, list[np.ndarray]]], *, undefined: str = "exclude"
+) -> dict:
+    """Plausibility of an explainer against one variant's annotations (METRICS.md section 6,
+    after the instruction study): per item, k = floor(mean highlight length of the item's
+    annotations); the explainer's k highest-scoring tokens (ties: the earlier token) against
+    each annotation by Cohen's kappa; the maximum; then the mean over items.
+
+    `items`: (token scores, [boolean highlight vectors of the same length]). A kappa is
+    undefined when both vectors are constant and equal (k = 0 against an empty annotation,
+    say); an item whose kappas are all undefined is excluded and counted, or with
+    `undefined="one"` such a kappa counts as 1."""
+    best, excluded = [], 0
+    for number, (scores, highlights) in enumerate(items):
         if not highlights:
             continue
-        k = int(np.floor(np.mean([a.sum() for a in highlights])))
-        order = np.lexsort((np.arange(len(scores)), -np.asarray(scores, dtype=np.float64)))
+        scores = np.asarray(scores, dtype=np.float64)
+        if any(len(a) != len(scores) for a in highlights):
+            raise ValueError(
+                f"item {number}: {len(scores)} scores but highlights of "
+                f"{sorted({len(a) for a in highlights})} tokens"
+            )
+        k = int(np.floor(np.mean([np.count_nonzero(a) for a in highlights])))
+        order = np.lexsort((np.arange(len(scores)), -scores))
         top = np.zeros(len(scores), dtype=bool)
         top[order[:k]] = True
         kappas = [
-            cohen_kappa_counts(int((top & a).sum()), int(top.sum()), int(a.sum()), len(scores))
-            for a in highlights
+            cohen_kappa_counts(
+                int(np.count_nonzero(top & a)), k, int(np.count_nonzero(a)), len(scores)
+            )
+            for a in (np.asarray(h, dtype=bool) for h in highlights)
         ]
-        defined = [x for x in kappas if x is not None]
+        defined = (
+            [1.0 if x is None else x for x in kappas]
+            if undefined == "one"
+            else [x for x in kappas if x is not None]
+        )
         if defined:
             best.append(max(defined))
-    return {"plausibility": float(np.mean(best)) if best else None, "items": len(best)}
+        else:
+            excluded += 1
+    return {
+        "plausibility": float(np.mean(best)) if best else None,
+        "items": len(best),
+        "excluded_items": excluded,
+    }
+
+
+def explainer_plausibility_by_variant(
+    annotations: list[TokenAnnotation],
+    scores: dict[str, np.ndarray],
+    *,
+    undefined: str = "exclude",
+) -> dict:
+    """`explainer_plausibility` per instruction variant. `scores` maps an item to the
+    explainer's score of each of its tokens; items without scores are left out and counted."""
+    by_variant: dict[str, dict[str, list[TokenAnnotation]]] = defaultdict(lambda: defaultdict(list))
+    for ann in annotations:
+        by_variant[ann.variant][ann.item].append(ann)
+    variants = {}
+    for variant, items in sorted(by_variant.items()):
+        scored = [item for item in items if item in scores]
+        result = explainer_plausibility(
+            [(scores[item], [a.vector(len(scores[item])) for a in items[item]]) for item in scored],
+            undefined=undefined,
+        )
+        variants[variant] = {**result, "items_without_scores": len(items) - len(scored)}
+    return {
+        "measure": "per item, the explainer's top-k tokens (k = floor of the mean highlight "
+        "length of the variant's annotations) against each annotation by Cohen's kappa, the "
+        "maximum; mean over items",
+        "undefined_policy": undefined,
+        "variants": variants,
+    }
+
+
+def read_token_scores(path: Path, n_tokens: dict[str, int]) -> dict[str, np.ndarray]:
+    """An explainer's soft token scores per item, from JSONL lines of either form:
+    `{"item": id, "scores": [...]}`, or an ERASER prediction line, whose rationales'
+    `soft_rationale_predictions` are joined in the order the line lists them. Each item's
+    scores must cover its tokens (`n_tokens`, from the annotations); items the annotations
+    do not have are skipped. Every problem is reported by line and field."""
+    problems = ProblemList()
+    scores: dict[str, np.ndarray] = {}
+    with open(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.add(path.name, number, None, f"not JSON: {exc}")
+                continue
+            if not isinstance(record, dict):
+                problems.add(path.name, number, None, "each line must be a JSON object")
+                continue
+            item, vector, field_name, problem = _scores_of_record(record)
+            if problem:
+                problems.add(path.name, number, field_name, problem)
+                continue
+            if item not in n_tokens:
+                continue
+            if item in scores:
+                problems.add(path.name, number, field_name, f"item {item!r} is given twice")
+            elif len(vector) != n_tokens[item]:
+                problems.add(
+                    path.name,
+                    number,
+                    field_name,
+                    f"{len(vector)} scores for item {item!r}, whose annotations have "
+                    f"{n_tokens[item]} tokens",
+                )
+            else:
+                scores[item] = vector
+    problems.raise_if_any()
+    return scores
+
+
+def _scores_of_record(record: dict) -> tuple[str | None, np.ndarray | None, str | None, str | None]:
+    """(item, scores, field, problem) of one line of a token-scores file."""
+    if "item" in record:
+        item, raw, field_name = record["item"], record.get("scores"), "scores"
+        if raw is None:
+            return None, None, "scores", "missing"
+    elif "annotation_id" in record:
+        item, field_name = record["annotation_id"], "rationales"
+        rationales = record.get("rationales")
+        if not isinstance(rationales, list) or not rationales:
+            return None, None, field_name, "must list the documents' rationales"
+        raw = []
+        for i, rationale in enumerate(rationales):
+            part = (
+                rationale.get("soft_rationale_predictions") if isinstance(rationale, dict) else None
+            )
+            if not isinstance(part, list):
+                return None, None, f"rationales[{i}].soft_rationale_predictions", "missing"
+            raw.extend(part)
+    else:
+        return None, None, "item", "missing (or annotation_id, for an ERASER prediction line)"
+    if not isinstance(raw, list) or not all(
+        isinstance(x, int | float) and not isinstance(x, bool) for x in raw
+    ):
+        return None, None, field_name, "must be a list of numbers"
+    vector = np.asarray(raw, dtype=np.float64)
+    if not np.all(np.isfinite(vector)):
+        return None, None, field_name, "scores must be finite numbers"
+    return str(item), vector, field_name, None
+
+
+def plausibility_from_jsonl(
+    annotations_path: Path, scores_path: Path, *, undefined: str = "exclude"
+) -> dict:
+    annotations = read_token_annotations(annotations_path)
+    n_tokens: dict[str, int] = {}
+    problems = ProblemList()
+    for ann in annotations:
+        if n_tokens.setdefault(ann.item, ann.n_tokens) != ann.n_tokens:
+            problems.add(
+                annotations_path.name,
+                None,
+                "n_tokens",
+                f"item {ann.item!r} has annotations of {n_tokens[ann.item]} and "
+                f"{ann.n_tokens} tokens",
+            )
+    problems.raise_if_any()
+    scores = read_token_scores(scores_path, n_tokens)
+    return explainer_plausibility_by_variant(annotations, scores, undefined=undefined)

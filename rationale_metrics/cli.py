@@ -1,4 +1,4 @@
-"""Command line: `python -m rationale_metrics {score,validate,explain,agreement,fine-grained}`.
+"""Command line: `python -m rationale_metrics {score,validate,explain,agreement,plausibility,fine-grained}`.
 
 `score` accepts the ERASER reference scorer's flags and writes its JSON keys, plus
 extensions under new keys. `fine-grained` scores the fine-grained interpretability
@@ -225,6 +225,20 @@ def command_agreement(args) -> int:
     return 0
 
 
+def command_plausibility(args) -> int:
+    from rationale_metrics.agreement import plausibility_from_jsonl
+
+    report = plausibility_from_jsonl(
+        Path(args.annotations), Path(args.scores), undefined=args.undefined
+    )
+    text = json.dumps(report, indent=2, sort_keys=True)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rationale-metrics", description="Score explainers against ERASER rationale datasets."
@@ -335,6 +349,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agreement.add_argument("--out", help="write the report here (default: stdout)")
     agreement.set_defaults(run=command_agreement)
+
+    plausibility = sub.add_parser(
+        "plausibility",
+        help="an explainer's plausibility per instruction variant: its top-k tokens against "
+        "each annotation by kappa (k from the annotations), the best per item, mean over items",
+    )
+    plausibility.add_argument(
+        "--annotations",
+        required=True,
+        help="JSONL as for agreement: {item, annotator, variant?, n_tokens, tokens}",
+    )
+    plausibility.add_argument(
+        "--scores",
+        required=True,
+        help="JSONL of soft token scores: {item, scores: [...]}, or ERASER prediction lines "
+        "(annotation_id, rationales[].soft_rationale_predictions, joined in listed order)",
+    )
+    plausibility.add_argument(
+        "--undefined",
+        choices=["exclude", "one"],
+        default="exclude",
+        help="kappa when the top-k and an annotation are both constant and equal",
+    )
+    plausibility.add_argument("--out", help="write the report here (default: stdout)")
+    plausibility.set_defaults(run=command_plausibility)
     return parser
 
 

@@ -173,4 +173,5 @@ def test_explainer_plausibility_by_hand():
     assert explainer_plausibility([(np.array([0.9, 0.1, 0.8, 0.0]), annotations)]) == {
         "plausibility": 1.0,
         "items": 1,
+        "excluded_items": 0,
     }

@@ -111,7 +111,10 @@ if (board) {
     runs.forEach((r) => Object.keys(r.plausibility_by_variant || {}).forEach((v) => variants.add(v)));
     const vhead = el("tr");
     vhead.appendChild(el("th", "run"));
-    for (const v of [...variants].sort()) vhead.appendChild(el("th", `${v}: token F1 / IOU F1 / AUPRC (items)`));
+    for (const v of [...variants].sort()) {
+      vhead.appendChild(el("th", `${v}: token F1 / IOU F1 / AUPRC vs majority (items)`));
+      vhead.appendChild(el("th", `${v}: top-k kappa (items)`));
+    }
     const vbody = el("tbody");
     for (const run of runs.filter((r) => r.plausibility_by_variant)) {
       const row = el("tr");
@@ -120,6 +123,12 @@ if (board) {
         const p = run.plausibility_by_variant[v];
         const fmt = (/** @type {number|null} */ x) => (x === null || x === undefined ? "n/a" : x.toFixed(3));
         row.appendChild(el("td", p ? `${fmt(p.token_f1)} / ${fmt(p.iou_f1)} / ${fmt(p.auprc)} (${p.items})` : ""));
+        // The instruction study's figure (METRICS.md §6); runs scored before it was added lack it.
+        const k = p && p.kappa_top_k;
+        const cell = el("td", !k ? "" : k.reason ? `n/a: ${k.reason}` : `${fmt(k.plausibility)} (${k.items})`);
+        cell.dataset.kappaVariant = v;
+        if (k && !k.reason) cell.title = `${k.excluded_items} item(s) excluded (every kappa undefined), ${k.items_without_scores} without soft scores`;
+        row.appendChild(cell);
       }
       vbody.appendChild(row);
     }

@@ -402,3 +402,54 @@ def test_chinese_pairs_are_split_per_character(db, tmp_path):
 
     assert Document.objects.get(docid="z:a").token_texts() == list("我喜欢iPhone15。")
     assert Document.objects.get(docid="z:b").token_texts() == ["很", "好", "！"]
+
+
+# ------------------------------------------------------------------ ERASER export
+
+
+def test_raw_task_type_items_export_as_eraser(db, tmp_path):
+    from exports.params import ExportParams
+    from exports.services import export_build
+    from rationale_metrics.eraser import read_eraser_dataset
+    from rationale_metrics.eraser_writer import DirectorySink
+    from rationale_metrics.sources import DirectorySource
+
+    rows = {
+        TaskType.SENTENCE_PAIR: {
+            "id": "p",
+            "text_a": "A b.",
+            "text_b": "C d.",
+            "label": "x",
+            "split": "val",
+        },
+        TaskType.READING_COMPREHENSION: {
+            "id": "r",
+            "question": "Which way?",
+            "passage": PASSAGE,
+            "answer": "north",
+            "split": "val",
+        },
+        TaskType.MULTIPLE_CHOICE: {
+            "id": "m",
+            "question": "Cold?",
+            "options": ["a", "b"],
+            "label": "b",
+            "split": "val",
+        },
+    }
+    found = {}
+    for task_type, row in rows.items():
+        project = project_of(task_type)
+        dataset_import(project=project, path=write_jsonl(tmp_path / f"{task_type}.jsonl", [row]))
+        out = tmp_path / f"out-{task_type}"
+        params = ExportParams(selection="reference", aggregation="reference", archive="directory")
+        export_build(project=project, params=params, sink=DirectorySink(out))
+        dataset = read_eraser_dataset(DirectorySource(out))
+        [instance] = [i for split in dataset.splits.values() for i in split]
+        found[task_type] = (instance.resolved_docids(), instance.query)
+
+    assert found == {
+        TaskType.SENTENCE_PAIR: (["p:a", "p:b"], None),
+        TaskType.READING_COMPREHENSION: (["r:question", "r:passage"], "Which way?"),
+        TaskType.MULTIPLE_CHOICE: (["m"], "a [sep] b"),
+    }

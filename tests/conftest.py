@@ -28,7 +28,7 @@ def skip_or_fail(reason: str):
 @pytest.fixture
 def eraser_reference() -> Path:
     if not SHARED_REFERENCE.is_dir():
-        pytest.skip(f"shared ERASER reference data not found at {SHARED_REFERENCE}")
+        skip_or_fail(f"shared ERASER reference data not found at {SHARED_REFERENCE}")
     return SHARED_REFERENCE
 
 

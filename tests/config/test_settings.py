@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from config.settings.safety import DEFAULT_SECRET_KEY, refuse_unsafe_settings
+from config.settings.safety import DEFAULT_SECRET_KEY, refuse_unsafe_settings, unsafe_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_KEY = "k" * 50
@@ -31,7 +31,26 @@ def test_production_refuses_unsafe_settings(debug, key, hosts, complaint):
 
 
 def test_production_accepts_safe_settings():
-    refuse_unsafe_settings(debug=False, secret_key=GOOD_KEY, allowed_hosts=["example.org"])
+    assert unsafe_settings(debug=False, secret_key=GOOD_KEY, allowed_hosts=["example.org"]) == []
+
+
+def test_the_shortest_key_production_accepts_has_32_characters():
+    hosts = ["example.org", "www.example.org"]
+
+    assert unsafe_settings(debug=False, secret_key="k" * 32, allowed_hosts=hosts) == []
+    assert unsafe_settings(debug=False, secret_key="k" * 31, allowed_hosts=hosts) == [
+        "DJANGO_SECRET_KEY must be set to a random value of 32+ characters"
+    ]
+
+
+def test_production_names_every_problem_at_once():
+    problems = unsafe_settings(debug=True, secret_key=DEFAULT_SECRET_KEY, allowed_hosts=["*"])
+
+    assert [p.split()[0] for p in problems] == [
+        "DJANGO_DEBUG",
+        "DJANGO_SECRET_KEY",
+        "DJANGO_ALLOWED_HOSTS",
+    ]
 
 
 def run_settings(module: str, **env) -> subprocess.CompletedProcess:

@@ -56,7 +56,11 @@ class RationaleSetsProblem(ValueError):
 
 
 def rationale_sets_check(
-    sets: Any, *, token_counts: Mapping[str, int] | None, min_highlight: int | None
+    sets: Any,
+    *,
+    token_counts: Mapping[str, int] | None,
+    min_highlight: int | None,
+    closed: Mapping[str, str] | None = None,
 ) -> list[list[SpanRow]]:
     """The sets as sorted (docid, start, end) rows, empty sets left out; raises
     RationaleSetsProblem at the first problem, in the order an annotator reads the sets.
@@ -64,7 +68,8 @@ def rationale_sets_check(
     `token_counts` maps the item's docids to their token counts. The fast path of
     "submit" passes None: it does not read the documents, and the database statement
     checks docids and lengths. `min_highlight` None leaves the highlight count unchecked
-    for the same reason."""
+    for the same reason. `closed` names documents of the item that take no rationale here,
+    each with the reason (a reading-comprehension question, where the project allows none)."""
     if not isinstance(sets, list):
         raise RationaleSetsProblem("rationale_sets must be a list of lists of spans")
     cleaned: list[list[SpanRow]] = []
@@ -72,7 +77,7 @@ def rationale_sets_check(
         if not isinstance(spans, list):
             raise RationaleSetsProblem(f"rationale_sets[{i}] must be a list of spans")
         rows = [
-            _span_row(span, f"rationale_sets[{i}][{j}]", token_counts)
+            _span_row(span, f"rationale_sets[{i}][{j}]", token_counts, closed or {})
             for j, span in enumerate(spans)
         ]
         rows.sort()
@@ -91,13 +96,17 @@ def rationale_sets_check(
     return cleaned
 
 
-def _span_row(span: Any, where: str, token_counts: Mapping[str, int] | None) -> SpanRow:
+def _span_row(
+    span: Any, where: str, token_counts: Mapping[str, int] | None, closed: Mapping[str, str]
+) -> SpanRow:
     if not isinstance(span, dict):
         raise RationaleSetsProblem(f"{where} must be an object with docid, start_token, end_token")
     docid = span.get("docid")
     known = isinstance(docid, str) and (token_counts is None or docid in token_counts)
     if not known:
         raise RationaleSetsProblem(f"{where}.docid: {docid!r} is not a document of this item")
+    if docid in closed:
+        raise RationaleSetsProblem(f"{where}.docid: {docid!r} {closed[docid]}")
     start, end = span.get("start_token"), span.get("end_token")
     if not (is_token_index(start) and is_token_index(end)):
         raise RationaleSetsProblem(f"{where}: start_token and end_token must be integers")

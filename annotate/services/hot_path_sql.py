@@ -33,6 +33,7 @@ from annotate.models import (
     Assignment,
     AssignmentStatus,
     Document,
+    DocumentRole,
     InstructionVariant,
     Item,
     ItemDocument,
@@ -56,6 +57,7 @@ _RSP = RationaleSpan._meta.db_table
 _V = InstructionVariant._meta.db_table
 _B = WorkerVariantBinding._meta.db_table
 _LEASED, _SUBMITTED = AssignmentStatus.LEASED.value, AssignmentStatus.SUBMITTED.value
+_QUESTION = DocumentRole.QUESTION.value
 _INTEGER_MAX = 2**31 - 1  # PostgreSQL's integer, the type of the token parameters
 
 
@@ -269,7 +271,7 @@ WITH target AS (
     -- The row is found by its primary key alone, then checked: with the other conditions
     -- beside the id, PostgreSQL on a table it had no statistics for chose the partial
     -- live-slot index (round = 1) and filtered every live assignment to find this one.
-    SELECT a.id, a.item_id
+    SELECT a.id, a.item_id, p.question_rationales
     FROM (
         SELECT id, item_id, worker_id, status, round, lease_expires_at
         FROM {_A} WHERE id = %(assignment)s
@@ -296,10 +298,12 @@ given AS (
 item_documents AS MATERIALIZED (
     -- From the item to its documents, never from the docids to every document that has
     -- one: without statistics, PostgreSQL hashed the whole document table for that join.
+    -- A reading-comprehension question takes rationales only where the project allows.
     SELECT d.id, d.docid, d.token_count
     FROM target t
     JOIN {_ID} link ON link.item_id = t.item_id
     JOIN {_D} d ON d.id = link.document_id
+    WHERE link.role <> '{_QUESTION}' OR t.question_rationales
 ),
 resolved AS (
     SELECT g.set_position, g.position, g.start_token, g.end_token, d.id AS document_id

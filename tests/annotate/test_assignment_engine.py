@@ -10,6 +10,7 @@ from annotate.models import (
     Annotation,
     Assignment,
     AssignmentStatus,
+    DocumentRole,
     RationaleSpan,
     WorkerVariantBinding,
 )
@@ -20,7 +21,7 @@ from annotate.services import (
     assignment_skip,
 )
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
-from tests.annotate.workflow_helpers import make_project, submit_first_tokens
+from tests.annotate.workflow_helpers import make_project, submit_first_tokens, text_docid
 from tests.factories import UserFactory
 
 # Each test runs on both implementations of "next" and "submit" (tests/annotate/conftest.py).
@@ -259,6 +260,38 @@ def test_labels_are_checked_against_the_project_and_the_item(db, policy, label, 
 
     assert stored.annotation.label == "pos"
     assert Annotation.objects.get().label == "pos"
+
+
+@pytest.mark.parametrize("allowed", [False, True], ids=["closed", "open"])
+def test_a_question_takes_rationales_only_where_the_project_allows(db, allowed):
+    project = make_project(with_question=True, question_rationales=allowed)
+    worker = UserFactory()
+    lease = assignment_next(project=project, worker=worker)
+    (question,) = [
+        link.document.docid
+        for link in lease.item.item_documents.all()
+        if link.role == DocumentRole.QUESTION
+    ]
+    sets = [
+        [
+            {"docid": text_docid(lease), "start_token": 0, "end_token": 1},
+            {"docid": question, "start_token": 1, "end_token": 3},
+        ]
+    ]
+
+    def submit():
+        return annotation_submit(
+            assignment_id=lease.pk, worker=worker, client_uuid=uuid.uuid4(), rationale_sets=sets
+        )
+
+    if not allowed:
+        with pytest.raises(ApplicationError, match=r"\[0\]\[1\]\.docid: 'q\d+' is the question"):
+            submit()
+        assert Annotation.objects.count() == 0
+    else:
+        stored = submit().annotation
+        spans = RationaleSpan.objects.filter(rationale_set__annotation=stored)
+        assert sorted(s.document.docid for s in spans) == sorted([text_docid(lease), question])
 
 
 def test_empty_submissions_are_accepted_when_the_project_allows_them(db):

@@ -18,19 +18,21 @@ from annotate.models import (
     Annotation,
     Assignment,
     AssignmentStatus,
+    DocumentRole,
     ItemVariantFill,
     RationaleSpan,
 )
 from annotate.services import annotation_submit, assignment_next, assignment_skip
 from annotate.services.assignments import expiry_sweep_asked_forget
 from config.exceptions import ApplicationError
-from tests.annotate.workflow_helpers import make_project
+from tests.annotate.workflow_helpers import make_project, text_docid
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.usefixtures("postgres_only")
 
 MAX_WORKERS = 3
-DOCUMENT = "DOC"  # stands for the docid of the item the submit is for
+DOCUMENT = "DOC"  # stands for the docid of the item's text
+QUESTION = "QUESTION"  # and of its question, where it has one
 
 projects = st.fixed_dictionaries(
     {
@@ -42,6 +44,8 @@ projects = st.fixed_dictionaries(
         "labels": st.sampled_from([[], ["neg", "pos"]]),
         "labels_from_annotators": st.booleans(),
         "options": st.sampled_from([(), ("pos", "meh")]),
+        "with_question": st.booleans(),
+        "question_rationales": st.booleans(),
     }
 )
 token_index = st.one_of(
@@ -56,7 +60,7 @@ plausible_spans = st.builds(
     },
     st.integers(0, 13),
     st.integers(1, 3),
-    st.sampled_from([DOCUMENT] * 9 + ["elsewhere"]),
+    st.sampled_from([DOCUMENT] * 8 + [QUESTION, "elsewhere"]),
 )
 wild_spans = st.fixed_dictionaries(
     {
@@ -127,11 +131,14 @@ def _latest_assignment(project, worker):
 
 
 def _with_docid(body, assignment):
-    docid = assignment.item.documents.get().docid
+    docids = {DOCUMENT: text_docid(assignment), QUESTION: "elsewhere"}
+    for link in assignment.item.item_documents.all():
+        if link.role == DocumentRole.QUESTION:
+            docids[QUESTION] = link.document.docid
     sets = body["rationale_sets"]
     if isinstance(sets, list):
         sets = [
-            [{**span, "docid": docid if span["docid"] == DOCUMENT else span["docid"]} for span in s]
+            [{**span, "docid": docids.get(span["docid"], span["docid"])} for span in s]
             for s in sets
         ]
     return {**body, "rationale_sets": sets}
@@ -283,6 +290,8 @@ def test_the_differential_test_exercises_the_fast_path(db):
         "labels": ["neg", "pos"],
         "labels_from_annotators": False,
         "options": (),
+        "with_question": False,
+        "question_rationales": False,
     }
     with mock.patch.object(hot_path_sql, "submit", side_effect=submit_and_note):
         fast = _run_and_roll_back(True, options, people, [("next", 0), ("submit", 0, body)])

@@ -14,6 +14,7 @@ from annotate.models import (
     Annotation,
     AssignmentStatus,
     Document,
+    DocumentRole,
     Item,
     ItemVariantFill,
     RationaleSet,
@@ -41,13 +42,23 @@ def rationale_sets_validate(
     item: Item, sets: list, min_highlight: int
 ) -> list[list[tuple[Document, int, int]]]:
     """The sets with their documents, checked against the item's documents
-    (`rationale_metrics.span_rules`, the one span rule); ApplicationError names the field."""
-    documents = {d.docid: d for d in item.documents.all()}
+    (`rationale_metrics.span_rules`, the one span rule); ApplicationError names the field.
+    A reading-comprehension question takes rationales only where the project allows."""
+    links = list(item.item_documents.select_related("document"))
+    documents = {link.document.docid: link.document for link in links}
+    closed = {}
+    if not item.project.question_rationales:
+        closed = {
+            link.document.docid: "is the question: this project takes no rationales in the question"
+            for link in links
+            if link.role == DocumentRole.QUESTION
+        }
     try:
         rows = rationale_sets_check(
             sets,
             token_counts={docid: d.token_count for docid, d in documents.items()},
             min_highlight=min_highlight,
+            closed=closed,
         )
     except RationaleSetsProblem as problem:
         extra = {"code": problem.code} if problem.code else None

@@ -1,5 +1,8 @@
 """Explainer runs: score a predictions file against an export, overall and per variant.
 
+An export in the fine-grained benchmark's layout is scored with that benchmark's metrics
+instead: its predictions file is the benchmark's, and the board shows MAP and New-P.
+
 The scoring is `rationale_metrics`'; this module only feeds it the export's dataset, a
 predictions file (uploaded, or written by a bundled explainer) and, for plausibility per
 instruction variant, each variant's majority-vote rationales as the gold, and each
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import zipfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,13 +23,22 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.benchmark_mapping import benchmark_task
 from annotate.models import Assignment, AssignmentStatus, RationaleSpan
 from config.exceptions import ApplicationError
 from exports.aggregation import AnnotationRow, evidences_for
+from exports.benchmark import benchmark_file_name
 from exports.models import ExplainerRun, Export, ExportStatus, RunStatus
+from exports.params import BENCHMARK_LAYOUT
 from rationale_metrics.agreement import TokenAnnotation, explainer_plausibility_by_variant
+from rationale_metrics.benchmark_format import (
+    BenchmarkInstance,
+    read_benchmark_gold,
+    read_benchmark_predictions,
+)
 from rationale_metrics.eraser import SPLITS, EraserDataset, Evidence, read_eraser_dataset
-from rationale_metrics.explain import EXPLAINERS, explain_split
+from rationale_metrics.explain import EXPLAINERS, explain_benchmark, explain_split
+from rationale_metrics.fine_grained import FineGrainedOptions, gold_ratios, score_fine_grained
 from rationale_metrics.prediction_table import PredictionTable
 from rationale_metrics.predictions import read_predictions
 from rationale_metrics.problems import DataValidationError, ProblemList
@@ -200,6 +213,53 @@ def _plausibility(scores: dict) -> dict:
     return {"token_f1": token.get("f1"), "iou_f1": iou.get("f1"), "auprc": soft.get("auprc")}
 
 
+def _benchmark_gold(export: Export) -> tuple[list[BenchmarkInstance], str, str]:
+    """The gold instances of an export in the benchmark's layout, with its task and language."""
+    project = export.project
+    task = benchmark_task(project.task_type)
+    name = benchmark_file_name(project)
+    path = Path(settings.MEDIA_ROOT) / export.file_path
+    if path.is_dir():
+        found = next(path.rglob(name), None)
+        if found is None:
+            raise ApplicationError(f"the export holds no {name}")
+        return read_benchmark_gold(found, task, project.language), task, project.language
+    with zipfile.ZipFile(path) as archive:
+        member = next((n for n in archive.namelist() if n.rsplit("/", 1)[-1] == name), None)
+        if member is None:
+            raise ApplicationError(f"the export holds no {name}")
+        with archive.open(member) as stream:
+            gold = read_benchmark_gold(stream, task, project.language, label=member)
+    return gold, task, project.language
+
+
+def _fine_grained_scores(run: ExplainerRun) -> dict:
+    """Score a run on an export in the benchmark's layout with the benchmark's own metrics
+    (token F1, its IoU figure, MAP, New-P). Each predicted rationale is cut at the data's
+    own rationale length ratio, as the benchmark does for its published ratios."""
+    gold, task, language = _benchmark_gold(run.export)
+    ratios = gold_ratios(gold)
+    if run.explainer:
+        out = Path(settings.MEDIA_ROOT) / "runs" / f"run-{run.pk}-{run.explainer}.jsonl"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        explain_benchmark(gold, task=task, explainer=run.explainer, out_path=out, ratios=ratios)
+        run.predictions.save(out.name, ContentFile(out.read_bytes()), save=False)
+        out.unlink()
+    problems = ProblemList()
+    with run.predictions.open("rb") as stream:
+        predictions = read_benchmark_predictions(
+            stream, task, gold=gold, label=Path(run.predictions.name).name, problems=problems
+        )
+    problems.raise_if_any()
+    scores = score_fine_grained(gold, predictions, FineGrainedOptions(ratios=ratios))
+    # Counts and options are shown with the run, not as metric columns.
+    details = {
+        "counts": scores.pop("counts"),
+        "options": {"task": task, "language": language, "ratio": list(ratios)},
+    }
+    return {**scores, "details": details}
+
+
 def explainer_run_execute(*, run_id: int) -> ExplainerRun:
     """Score a run. Safe to call twice: finished runs are left as they are."""
     with transaction.atomic():
@@ -213,6 +273,12 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
         run.status = RunStatus.RUNNING
         run.save(update_fields=["status"])
     try:
+        if run.export.params.get("layout") == BENCHMARK_LAYOUT:
+            run.scores = _fine_grained_scores(run)
+            run.status = RunStatus.SUCCEEDED
+            run.finished_at = timezone.now()
+            run.save()
+            return run
         dataset = _dataset_of(run.export)
         if run.explainer:
             out = Path(settings.MEDIA_ROOT) / "runs" / f"run-{run.pk}-{run.explainer}.jsonl"

@@ -30,7 +30,8 @@ if (board) {
       return out;
     }
     if (value && typeof value === "object") {
-      for (const [k, v] of Object.entries(value)) if (k !== "threshold") flatten(v, path ? `${path}.${k}` : k, out);
+      // "details" (a fine-grained run's counts and options) are not metrics.
+      for (const [k, v] of Object.entries(value)) if (k !== "threshold" && k !== "details") flatten(v, path ? `${path}.${k}` : k, out);
     }
     return out;
   }
@@ -42,7 +43,9 @@ if (board) {
     const current = select.value;
     select.replaceChildren();
     for (const exp of body.results.filter((/** @type {any} */ e) => e.status === "succeeded")) {
-      const option = /** @type {HTMLOptionElement} */ (el("option", `#${exp.id} ${exp.params.selection}/${exp.params.aggregation}`));
+      // Runs on a benchmark-layout export are scored with the benchmark's metrics (MAP, New-P).
+      const layout = exp.params.layout === "benchmark" ? " (fine-grained benchmark)" : "";
+      const option = /** @type {HTMLOptionElement} */ (el("option", `#${exp.id} ${exp.params.selection}/${exp.params.aggregation}${layout}`));
       option.value = String(exp.id);
       select.appendChild(option);
     }

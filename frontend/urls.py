@@ -1,7 +1,12 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
+from django.utils import timezone
+from django.views.decorators.http import last_modified
+from django.views.i18n import JavaScriptCatalog
 
 from frontend import views
+
+_STARTED = timezone.now()
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -28,4 +33,12 @@ urlpatterns = [
     path("assignments/<int:assignment_id>/", views.assignment_page, name="assignment-page"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("language/", views.language_set, name="language-set"),
+    # The page scripts' strings (this project's djangojs catalog only, not every app's);
+    # unchanged while the server runs, so a browser's revalidation is answered with a 304.
+    path(
+        "jsi18n/",
+        last_modified(lambda request: _STARTED)(JavaScriptCatalog.as_view(packages=["frontend"])),
+        name="javascript-catalog",
+    ),
 ]

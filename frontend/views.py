@@ -2,9 +2,13 @@
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.views import i18n
+from django.views.decorators.http import require_POST
 
 from annotate import selectors
 from annotate.models import Role, TaskType
+from frontend import services
+from frontend.locale import supported_language
 from qc.cohorts import COHORTS
 
 
@@ -119,3 +123,14 @@ def perturb_check_page(request, project_id: int):
         project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.CHECKER)
     )
     return render(request, "frontend/perturb_check.html", {"project": project})
+
+
+@require_POST
+def language_set(request):
+    """The header's language switcher: Django's set_language (the language cookie and a safe
+    redirect back), and for a signed-in user the choice kept for their next sessions."""
+    language = request.POST.get(i18n.LANGUAGE_QUERY_PARAMETER, "")
+    if request.user.is_authenticated and supported_language(language) == language:
+        services.user_language_set(user=request.user, language=language)
+        services.session_language_remember(session=request.session, language=language)
+    return i18n.set_language(request)

@@ -34,6 +34,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.middleware.OutageTolerantSessionMiddleware",
+    # Django's LocaleMiddleware where its docs put it (after sessions, before common), with
+    # the signed-in user's stored choice first and the API left in English (frontend/locale.py).
+    "frontend.locale.PageLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "config.auth.SignedInUserMiddleware",
@@ -87,7 +90,11 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The interface's languages; each user picks one (the header's switcher), else the browser's
+# Accept-Language decides. Imported texts are data and keep their own language.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

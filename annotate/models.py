@@ -11,31 +11,32 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 from annotate.fields import Int32PairsField
 
 
 class Role(models.TextChoices):
-    ADMIN = "admin", "Admin"
-    RESEARCHER = "researcher", "Researcher"
-    REVIEWER = "reviewer", "Reviewer"
-    ANNOTATOR = "annotator", "Annotator"
+    ADMIN = "admin", _("Admin")
+    RESEARCHER = "researcher", _("Researcher")
+    REVIEWER = "reviewer", _("Reviewer")
+    ANNOTATOR = "annotator", _("Annotator")
     # The fine-grained benchmark's perturbation step: authors write perturbed copies of
     # items, checkers accept, edit or reject them.
-    AUTHOR = "author", "Perturbation author"
-    CHECKER = "checker", "Perturbation checker"
+    AUTHOR = "author", _("Perturbation author")
+    CHECKER = "checker", _("Perturbation checker")
 
 
 class TaskType(models.TextChoices):
-    CLASSIFICATION = "classification", "Single text"
-    SENTENCE_PAIR = "sentence_pair", "Text pair"
-    READING_COMPREHENSION = "reading_comprehension", "Reading comprehension"
-    MULTIPLE_CHOICE = "multiple_choice", "Multiple choice"
+    CLASSIFICATION = "classification", _("Single text")
+    SENTENCE_PAIR = "sentence_pair", _("Text pair")
+    READING_COMPREHENSION = "reading_comprehension", _("Reading comprehension")
+    MULTIPLE_CHOICE = "multiple_choice", _("Multiple choice")
 
 
 class Language(models.TextChoices):
-    ENGLISH = "en", "English"
-    CHINESE = "zh", "Chinese"
+    ENGLISH = "en", _("English")
+    CHINESE = "zh", _("Chinese")
 
 
 class Split(models.TextChoices):
@@ -230,15 +231,15 @@ class Item(models.Model):
 class PerturbationType(models.TextChoices):
     """The fine-grained benchmark's three perturbation types; projects may add their own."""
 
-    DISPENSABLE_WORDS = "dispensable_words", "Dispensable words altered"
-    IMPORTANT_WORDS = "important_words", "Important words altered"
-    SYNTAX = "syntax", "Syntax transformed"
+    DISPENSABLE_WORDS = "dispensable_words", _("Dispensable words altered")
+    IMPORTANT_WORDS = "important_words", _("Important words altered")
+    SYNTAX = "syntax", _("Syntax transformed")
 
 
 class PerturbationStatus(models.TextChoices):
-    PENDING = "pending", "Waiting for a check"
-    ACCEPTED = "accepted", "Accepted"
-    REJECTED = "rejected", "Rejected"
+    PENDING = "pending", _("Waiting for a check")
+    ACCEPTED = "accepted", _("Accepted")
+    REJECTED = "rejected", _("Rejected")
 
 
 class Perturbation(models.Model):
@@ -363,8 +364,8 @@ class ItemDocument(models.Model):
 
 
 class Granularity(models.TextChoices):
-    WORD = "word", "Word"
-    SPAN = "span", "Span"
+    WORD = "word", _("Word")
+    SPAN = "span", _("Span")
 
 
 class InstructionVariant(models.Model):
@@ -396,10 +397,10 @@ class InstructionVariant(models.Model):
 
 
 class AssignmentStatus(models.TextChoices):
-    LEASED = "leased", "Leased"
-    SUBMITTED = "submitted", "Submitted"
-    EXPIRED = "expired", "Expired"
-    SKIPPED = "skipped", "Skipped"
+    LEASED = "leased", _("Leased")
+    SUBMITTED = "submitted", _("Submitted")
+    EXPIRED = "expired", _("Expired")
+    SKIPPED = "skipped", _("Skipped")
 
 
 LIVE_ASSIGNMENT = Q(status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED])
@@ -616,10 +617,10 @@ class RationaleSpan(models.Model):
 
 
 class JobStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
+    PENDING = "pending", _("Pending")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
 
 
 class ImportFormat(models.TextChoices):

@@ -57,7 +57,13 @@ def project_types(stored: list) -> list[dict]:
 def available_types(stored: list) -> list[dict]:
     """Every type an author may pick, built-in first, each with `builtin` set."""
     builtin = [
-        {"key": t.value, "name": t.label, "description": BUILTIN_DESCRIPTIONS[t], "builtin": True}
+        # str(): the label is translatable (lazy), and the API's JSON takes plain strings.
+        {
+            "key": t.value,
+            "name": str(t.label),
+            "description": BUILTIN_DESCRIPTIONS[t],
+            "builtin": True,
+        }
         for t in PerturbationType
     ]
     own = [{**t, "builtin": False} for t in project_types(stored)]

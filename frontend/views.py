@@ -6,7 +6,7 @@ from django.views import i18n
 from django.views.decorators.http import require_POST
 
 from annotate import selectors
-from annotate.models import Role, TaskType
+from annotate.models import Language, Role, TaskType
 from frontend import services
 from frontend.locale import supported_language
 from qc.cohorts import COHORTS
@@ -19,7 +19,12 @@ def home(request):
     return render(
         request,
         "frontend/home.html",
-        {"projects": projects, "can_create": can_create, "task_types": TaskType.choices},
+        {
+            "projects": projects,
+            "can_create": can_create,
+            "task_types": TaskType.choices,
+            "languages": Language.choices,
+        },
     )
 
 
@@ -32,7 +37,8 @@ def project_page(request, project_id: int):
         "frontend/project.html",
         {
             "project": project,
-            "roles": sorted(roles),
+            # Their names in the page's language, in the order of the codes.
+            "roles": [Role(role).label for role in sorted(roles)],
             "is_admin": Role.ADMIN in roles,
             "is_annotator": Role.ANNOTATOR in roles,
             "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),

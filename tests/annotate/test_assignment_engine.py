@@ -172,6 +172,48 @@ def test_a_retried_submit_returns_the_same_annotation(db):
     assert Annotation.objects.count() == 1
 
 
+@pytest.mark.parametrize(
+    ("change", "differs"),
+    [
+        ({"label": "neg"}, "label"),
+        ({"time_spent_ms": 99}, "time_spent_ms"),
+        ({"end_token": 3}, "rationale_sets"),
+    ],
+)
+def test_a_resend_with_the_same_uuid_and_another_body_is_refused(db, change, differs):
+    project, worker = make_project(), UserFactory()
+    lease = assignment_next(project=project, worker=worker)
+    key = uuid.uuid4()
+
+    def body(end_token=2, **fields):
+        span = {"docid": text_docid(lease), "start_token": 0, "end_token": end_token}
+        return {"rationale_sets": [[span]], "label": "pos", "time_spent_ms": 1200, **fields}
+
+    first = annotation_submit(assignment_id=lease.pk, worker=worker, client_uuid=key, **body())
+    with pytest.raises(ConflictError, match=rf"different body \({differs} differ\)"):
+        annotation_submit(assignment_id=lease.pk, worker=worker, client_uuid=key, **body(**change))
+
+    stored = Annotation.objects.get()
+    assert stored.pk == first.annotation.pk
+    assert (stored.label, stored.time_spent_ms) == ("pos", 1200)
+    assert list(RationaleSpan.objects.values_list("start_token", "end_token")) == [(0, 2)]
+
+
+def test_a_uuid_sent_again_for_another_item_is_refused(db):
+    project, worker = make_project(items=2, quota=1), UserFactory()
+    key = uuid.uuid4()
+    first_lease = assignment_next(project=project, worker=worker)
+    submit_first_tokens(first_lease, worker, client_uuid=key)
+    second_lease = assignment_next(project=project, worker=worker)
+
+    with pytest.raises(ConflictError, match="already used for another item"):
+        submit_first_tokens(second_lease, worker, client_uuid=key)
+
+    second_lease.refresh_from_db()
+    assert second_lease.status == AssignmentStatus.LEASED
+    assert Annotation.objects.count() == 1
+
+
 def test_a_second_submission_with_another_uuid_is_refused(db):
     project, worker = make_project(), UserFactory()
     lease = assignment_next(project=project, worker=worker)

@@ -86,7 +86,12 @@ def label_problem(
     return None
 
 
-def _replay(client_uuid: uuid.UUID, worker) -> SubmitResult | None:
+def _replay(
+    client_uuid: uuid.UUID, worker, assignment_id: int, body: _SubmitBody
+) -> SubmitResult | None:
+    """The stored submission a retry names by its client UUID; None when there is none.
+    A UUID is one submission: sent again for another assignment, or with another body,
+    it is refused rather than answered with what was stored."""
     existing = (
         Annotation.objects.select_related("assignment").filter(client_uuid=client_uuid).first()
     )
@@ -94,7 +99,53 @@ def _replay(client_uuid: uuid.UUID, worker) -> SubmitResult | None:
         return None
     if existing.assignment.worker_id != worker.pk:
         raise ConflictError("this submission id belongs to another submission")
+    if existing.assignment_id != assignment_id:
+        raise ConflictError(
+            "this submission id was already used for another item; a new submission needs a new id",
+            extra={"code": "client_uuid_reused"},
+        )
+    _same_body_or_conflict(existing, body)
     return SubmitResult(annotation=existing, replayed=True)
+
+
+@dataclass(frozen=True)
+class _SubmitBody:
+    rationale_sets: object
+    label: str | None
+    time_spent_ms: object
+
+
+def _same_body_or_conflict(stored: Annotation, body: _SubmitBody) -> None:
+    """A retry must resend what was stored: a different body under the same client UUID is
+    a different submission, which would otherwise be answered as stored and lost."""
+    spans = (
+        RationaleSpan.objects.filter(rationale_set__annotation=stored)
+        .order_by("rationale_set__position", "position")
+        .values_list("rationale_set__position", "document__docid", "start_token", "end_token")
+    )
+    stored_sets: dict[int, list] = {}
+    for position, docid, start, end in spans:
+        stored_sets.setdefault(position, []).append((docid, start, end))
+    try:
+        sent = rationale_sets_check(body.rationale_sets, token_counts=None, min_highlight=None)
+    except RationaleSetsProblem:
+        sent = None
+    differences = [
+        name
+        for name, same in (
+            ("rationale_sets", sent == [sorted(rows) for _, rows in sorted(stored_sets.items())]),
+            ("label", body.label == stored.label),
+            ("time_spent_ms", body.time_spent_ms == stored.time_spent_ms),
+        )
+        if not same
+    ]
+    if differences:
+        raise ConflictError(
+            "this submission id was already used with a different body "
+            f"({', '.join(differences)} differ): a retry must resend the same submission, "
+            "and a new one needs a new id",
+            extra={"code": "client_uuid_reused", "fields": differences},
+        )
 
 
 def annotation_submit(
@@ -135,7 +186,8 @@ def annotation_submit(
             return result
     except IntegrityError:
         # A concurrent retry of the same submission won the race: answer as a replay.
-        replay = _replay(client_uuid, worker)
+        body = _SubmitBody(rationale_sets, label, time_spent_ms)
+        replay = _replay(client_uuid, worker, assignment_id, body)
         if replay is not None:
             return replay
         raise
@@ -167,6 +219,7 @@ def _submit(
     if assignment.status == AssignmentStatus.SUBMITTED:
         stored = Annotation.objects.filter(assignment=assignment).first()
         if stored is not None and stored.client_uuid == client_uuid:
+            _same_body_or_conflict(stored, _SubmitBody(rationale_sets, label, time_spent_ms))
             return SubmitResult(annotation=stored, replayed=True)
         raise ConflictError("this assignment was already submitted with another submission id")
     if assignment.status == AssignmentStatus.SKIPPED:

@@ -11,6 +11,8 @@ urlpatterns = [
     path("api/", include("annotate.urls")),
     path("api/", include("exports.urls")),
     path("api/", include("qc.urls")),
+    # The crowd study's pages (crowd/...) and its API (api/...crowd...).
+    path("", include("crowd.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),

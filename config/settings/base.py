@@ -25,6 +25,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "annotate",
     "qc",
+    "crowd",
     "exports",
     "frontend",
 ]
@@ -187,6 +188,32 @@ IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=16 * 1024 * 102
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=1024 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# Crowd studies (crowd/). Finished MTurk HITs are posted only to these origins (the
+# form carries the completion token), and only these sites may frame the entry page.
+CROWD_MTURK_SUBMIT_ORIGINS = env.list(
+    "CROWD_MTURK_SUBMIT_ORIGINS",
+    default=["https://www.mturk.com", "https://workersandbox.mturk.com"],
+)
+CROWD_FRAME_ANCESTORS = env.list(
+    "CROWD_FRAME_ANCESTORS",
+    default=[
+        "https://worker.mturk.com",
+        "https://workersandbox.mturk.com",
+        "https://www.mturk.com",
+    ],
+)
+# Where Prolific takes participants back; {code} is the completion or screen-out code.
+CROWD_PROLIFIC_COMPLETION_URL = env.str(
+    "CROWD_PROLIFIC_COMPLETION_URL",
+    default="https://app.prolific.com/submissions/complete?cc={code}",
+)
+# Entries per client address (DRF rate syntax); behind nginx set the proxies to 1, so
+# the limit reads the address nginx saw, never a client's own X-Forwarded-For.
+CROWD_ENTRY_RATE = env.str("CROWD_ENTRY_RATE", default="30/min")
+CROWD_TRUSTED_PROXIES = env.int("CROWD_TRUSTED_PROXIES", default=0)
+# The site's public address for the URLs given to platforms; empty: the request's.
+CROWD_PUBLIC_BASE_URL = env.str("CROWD_PUBLIC_BASE_URL", default="")
 
 LOGGING = {
     "version": 1,

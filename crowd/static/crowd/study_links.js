@@ -1,0 +1,192 @@
+// @ts-check
+// The project page's crowd section (admins): study links, earnings, hourly pay and the
+// completion-token check. Server strings are inserted as text only.
+import { api, el, errorText } from "../frontend/http.js";
+
+const panel = document.getElementById("crowd-panel");
+if (panel) {
+  const base = `/api/projects/${panel.dataset.projectId}`;
+  const status = /** @type {HTMLElement} */ (panel.querySelector(".crowd-status"));
+  /** @param {string} text @param {boolean} [bad] */
+  const say = (text, bad) => { status.textContent = text; status.className = `crowd-status ${bad ? "error" : "muted"}`; };
+  /** @param {HTMLElement} row @param {(string|Node)[]} cells */
+  const cells = (row, cells) => {
+    for (const cell of cells) {
+      const td = el("td");
+      if (typeof cell === "string") td.textContent = cell; else td.appendChild(cell);
+      row.appendChild(td);
+    }
+    return row;
+  };
+  const form = /** @type {HTMLFormElement} */ (panel.querySelector("#study-link-form"));
+  const tokenForm = /** @type {HTMLFormElement} */ (panel.querySelector("#token-form"));
+
+  /** @param {any} link */
+  function payText(link) {
+    const c = link.currency;
+    const parts = [`${c} ${link.reward_per_session} per ${link.platform === "mturk" ? "HIT" : "session"}`];
+    if (Number(link.reward_per_item)) parts.push(`+ ${link.reward_per_item} per item`);
+    if (Number(link.bonus_per_accepted)) parts.push(`+ ${link.bonus_per_accepted} per accepted`);
+    if (Number(link.bonus_per_extra_item)) parts.push(`+ ${link.bonus_per_extra_item} per extra item`);
+    return parts.join(" ");
+  }
+
+  /** @param {any} link */
+  function linkRow(link) {
+    const row = el("tr");
+    row.dataset.linkId = String(link.id);
+    if (!link.active) row.classList.add("inactive");
+    const name = el("div");
+    name.appendChild(el("strong", link.name));
+    name.appendChild(document.createTextNode(" "));
+    name.appendChild(el("span", link.platform_label, `platform-badge ${link.platform}`));
+    name.appendChild(el("div", link.variant ? `variant: ${link.variant.name} v${link.variant.version}` : "variant: allocated", "muted small"));
+    if (!link.active) name.appendChild(el("div", "inactive: entries are refused", "muted small"));
+    const s = link.sessions;
+    const sessions = `${s.completed} completed · ${s.working + s.started} open · ${s.screened_out} screened out · ${s.declined} declined`;
+    const url = el("div", undefined, "link-url");
+    const input = /** @type {HTMLInputElement} */ (el("input"));
+    input.readOnly = true;
+    input.value = link.platform_url;
+    input.setAttribute("aria-label", `URL for ${link.platform_label}`);
+    const copy = el("button", "Copy", "quiet");
+    copy.type = "button";
+    copy.addEventListener("click", async () => {
+      input.select();
+      try { await navigator.clipboard.writeText(input.value); say("Copied."); } catch (_) { say("Select the URL and copy it."); }
+    });
+    url.append(input, copy);
+    const actions = el("div", undefined, "actions");
+    if (link.platform === "mturk") {
+      const xml = /** @type {HTMLAnchorElement} */ (el("a", "ExternalQuestion XML", "quiet button"));
+      xml.href = `${base}/crowd/links/${link.id}/external-question/`;
+      actions.appendChild(xml);
+    }
+    const bonuses = /** @type {HTMLAnchorElement} */ (el("a", "Bonus file", "quiet button"));
+    bonuses.href = `${base}/crowd/links/${link.id}/bonuses/`;
+    actions.appendChild(bonuses);
+    const toggle = el("button", link.active ? "Close" : "Reopen", "quiet");
+    toggle.type = "button";
+    toggle.addEventListener("click", async () => {
+      const r = await api(`${base}/crowd/links/${link.id}/`, "PATCH", { active: !link.active });
+      say(r.ok ? `${link.name} is ${r.data.active ? "open" : "closed"}.` : errorText(r.data), !r.ok);
+      load();
+    });
+    actions.appendChild(toggle);
+    return cells(row, [name, String(link.items_required), payText(link), sessions, url, actions]);
+  }
+
+  async function loadLinks() {
+    const response = await api(`${base}/crowd/links/`, "GET");
+    const tbody = /** @type {HTMLElement} */ (panel.querySelector("#study-links tbody"));
+    tbody.replaceChildren();
+    if (!response.ok) { say(errorText(response.data), true); return; }
+    if (!response.data.length) {
+      const row = el("tr");
+      const td = el("td", "No study links yet: create one below.", "muted");
+      td.setAttribute("colspan", "6");
+      row.appendChild(td);
+      tbody.appendChild(row);
+    }
+    const select = /** @type {HTMLSelectElement} */ (tokenForm.elements.namedItem("link"));
+    select.replaceChildren();
+    for (const link of response.data) {
+      tbody.appendChild(linkRow(link));
+      const option = /** @type {HTMLOptionElement} */ (el("option", link.name));
+      option.value = String(link.id);
+      select.appendChild(option);
+    }
+    panel.dataset.links = String(response.data.length);
+  }
+
+  async function loadVariants() {
+    const response = await api(`${base}/variants/`, "GET");
+    const select = /** @type {HTMLSelectElement} */ (form.elements.namedItem("variant"));
+    for (const v of response.ok ? response.data : []) {
+      if (!v.active) continue;
+      const option = /** @type {HTMLOptionElement} */ (el("option", `${v.name} v${v.version}`));
+      option.value = String(v.id);
+      select.appendChild(option);
+    }
+  }
+
+  async function loadEarnings() {
+    const response = await api(`${base}/crowd/earnings/`, "GET");
+    const tbody = /** @type {HTMLElement} */ (panel.querySelector("#crowd-earnings tbody"));
+    tbody.replaceChildren();
+    for (const w of response.ok ? response.data.workers : []) {
+      const row = cells(el("tr"), [w.external_id, w.platform, String(w.sessions), String(w.items), String(w.accepted),
+        `${w.currency} ${w.base}`, `${w.currency} ${w.bonus}`, `${w.currency} ${w.total}`]);
+      [...row.children].slice(5).forEach((td) => td.classList.add("money"));
+      tbody.appendChild(row);
+    }
+  }
+
+  async function loadPay() {
+    const response = await api(`${base}/crowd/pay-report/`, "GET");
+    if (!response.ok) return;
+    /** @type {HTMLElement} */ (panel.querySelector("#pay-measure")).textContent = response.data.measure;
+    const tbody = /** @type {HTMLElement} */ (panel.querySelector("#pay-report tbody"));
+    tbody.replaceChildren();
+    for (const [by, rows] of [["variant", response.data.by_variant], ["cohort", response.data.by_cohort]]) {
+      for (const g of rows) {
+        const money = (/** @type {string|null} */ x) => (x === null ? "n/a" : `${g.currency} ${x}`);
+        const row = cells(el("tr"), [by, g.group, String(g.sessions), String(g.workers), String(g.median_minutes),
+          money(g.median_total), money(g.median_hourly), money(g.median_hourly_on_items)]);
+        [...row.children].slice(5).forEach((td) => td.classList.add("money"));
+        tbody.appendChild(row);
+      }
+    }
+  }
+
+  function showPlatformFields() {
+    const platform = /** @type {HTMLSelectElement} */ (form.elements.namedItem("platform")).value;
+    form.querySelectorAll("fieldset[data-for]").forEach((fieldset) => {
+      const shown = (/** @type {HTMLElement} */ (fieldset).dataset.for || "").split(" ").includes(platform);
+      /** @type {HTMLFieldSetElement} */ (fieldset).hidden = !shown;
+      /** @type {HTMLFieldSetElement} */ (fieldset).disabled = !shown;
+    });
+    const currency = /** @type {HTMLInputElement} */ (form.elements.namedItem("currency"));
+    if (platform === "mturk") currency.value = "USD";
+  }
+  form.elements.namedItem("platform")?.addEventListener("change", showPlatformFields);
+  showPlatformFields();
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    /** @type {Record<string, any>} */ const body = {};
+    for (const [key, value] of new FormData(form).entries()) {
+      const text = String(value).trim();
+      if (key === "variant") body.variant = text ? Number(text) : null;
+      else if (key === "items_required" || key === "frame_height") body[key] = Number(text);
+      else body[key] = key === "currency" ? text.toUpperCase() : text;
+    }
+    const r = await api(`${base}/crowd/links/`, "POST", body);
+    say(r.ok ? `Created ${r.data.name}. Paste its URL into ${r.data.platform_label}.` : errorText(r.data), !r.ok);
+    if (r.ok) { form.reset(); showPlatformFields(); load(); }
+  });
+
+  tokenForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const data = new FormData(tokenForm);
+    const out = /** @type {HTMLElement} */ (panel.querySelector(".token-result"));
+    const r = await api(`${base}/crowd/links/${data.get("link")}/verify/`, "POST", {
+      worker_id: String(data.get("worker_id")).trim(),
+      assignment_id: String(data.get("assignment_id")).trim(),
+      token: String(data.get("token")).trim(),
+    });
+    if (!r.ok) { out.textContent = errorText(r.data); out.className = "token-result error"; return; }
+    out.textContent = r.data.valid
+      ? `Valid: issued by this site${r.data.session ? ` for a ${r.data.session.status} session of ${r.data.session.items_done} items` : ""}.`
+      : "Not valid: this site did not issue that token for this worker and assignment.";
+    out.className = `token-result ${r.data.valid ? "muted" : "error"}`;
+  });
+
+  async function load() {
+    await loadLinks();
+    await Promise.all([loadEarnings(), loadPay()]);
+    panel.dataset.ready = "true";
+  }
+  loadVariants();
+  load();
+}

@@ -1,0 +1,294 @@
+"""The worker's pages of a crowd study: the entry from the platform, MTurk's preview,
+consent, the work (the annotator workspace with the session's hand-off script), and the
+way back to the platform (completion or screen-out). Every dead end has a page that
+says what to do on the platform."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import login
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from config.exceptions import NotFoundError
+from crowd import platforms, selectors, services
+from crowd.apis import session_page_url
+from crowd.models import SessionStatus
+from crowd.throttling import CrowdEntryThrottle
+from qc.models import QualificationStatus
+
+_PLATFORM_WORDS = {
+    platforms.MTURK: {"name": "MTurk", "task": "HIT", "leave": "return the HIT"},
+    platforms.PROLIFIC: {"name": "Prolific", "task": "study", "leave": "return your submission"},
+    platforms.OTHER: {"name": "the platform", "task": "task", "leave": "leave the task"},
+}
+
+
+def _frameable(response, link):
+    """MTurk shows the entry in a frame on its own site: allow exactly its origins."""
+    if link is not None and link.platform == platforms.MTURK:
+        response.xframe_options_exempt = True
+        ancestors = " ".join(["'self'", *settings.CROWD_FRAME_ANCESTORS])
+        response["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
+    return response
+
+
+def _message(request, *, title: str, text: str, status: int, link=None, hint: str = ""):
+    response = render(
+        request,
+        "crowd/message.html",
+        {"title": title, "text": text, "hint": hint, "link": link, **_words(link)},
+        status=status,
+    )
+    return _frameable(response, link)
+
+
+def _words(link) -> dict:
+    return {"words": _PLATFORM_WORDS[link.platform] if link is not None else {}}
+
+
+@require_http_methods(["GET", "HEAD"])
+def entry(request, key: str):
+    link = selectors.study_link_by_key(key=key)
+    if link is None:
+        return _message(
+            request,
+            title="Study not found",
+            text="This study link does not exist. Check the address you were given.",
+            status=404,
+        )
+    throttle = CrowdEntryThrottle()
+    if not throttle.allow_request(request, None):
+        wait = int(throttle.wait() or 60) + 1
+        response = _message(
+            request,
+            title="Too many requests",
+            text=f"Too many visits from your network just now. Please try again in {wait} seconds.",
+            status=429,
+            link=link,
+        )
+        response["Retry-After"] = str(wait)
+        return response
+    if not link.active:
+        return _closed(request, link)
+    try:
+        arrival = platforms.arrival_from_query(
+            link.platform,
+            request.GET,
+            id_parameter=link.id_parameter,
+            submit_origins=settings.CROWD_MTURK_SUBMIT_ORIGINS,
+        )
+    except platforms.ParameterError as error:
+        return _message(
+            request,
+            title="This link is missing something",
+            text=f"The parameter {error.parameter} {error.message}.",
+            hint=f"Please open the {_words(link)['words']['task']} again from "
+            f"{_words(link)['words']['name']}; if this keeps happening, contact the researcher.",
+            status=400,
+            link=link,
+        )
+    if isinstance(arrival, platforms.Preview):
+        return _preview(request, link)
+    if request.headers.get("Sec-Fetch-Dest") == "iframe":
+        # Inside MTurk's frame the site's cookies are third-party, which browsers
+        # increasingly refuse: the work opens in a tab of its own, top-level.
+        return _frameable(
+            render(
+                request, "crowd/open_in_tab.html", {"link": link, "url": request.get_full_path()}
+            ),
+            link,
+        )
+    try:
+        arrived = services.crowd_entry(link=link, arrival=arrival)
+    except services.StudyClosedError:
+        return _closed(request, link)
+    except services.EntryRefusedError as error:
+        return _message(
+            request,
+            title="This link cannot be used",
+            text=error.message,
+            hint="Please contact the researcher through the platform.",
+            status=403,
+            link=link,
+        )
+    login(request, arrived.worker)
+    return redirect(session_page_url(arrived.session))
+
+
+def _closed(request, link):
+    return _message(
+        request,
+        title="This study is closed",
+        text="This study no longer takes part.",
+        hint=f"Please {_PLATFORM_WORDS[link.platform]['leave']} on "
+        f"{_PLATFORM_WORDS[link.platform]['name']}. Thank you for your interest.",
+        status=410,
+        link=link,
+    )
+
+
+def _preview(request, link):
+    variant = selectors.link_variant_current(link)
+    return _frameable(
+        render(
+            request,
+            "crowd/preview.html",
+            {"link": link, "variant": variant, "examples": _examples(variant), **_words(link)},
+        ),
+        link,
+    )
+
+
+def _examples(variant) -> list[dict]:
+    """A variant's examples as tokens with their highlight, for the template."""
+    if variant is None:
+        return []
+    examples = []
+    for example in variant.examples or []:
+        highlighted = set(example.get("highlighted", []))
+        examples.append(
+            {
+                "tokens": [
+                    {"text": t, "on": n in highlighted} for n, t in enumerate(example["tokens"])
+                ],
+                "label": example.get("label", ""),
+                "note": example.get("note", ""),
+            }
+        )
+    return examples
+
+
+def _own_session(request, session_id: int):
+    try:
+        return selectors.crowd_session_get_for_worker(session_id=session_id, worker=request.user)
+    except NotFoundError:
+        return None
+
+
+def _lost(request):
+    return _message(
+        request,
+        title="Session not found",
+        text="We could not find your session in this browser.",
+        hint="Please open the study again from the platform: your work so far is kept.",
+        status=404,
+    )
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def consent(request, session_id: int):
+    session = _own_session(request, session_id)
+    if session is None:
+        return _lost(request)
+    if request.method == "POST":
+        answer = request.POST.get("answer")
+        if answer not in ("agree", "decline"):
+            return _message(
+                request,
+                title="Please choose",
+                text="The form must say whether you agree or decline.",
+                status=400,
+                link=session.link,
+            )
+        session = services.crowd_consent_record(session=session, agree=answer == "agree")
+        return redirect(session_page_url(session))
+    if session.status != SessionStatus.STARTED:
+        return redirect(session_page_url(session))
+    return render(
+        request,
+        "crowd/consent.html",
+        {"session": session, "link": session.link, **_words(session.link)},
+    )
+
+
+@require_http_methods(["GET", "HEAD"])
+def work(request, session_id: int):
+    session = _own_session(request, session_id)
+    if session is None:
+        return _lost(request)
+    if session.status != SessionStatus.WORKING:
+        return redirect(session_page_url(session))
+    from qc.services import qualification_standing
+
+    # The first visit decides the standing by the rules; whoever is turned away goes
+    # back to the platform from here, before any work is shown.
+    standing = qualification_standing(project=session.link.project, worker=request.user)
+    if standing.status in (
+        QualificationStatus.REJECTED,
+        QualificationStatus.BLOCKED,
+        QualificationStatus.PENDING,
+    ):
+        session = services.crowd_session_finish(session=session)
+        if session.ended:
+            return redirect(session_page_url(session))
+    return render(
+        request,
+        "crowd/work.html",
+        {
+            "session": session,
+            "link": session.link,
+            "project": session.link.project,
+            "progress": selectors.session_progress(session),
+            **_words(session.link),
+        },
+    )
+
+
+@require_http_methods(["GET", "HEAD"])
+def done(request, session_id: int):
+    session = _own_session(request, session_id)
+    if session is None:
+        return _lost(request)
+    if session.status != SessionStatus.COMPLETED:
+        return redirect(session_page_url(session))
+    link = session.link
+    context = {"session": session, "link": link, **_words(link)}
+    if link.platform == platforms.MTURK:
+        context["submit_url"] = platforms.mturk_submit_url(session.submit_to)
+    else:
+        context["return_url"] = _return_url(session, link.completion_code)
+        context["code"] = link.completion_code
+    return render(request, "crowd/done.html", context)
+
+
+def _return_url(session, code: str) -> str:
+    link = session.link
+    if link.platform == platforms.PROLIFIC:
+        template = settings.CROWD_PROLIFIC_COMPLETION_URL
+    else:
+        template = link.completion_url_template
+    profile = getattr(session.worker, "worker_profile", None)
+    return platforms.completion_url(
+        template,
+        external_id=profile.external_id if profile else "",
+        code=code,
+        token=session.completion_token,
+    )
+
+
+@require_http_methods(["GET", "HEAD"])
+def end(request, session_id: int):
+    """Declined or screened out: back to the platform with the screen-out code where it
+    takes one, else a page saying what to do there."""
+    session = _own_session(request, session_id)
+    if session is None:
+        return _lost(request)
+    if session.status not in (SessionStatus.SCREENED_OUT, SessionStatus.DECLINED):
+        return redirect(session_page_url(session))
+    link = session.link
+    return_url = ""
+    if link.platform != platforms.MTURK and link.screen_out_code:
+        return_url = _return_url(session, link.screen_out_code)
+    return render(
+        request,
+        "crowd/end.html",
+        {
+            "session": session,
+            "link": link,
+            "declined": session.status == SessionStatus.DECLINED,
+            "return_url": return_url,
+            "code": link.screen_out_code,
+            **_words(link),
+        },
+    )

@@ -12,8 +12,11 @@ from annotate.models import Role
 from annotate.selectors import project_get_for_user
 from config.exceptions import ConflictError
 from exports import selectors, services
+from exports.datasheet_info import datasheet_info_update, datasheet_preview
 from exports.runs import explainer_run_start
 from exports.serializers import (
+    DatasheetInfoSerializer,
+    DatasheetPreviewInputSerializer,
     ExplainerRunCreateInputSerializer,
     ExplainerRunOutputSerializer,
     ExportCreateInputSerializer,
@@ -102,3 +105,38 @@ class ExplainerRunListCreateApi(GenericAPIView):
         )
         run.refresh_from_db()
         return Response(ExplainerRunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class DatasheetInfoApi(APIView):
+    """What the project's admins state for its datasheets (annotators, training, pay
+    outside a crowd platform, licence and terms); researchers may read it."""
+
+    @extend_schema(responses=DatasheetInfoSerializer)
+    def get(self, request, project_id: int):
+        info = selectors.datasheet_info_get(project=_project(request, project_id))
+        return Response(DatasheetInfoSerializer(info).data)
+
+    @extend_schema(request=DatasheetInfoSerializer, responses=DatasheetInfoSerializer)
+    def patch(self, request, project_id: int):
+        project = project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ADMIN,)
+        )
+        data = DatasheetInfoSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        info = datasheet_info_update(
+            project=project, acting_user=request.user, **data.validated_data
+        )
+        return Response(DatasheetInfoSerializer(info).data)
+
+
+class DatasheetPreviewApi(APIView):
+    """The datasheet an export with the given parameters would carry, built now and
+    written nowhere: {"note", "json", "markdown"}."""
+
+    @extend_schema(parameters=[DatasheetPreviewInputSerializer], responses=dict)
+    def get(self, request, project_id: int):
+        project = _project(request, project_id)
+        data = DatasheetPreviewInputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        raw = {k: v for k, v in data.validated_data.items() if k != "archive"}
+        return Response(datasheet_preview(project=project, raw_params=raw))

@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+import json
 import platform
+import re
+import shutil
 import statistics
+import subprocess
 
 import numpy as np
 import spacy
+from django.apps import apps
+from django.conf import settings
 from django.db.models import Count
 
 import rationale_metrics
 from annotate.models import Document, InstructionVariant, Project
 from annotate.selectors import perturbation_progress
 from annotate.variant_presets import variant_display_text
+from exports.selectors import (
+    datasheet_info_get,
+    reference_rationale_sources,
+    reviewers_who_scored,
+)
 from qc.cohorts import NO_RECORD
 from qc.rule_bands import band_text
 from qc.selectors import quality_summary, worker_cohorts
+
+NO_CROWD = "no crowd platform: annotators were invited members"
+NOT_STATED = "not stated"
 
 
 def _quartiles(values: list[int]) -> dict | None:
@@ -71,8 +85,117 @@ def _perturbations(project: Project, stats) -> dict:
     }
 
 
+def software_version() -> dict:
+    """The software that made the export: the package version and, from a git checkout,
+    its commit. Without git (an installed package, a container) the version alone."""
+    commit = None
+    git = shutil.which("git")
+    if git:
+        try:
+            done = subprocess.run(  # noqa: S603 - a fixed command, no input from outside
+                [git, "rev-parse", "HEAD"],
+                cwd=settings.BASE_DIR,
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            done = None
+        if done is not None and re.fullmatch(r"[0-9a-f]{40}", done.stdout.strip()):
+            commit = done.stdout.strip()
+    return {
+        "name": "Rationale Workbench",
+        "version": rationale_metrics.__version__,
+        "git_commit": commit,
+        "python": platform.python_version(),
+    }
+
+
+def _crowd_selectors():
+    """`crowd.selectors`, or None without the crowd app: exports read the crowd study
+    when there is one and must work without it, so it is imported here, not at the top."""
+    if not apps.is_installed("crowd"):
+        return None
+    try:
+        from crowd import selectors
+    except ImportError:
+        return None
+    needed = ("study_link_list", "crowd_datasheet_summary")
+    return selectors if all(hasattr(selectors, name) for name in needed) else None
+
+
+def crowd_facts(*, project: Project) -> dict | None:
+    """The project's crowd study for the datasheet: platform, payment, and each study link
+    with its consent text, read through crowd.selectors; None when it has no study link."""
+    selectors = _crowd_selectors()
+    if selectors is None:
+        return None
+    links = list(selectors.study_link_list(project=project))
+    if not links:
+        return None
+    summary = selectors.crowd_datasheet_summary(project=project)
+    pay_rows = summary.get("links") or []
+    # The summary lists the links as study_link_list does; by name should that ever differ.
+    if [row.get("name") for row in pay_rows] == [link.name for link in links]:
+        pays = pay_rows
+    else:
+        by_name = {row.get("name"): row for row in pay_rows}
+        pays = [by_name.get(link.name) for link in links]
+    return {
+        "platform": summary.get("crowd_source")
+        or ", ".join(sorted({str(link.platform) for link in links})),
+        "payment": summary.get("payment") or None,
+        "platforms": summary.get("platforms") or [],
+        "hourly_pay_measure": summary.get("hourly_pay_measure"),
+        "links": [
+            {
+                "name": link.name,
+                "platform": str(link.platform),
+                "key": link.key,
+                "variant": link.variant.name if link.variant_id else None,
+                "active": link.active,
+                "created_at": link.created_at,
+                "description": link.description,
+                "consent_text": link.consent_text,
+                "pay": pay,
+            }
+            for link, pay in zip(links, pays, strict=True)
+        ],
+    }
+
+
+def _worker_qualification_text(quality: dict, info) -> str:
+    """Table 6's worker-qualification cell: the rules, the test, the manual selection, and
+    who the annotators were when the admins said so."""
+    q = quality["qualification"]
+    test = q["test"]
+    parts = [_qualification_rules_text(q["rules"])]
+    parts.append(
+        f"qualification test on {test['gold_items']} gold item(s), pass at mean token F1 "
+        f"≥ {test['pass_mark_token_f1']}"
+        if test["enabled"]
+        else "no qualification test"
+    )
+    parts.append(f"manual selection by an admin: {'yes' if q['manual_selection'] else 'no'}")
+    if info.annotator_background:
+        parts.append(f"annotators: {info.annotator_background}")
+    if info.annotator_languages:
+        parts.append(f"languages: {', '.join(info.annotator_languages)}")
+    return "; ".join(parts)
+
+
+def _json_safe(value):
+    """The sheet as plain JSON (dates as ISO text, amounts as text), as stored on the export."""
+    return json.loads(
+        json.dumps(value, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v))
+    )
+
+
 def datasheet_build(*, project: Project, params, stats) -> dict:
     quality = quality_summary(project=project)
+    info = datasheet_info_get(project=project)
+    crowd = crowd_facts(project=project)
     variants = [
         {
             "name": v.name,
@@ -100,7 +223,8 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
         }
         for name, values in sorted(stats.tally.kappa_per_variant.items())
     }
-    return {
+    exported_workers = {w for ids in stats.tally.workers_per_variant.values() for w in ids}
+    sheet = {
         "dataset": {
             "project": project.name,
             "description": project.description,
@@ -163,12 +287,40 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
             ),
             "export_parameters": params.as_dict(),
         },
-        "platform": {
-            "name": "Rationale Workbench",
-            "version": rationale_metrics.__version__,
-            "python": platform.python_version(),
+        "collection_summary": {
+            "crowd_platform": crowd["platform"] if crowd else NO_CROWD,
+            "worker_qualification": _worker_qualification_text(quality, info),
+            "payment": (crowd or {}).get("payment") or info.compensation or NOT_STATED,
+            "detailed_instructions": (
+                f"yes: {len(variants)} instruction variant(s), verbatim with their examples, "
+                "under Instructions"
+                if variants
+                else "no instruction variants were defined"
+            ),
         },
+        "annotators": {
+            "background": info.annotator_background or NOT_STATED,
+            "languages": info.annotator_languages,
+            "training": info.annotator_training or NOT_STATED,
+            "compensation": info.compensation or NOT_STATED,
+            "annotators_in_export": len(exported_workers),
+            "senior_reviewers_who_scored": reviewers_who_scored(project=project),
+        },
+        "crowd": crowd
+        or {
+            "platform": None,
+            "note": NO_CROWD,
+            "payment": None,
+            "links": [],
+        },
+        "licence": {
+            "licence": info.licence or NOT_STATED,
+            "terms_of_use": info.terms_of_use or NOT_STATED,
+        },
+        "reference_rationales": reference_rationale_sources(project=project),
+        "platform": software_version(),
     }
+    return _json_safe(sheet)
 
 
 def _qualification_rules_text(rules: dict) -> str:
@@ -197,6 +349,8 @@ def datasheet_markdown(sheet: dict) -> str:
         f"# Datasheet: {d['project']}",
         "",
         f"{d['description']}".strip(),
+        "",
+        *_collection_summary_markdown(sheet["collection_summary"]),
         "",
         "## Task",
         f"- task: {d['task_type']}; language: {d['language']}; labels: {', '.join(d['labels'])}",
@@ -295,18 +449,120 @@ def datasheet_markdown(sheet: dict) -> str:
                 ]
             )
         )
+    parts += ["", *_annotators_markdown(sheet["annotators"])]
+    parts += ["", *_crowd_markdown(sheet["crowd"])]
+    parts += ["", *_licence_markdown(sheet["licence"])]
+    parts += ["", *_reference_markdown(sheet["reference_rationales"])]
     parts += ["", *_perturbations_markdown(sheet["perturbations"])]
     p = sheet["processing"]
+    software = sheet["platform"]
     parts += [
         "",
         "## Processing",
         f"- tokenizers: {', '.join(t['tokenizer'] + ' (' + str(t['documents']) + ' documents)' for t in p['tokenizers'])}",
         f"- spaCy {p['spacy_version']}; splits: {p['split_procedure']}",
         f"- export parameters: `{p['export_parameters']}`",
-        f"- platform: {sheet['platform']['name']} {sheet['platform']['version']} (Python {sheet['platform']['python']})",
+        "",
+        "## Software",
+        f"- {software['name']} {software['version']}, git commit "
+        f"{software['git_commit'] or 'unknown (not exported from a git checkout)'} "
+        f"(Python {software['python']})",
         "",
     ]
     return "\n".join(parts)
+
+
+def _collection_summary_markdown(summary: dict) -> list[str]:
+    """The columns the instruction study's Table 6 found missing from published datasets."""
+    return [
+        "## Collection summary",
+        _table(
+            [
+                ("crowd platform", "worker qualification", "payment", "detailed instructions"),
+                (
+                    summary["crowd_platform"],
+                    summary["worker_qualification"],
+                    summary["payment"],
+                    summary["detailed_instructions"],
+                ),
+            ]
+        ),
+    ]
+
+
+def _annotators_markdown(annotators: dict) -> list[str]:
+    languages = ", ".join(annotators["languages"]) or NOT_STATED
+    return [
+        "## Annotators",
+        f"- background: {annotators['background']}",
+        f"- languages: {languages}",
+        f"- training: {annotators['training']}",
+        f"- compensation outside a crowd platform: {annotators['compensation']}",
+        f"- annotators in this export: {annotators['annotators_in_export']}; senior reviewers "
+        f"who scored: {annotators['senior_reviewers_who_scored']}",
+    ]
+
+
+def _quoted(text: str) -> list[str]:
+    return [f"> {line}" if line else ">" for line in (text or "").splitlines()] or ["> (empty)"]
+
+
+def _crowd_markdown(crowd: dict) -> list[str]:
+    parts = ["## Crowd platform, study links and consent"]
+    if not crowd["links"]:
+        return [*parts, f"- {crowd['note']}; no study link, no consent text shown by this platform"]
+    parts += [f"- platform: {crowd['platform']}", f"- payment: {crowd['payment'] or NOT_STATED}"]
+    for link in crowd["links"]:
+        parts += [
+            "",
+            f"### Study link {link['name']} ({link['platform']}, variant "
+            f"{link['variant'] or 'allocated'}, {'active' if link['active'] else 'closed'})",
+            "",
+            "Consent text (verbatim):",
+            "",
+            *_quoted(link["consent_text"]),
+        ]
+    return parts
+
+
+def _licence_markdown(licence: dict) -> list[str]:
+    return [
+        "## Licence and terms of use",
+        f"- licence: {licence['licence']}",
+        "- terms of use:",
+        "",
+        *_quoted(licence["terms_of_use"]),
+    ]
+
+
+def _reference_markdown(sources: dict) -> list[str]:
+    parts = [
+        "## Reference rationales",
+        f"- reference rationale sets in the project: {sources['reference_sets']} on "
+        f"{sources['items_with_reference']} item(s)",
+    ]
+    if sources["imports"]:
+        parts += [
+            "",
+            _table(
+                [
+                    ("imported file", "format", "finished", "items created", "reference sets"),
+                    *(
+                        (
+                            job["source_name"],
+                            job["source_format"],
+                            job["finished_at"],
+                            job["items_created"],
+                            job["reference_sets_created"],
+                        )
+                        for job in sources["imports"]
+                    ),
+                ]
+            ),
+        ]
+    else:
+        parts.append("- no import job recorded (a command-line import keeps none)")
+    return parts
 
 
 def _perturbations_markdown(figures: dict) -> list[str]:

@@ -66,3 +66,37 @@ class ExplainerRun(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.name} on export {self.export_id} ({self.status})"
+
+
+class ProjectDatasheet(models.Model):
+    """What an admin states about a project for its datasheet: who the annotators were,
+    how they were trained and paid outside any crowd platform, and the licence and terms.
+
+    Its own row rather than columns of Project, which every "next item" reads."""
+
+    project = models.OneToOneField(
+        "annotate.Project", on_delete=models.CASCADE, related_name="datasheet_info"
+    )
+    annotator_background = models.TextField(
+        blank=True, help_text="Who the annotators were, e.g. 'college students of languages'."
+    )
+    annotator_languages = models.JSONField(
+        default=list, blank=True, help_text="Languages the annotators speak, e.g. ['English']."
+    )
+    annotator_training = models.TextField(
+        blank=True, help_text="How annotators were trained before and during the annotation."
+    )
+    compensation = models.TextField(
+        blank=True,
+        help_text="How annotators were paid outside a crowd platform (a crowd study's pay "
+        "comes from its study links).",
+    )
+    licence = models.CharField(max_length=200, blank=True)
+    terms_of_use = models.TextField(blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"datasheet of {self.project}"

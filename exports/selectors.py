@@ -1,8 +1,9 @@
 from django.db.models import QuerySet
 
-from annotate.models import Project
+from annotate.models import ImportJob, Item, JobStatus, Project, RationaleSet
 from config.exceptions import NotFoundError
-from exports.models import Export
+from exports.models import Export, ProjectDatasheet
+from qc.models import Review
 
 
 def export_list(*, project: Project) -> QuerySet[Export]:
@@ -20,3 +21,46 @@ def export_get(*, project: Project, export_id: int) -> Export:
     if export is None:
         raise NotFoundError("export not found")
     return export_fail_if_worker_lost(export)
+
+
+# ---------------------------------------------------------------- for datasheets
+
+
+def datasheet_info_get(*, project: Project) -> ProjectDatasheet:
+    """What the admins stated about the project; an unsaved empty one when nothing yet."""
+    found = ProjectDatasheet.objects.filter(project=project).select_related("updated_by").first()
+    return found or ProjectDatasheet(project=project)
+
+
+def reference_rationale_sources(*, project: Project) -> dict:
+    """Where the project's imported reference rationales came from: each finished import
+    job's file and format, and how many reference sets the project holds in all (an import
+    from the command line keeps no job, so the two can differ)."""
+    jobs = ImportJob.objects.filter(project=project, status=JobStatus.SUCCEEDED).order_by(
+        "finished_at", "pk"
+    )
+    return {
+        "imports": [
+            {
+                "source_name": job.source_name,
+                "source_format": job.source_format,
+                "finished_at": job.finished_at,
+                "items_created": job.summary.get("items_created"),
+                "reference_sets_created": job.summary.get("reference_sets_created"),
+            }
+            for job in jobs
+        ],
+        "reference_sets": RationaleSet.objects.filter(reference_item__project=project).count(),
+        "items_with_reference": Item.objects.filter(project=project, reference_sets__isnull=False)
+        .distinct()
+        .count(),
+    }
+
+
+def reviewers_who_scored(*, project: Project) -> int:
+    return (
+        Review.objects.filter(annotation__assignment__item__project=project)
+        .values("reviewer_id")
+        .distinct()
+        .count()
+    )

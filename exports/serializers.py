@@ -78,3 +78,24 @@ class ExplainerRunOutputSerializer(serializers.ModelSerializer):
             "created_at",
             "finished_at",
         ]
+
+
+class DatasheetInfoSerializer(serializers.Serializer):
+    """What admins state for the datasheet; every field optional in an update."""
+
+    annotator_background = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    annotator_languages = serializers.ListField(
+        child=serializers.CharField(max_length=60), required=False, max_length=30
+    )
+    annotator_training = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    compensation = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    licence = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    terms_of_use = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    updated_by = serializers.CharField(source="updated_by.username", read_only=True, default=None)
+    updated_at = serializers.DateTimeField(read_only=True, allow_null=True)
+
+
+class DatasheetPreviewInputSerializer(ExportCreateInputSerializer):
+    """The export's parameters, read from the query string (`ratios` given three times)."""
+
+    cohort = serializers.CharField(required=False, allow_null=True, allow_blank=False)

@@ -65,6 +65,11 @@ class ExportCancelled(Exception):
     pass
 
 
+class NothingToExport(ApplicationError):
+    """No item matches the parameters: a failed export, but a datasheet preview can still
+    show the rest of the sheet."""
+
+
 @dataclass
 class BuildStats:
     instances: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
@@ -350,7 +355,7 @@ def export_build(
         raise ApplicationError(f"variant: this project has no variant named {params.variant!r}")
     item_ids = _selected_item_ids(project, params, worker_id)
     if not item_ids:
-        raise ApplicationError("nothing to export: no item matches these parameters")
+        raise NothingToExport("nothing to export: no item matches these parameters")
     if params.layout == BENCHMARK_LAYOUT:
         # Imported here, not at the top: that module builds on this one's readers.
         from exports.benchmark import benchmark_export_write

@@ -28,4 +28,14 @@ urlpatterns = [
         apis.ExplainerRunListCreateApi.as_view(),
         name="run-list",
     ),
+    path(
+        "projects/<int:project_id>/datasheet/",
+        apis.DatasheetInfoApi.as_view(),
+        name="datasheet-info",
+    ),
+    path(
+        "projects/<int:project_id>/datasheet/preview/",
+        apis.DatasheetPreviewApi.as_view(),
+        name="datasheet-preview",
+    ),
 ]

@@ -14,6 +14,7 @@ urlpatterns = [
     path("projects/<int:project_id>/annotate/", views.workspace, name="workspace"),
     path("projects/<int:project_id>/agreement/", views.agreement_page, name="agreement-page"),
     path("projects/<int:project_id>/review/", views.review_page, name="review-page"),
+    path("projects/<int:project_id>/datasheet/", views.datasheet_page, name="datasheet-page"),
     path("projects/<int:project_id>/quality/", views.quality_page, name="quality-page"),
     path(
         "projects/<int:project_id>/perturbations/",

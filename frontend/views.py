@@ -79,6 +79,19 @@ def agreement_page(request, project_id: int):
 
 
 @login_required
+def datasheet_page(request, project_id: int):
+    project = selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
+    )
+    roles = selectors.project_roles_of_user(project=project, user=request.user)
+    return render(
+        request,
+        "frontend/datasheet.html",
+        {"project": project, "is_admin": Role.ADMIN in roles},
+    )
+
+
+@login_required
 def review_page(request, project_id: int):
     project = selectors.project_get_for_user(
         project_id=project_id, user=request.user, roles=(Role.REVIEWER, Role.ADMIN)

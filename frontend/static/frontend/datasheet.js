@@ -1,0 +1,79 @@
+// @ts-check
+// Datasheet page: the admins' statements about a project (annotators, training, pay,
+// licence and terms) and a preview of the sheet an export would carry. Every server
+// string is inserted as text, never as HTML: the Markdown is shown as it will be written.
+
+import { api, el, errorText } from "./http.js";
+
+const root = document.getElementById("datasheet");
+if (root) {
+  const base = `/api/projects/${root.dataset.projectId}/datasheet`;
+  const canEdit = root.dataset.canEdit === "1";
+  const message = /** @type {HTMLElement} */ (root.querySelector(".message"));
+  /** @param {string} text @param {boolean} [bad] */
+  const say = (text, bad) => { message.textContent = text; message.className = `message ${bad ? "error" : "ok"}`; };
+  const infoForm = /** @type {HTMLFormElement} */ (document.getElementById("datasheet-info"));
+  const previewForm = /** @type {HTMLFormElement} */ (document.getElementById("datasheet-preview"));
+  const FIELDS = ["annotator_background", "annotator_languages", "annotator_training", "compensation", "licence", "terms_of_use"];
+
+  /** @param {string} name */
+  const field = (name) => /** @type {HTMLInputElement} */ (infoForm.elements.namedItem(name));
+
+  async function loadInfo() {
+    const response = await api(`${base}/`, "GET");
+    if (!response.ok) return say(errorText(response.data), true);
+    for (const name of FIELDS) {
+      const value = response.data[name];
+      field(name).value = Array.isArray(value) ? value.join(", ") : value || "";
+      field(name).readOnly = !canEdit;
+    }
+    const updated = /** @type {HTMLElement} */ (root.querySelector(".datasheet-updated"));
+    updated.textContent = response.data.updated_at ? `Last saved ${response.data.updated_at} by ${response.data.updated_by || "?"}.` : "Nothing stated yet.";
+  }
+
+  infoForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    /** @type {Record<string, any>} */ const body = {};
+    for (const name of FIELDS) body[name] = field(name).value;
+    body.annotator_languages = String(body.annotator_languages).split(",").map((s) => s.trim()).filter(Boolean);
+    const response = await api(`${base}/`, "PATCH", body);
+    say(response.ok ? "Datasheet statements saved." : errorText(response.data), !response.ok);
+    if (response.ok) { loadInfo(); preview(); }
+  });
+
+  /** A section's value as readable text: scalars as they are, the rest as indented JSON. @param {any} value */
+  const shown = (value) => (value !== null && typeof value === "object" ? JSON.stringify(value, null, 2) : String(value));
+
+  async function preview() {
+    const params = new URLSearchParams();
+    for (const [key, value] of new FormData(previewForm).entries()) if (String(value).trim()) params.append(key, String(value).trim());
+    const response = await api(`${base}/preview/?${params}`, "GET");
+    const table = /** @type {HTMLTableElement} */ (document.getElementById("datasheet-sections"));
+    const markdown = /** @type {HTMLElement} */ (document.getElementById("datasheet-markdown"));
+    const note = /** @type {HTMLElement} */ (root.querySelector(".preview-note"));
+    if (!response.ok) { note.textContent = errorText(response.data); note.className = "preview-note error"; return; }
+    note.textContent = response.data.note || "";
+    note.className = "preview-note muted";
+    table.replaceChildren();
+    const head = el("tr");
+    head.append(el("th", "section"), el("th", "field"), el("th", "value"));
+    table.appendChild(head);
+    for (const [section, content] of Object.entries(response.data.json)) {
+      const entries = content && typeof content === "object" && !Array.isArray(content) ? Object.entries(content) : [["", content]];
+      entries.forEach(([key, value], i) => {
+        const row = el("tr");
+        row.dataset.section = section;
+        row.append(el("td", i === 0 ? section : ""), el("td", key));
+        const cell = el("td");
+        cell.appendChild(el("pre", shown(value), "pre datasheet-text"));
+        row.appendChild(cell);
+        table.appendChild(row);
+      });
+    }
+    markdown.textContent = response.data.markdown;
+  }
+
+  previewForm.addEventListener("submit", (event) => { event.preventDefault(); preview(); });
+  loadInfo();
+  preview();
+}

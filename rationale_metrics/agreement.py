@@ -24,13 +24,13 @@ def cohen_kappa_counts(both: int, ones_a: int, ones_b: int, n: int) -> float | N
     None when undefined (p_e = 1). For a few small sets this beats building arrays."""
     if n <= 0:
         return None
+    only_a, only_b = ones_a - both, ones_b - both
     neither = n - ones_a - ones_b + both
-    p_o = (both + neither) / n
-    pa, pb = ones_a / n, ones_b / n
-    p_e = pa * pb + (1 - pa) * (1 - pb)
-    if abs(1 - p_e) < 1e-12:
+    # In integers, as _kappa_of_table explains: p_e rounds to 1 for long, sparse vectors.
+    denominator = ones_a * (only_a + neither) + (n - ones_a) * ones_b
+    if denominator == 0:
         return None
-    return (p_o - p_e) / (1 - p_e)
+    return 2 * (both * neither - only_a * only_b) / denominator
 
 
 def cohen_kappa_pairs(a: np.ndarray, b: np.ndarray, *, undefined: str = "exclude") -> np.ndarray:
@@ -46,19 +46,32 @@ def cohen_kappa_masked(
     a: np.ndarray, b: np.ndarray, lengths: np.ndarray, *, undefined: str = "exclude"
 ) -> np.ndarray:
     """Like cohen_kappa_pairs, for rows padded with False beyond each row's length."""
-    lengths = np.asarray(lengths, dtype=np.float64)
-    both = (a & b).sum(axis=1)
-    ones_a = a.sum(axis=1)
-    ones_b = b.sum(axis=1)
-    neither = lengths - ones_a - ones_b + both
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p_o = (both + neither) / lengths
-        pa, pb = ones_a / lengths, ones_b / lengths
-        p_e = pa * pb + (1 - pa) * (1 - pb)
-        kappa = (p_o - p_e) / (1 - p_e)
-    undefined_rows = np.isclose(p_e, 1.0)
-    kappa[undefined_rows] = 1.0 if undefined == "one" else np.nan
+    lengths = np.asarray(lengths, dtype=np.int64)
+    both = (a & b).sum(axis=1, dtype=np.int64)
+    ones_a = a.sum(axis=1, dtype=np.int64)
+    ones_b = b.sum(axis=1, dtype=np.int64)
+    kappa = _kappa_of_table(both, ones_a - both, ones_b - both, lengths - ones_a - ones_b + both)
+    if undefined == "one":
+        kappa[np.isnan(kappa) & (lengths > 0)] = 1.0
     return kappa
+
+
+def _kappa_of_table(both, only_a, only_b, neither) -> np.ndarray:
+    """Kappa from the 2 x 2 table's cells, NaN where undefined.
+
+    The textbook (p_o - p_e) / (1 - p_e) subtracts numbers close to 1 when a long vector
+    has few ones: 1 - p_e is then about 1e-5 for 100,000 tokens, and a tolerance that
+    tests p_e == 1 takes it for undefined. Multiplied through by n^2 it becomes
+    2 (both x neither - only_a x only_b) / (ones_a x zeros_b + zeros_a x ones_b), computed
+    here in integers (exact while n^2 fits in 63 bits, about 3e9 tokens). The denominator
+    is 0 exactly when both vectors are constant and equal, the one undefined case.
+    """
+    numerator = 2 * (both * neither - only_a * only_b)
+    denominator = (both + only_a) * (only_a + neither) + (only_b + neither) * (both + only_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = numerator / denominator.astype(np.float64)
+    kappa[denominator == 0] = np.nan
+    return np.asarray(kappa, dtype=np.float64)
 
 
 @dataclass

@@ -6,7 +6,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from rationale_metrics.agreement import TokenAnnotation, cohen_kappa_pairs, variant_agreement
+from rationale_metrics.agreement import (
+    TokenAnnotation,
+    cohen_kappa_counts,
+    cohen_kappa_pairs,
+    variant_agreement,
+)
 
 vectors = st.integers(1, 60).flatmap(
     lambda n: st.tuples(
@@ -181,3 +186,53 @@ def test_explainer_plausibility_by_hand():
         "items": 1,
         "excluded_items": 0,
     }
+
+
+def _long_pair(n: int, ones_a: set[int], ones_b: set[int]) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    a[list(ones_a)] = True
+    b[list(ones_b)] = True
+    return a, b
+
+
+# Long documents with a few highlighted tokens, or almost all of them: where p_e lies
+# within 1e-5 of 1 while kappa is still defined.
+long_vectors = st.integers(10_000, 200_000).flatmap(
+    lambda n: st.tuples(
+        st.just(n),
+        st.sets(st.integers(0, n - 1), max_size=4),
+        st.sets(st.integers(0, n - 1), max_size=4),
+        st.booleans(),
+        st.booleans(),
+    )
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(long_vectors)
+def test_kappa_on_long_vectors_matches_scikit_learn(case):
+    n, ones_a, ones_b, invert_a, invert_b = case
+    a, b = _long_pair(n, ones_a, ones_b)
+    a, b = a ^ invert_a, b ^ invert_b
+
+    [ours] = cohen_kappa_pairs(a[None], b[None])
+    from_counts = cohen_kappa_counts(int((a & b).sum()), int(a.sum()), int(b.sum()), n)
+
+    if len(set(a)) == 1 and (a == b).all():
+        assert np.isnan(ours)
+        assert from_counts is None
+    else:
+        assert ours == pytest.approx(cohen_kappa_score(a, b), rel=1e-9, abs=1e-12)
+        assert from_counts == pytest.approx(ours, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("ones_a", "ones_b", "expected"),
+    [({7}, set(), 0.0), ({7}, {7}, 1.0), ({7}, {8}, -1e-5 / (1 - 1e-5))],
+)
+def test_one_highlight_in_100k_tokens_has_a_kappa(ones_a, ones_b, expected):
+    a, b = _long_pair(100_000, ones_a, ones_b)
+
+    [kappa] = cohen_kappa_pairs(a[None], b[None])
+
+    assert kappa == pytest.approx(expected, rel=1e-9, abs=1e-15)

@@ -334,9 +334,9 @@ def test_a_sweep_returns_at_once_while_another_is_running(postgres_only, monkeyp
     first.start()
     try:
         assert first_clock.resting.wait(60), "the first sweep never rested"
-        started = time.monotonic()
+        # Waiting for the lock would mean waiting for the first sweep to end, which only the
+        # release below allows: it returns 0 only by not waiting.
         assert checks.quality_checks_sweep(clock=clock) == 0
-        assert time.monotonic() - started < 5, "it returned at once rather than waiting"
         assert SubmissionCheck.objects.count() == 2, "only the first sweep's first batch"
     finally:
         first_clock.released.set()

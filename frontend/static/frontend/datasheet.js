@@ -48,27 +48,31 @@ if (root) {
     const params = new URLSearchParams();
     for (const [key, value] of new FormData(previewForm).entries()) if (String(value).trim()) params.append(key, String(value).trim());
     const response = await api(`${base}/preview/?${params}`, "GET");
-    const table = /** @type {HTMLTableElement} */ (document.getElementById("datasheet-sections"));
+    const sections = /** @type {HTMLElement} */ (document.getElementById("datasheet-sections"));
     const markdown = /** @type {HTMLElement} */ (document.getElementById("datasheet-markdown"));
     const note = /** @type {HTMLElement} */ (root.querySelector(".preview-note"));
     if (!response.ok) { note.textContent = errorText(response.data); note.className = "preview-note error"; return; }
     note.textContent = response.data.note || "";
     note.className = "preview-note muted";
-    table.replaceChildren();
-    const head = el("tr");
-    head.append(el("th", "section"), el("th", "field"), el("th", "value"));
-    table.appendChild(head);
+    sections.replaceChildren();
+    // One collapsible table per section, the Table 6 summary open: the whole sheet is long.
     for (const [section, content] of Object.entries(response.data.json)) {
+      const box = /** @type {HTMLDetailsElement} */ (el("details"));
+      box.dataset.section = section;
+      box.open = section === "collection_summary";
+      box.appendChild(el("summary", section.replaceAll("_", " ")));
+      const table = el("table", undefined, "grid");
       const entries = content && typeof content === "object" && !Array.isArray(content) ? Object.entries(content) : [["", content]];
-      entries.forEach(([key, value], i) => {
+      for (const [key, value] of entries) {
         const row = el("tr");
-        row.dataset.section = section;
-        row.append(el("td", i === 0 ? section : ""), el("td", key));
+        row.appendChild(el("th", key));
         const cell = el("td");
         cell.appendChild(el("pre", shown(value), "pre datasheet-text"));
         row.appendChild(cell);
         table.appendChild(row);
-      });
+      }
+      box.appendChild(table);
+      sections.appendChild(box);
     }
     markdown.textContent = response.data.markdown;
   }

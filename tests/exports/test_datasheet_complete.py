@@ -182,6 +182,35 @@ def test_the_crowd_study_is_read_through_crowd_selectors(
     assert "> I agree to take part.\n> I may stop at any time." in markdown
 
 
+def test_a_real_study_link_fills_the_crowd_columns(
+    stated, django_capture_on_commit_callbacks, settings
+):
+    from crowd.services import study_link_create
+
+    study_link_create(
+        project=stated,
+        acting_user=None,
+        name="main round",
+        platform="prolific",
+        consent_text="I agree to take part.",
+        items_required=10,
+        completion_code="C0DE",
+        currency="GBP",
+        reward_per_session="1.50",
+    )
+
+    sheet, markdown, export = exported_sheet(stated, django_capture_on_commit_callbacks, settings)
+
+    summary = sheet["collection_summary"]
+    assert summary["crowd_platform"] == "Prolific"
+    assert summary["payment"].startswith("main round (prolific): GBP 1.50 per session of 10 items")
+    link = sheet["crowd"]["links"][0]
+    assert (link["name"], link["consent_text"]) == ("main round", "I agree to take part.")
+    assert "### Study link main round (prolific, variant allocated, active)" in markdown
+    assert "> I agree to take part." in markdown
+    assert export.datasheet["crowd"]["platform"] == "Prolific"  # dates and amounts stored as text
+
+
 def test_a_project_without_study_links_has_no_crowd_platform(stated, monkeypatch):
     monkeypatch.setattr(datasheet_module, "_crowd_selectors", lambda: fake_crowd([], {}))
 

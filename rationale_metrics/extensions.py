@@ -13,50 +13,28 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rationale_metrics.gold_sets import choose_gold, token_f1
 from rationale_metrics.spans import SpanTable, common_keys
 
 TokenSet = frozenset
 
 
 def set_f1(predicted: set | frozenset, gold: set | frozenset) -> float:
-    if not predicted or not gold:
-        return 0.0
-    common = len(predicted & gold)
-    if common == 0:
-        return 0.0
-    return 2 * common / (len(predicted) + len(gold))
+    """F1 of two token sets (0 when either is empty)."""
+    return float(token_f1(list(gold), list(predicted)))
 
 
 def choose_gold_set(
     predicted: frozenset, sets: Sequence[frozenset], *, best_single: bool = False
 ) -> frozenset:
-    """The gold token set a prediction is scored against.
-
-    First the single set with the highest F1 (earliest wins a tie). Then, unless
-    `best_single`, for each start s from the first set to the second-to-last, a greedy
-    union from s onward that adds a set only if it is not already covered, has F1 > 0 on
-    its own and strictly raises the union's F1; a union replaces the gold only if its F1 is
-    strictly higher. Nothing overlapping at all gives the empty set.
-    """
-    if not sets:
-        return frozenset()
-    scores = [set_f1(predicted, s) for s in sets]
-    best_index = max(range(len(scores)), key=scores.__getitem__)  # the earliest of equals
-    gold, best = sets[best_index], scores[best_index]
-    if not best_single:
-        for start in range(len(sets) - 1):
-            union: frozenset = frozenset()
-            union_f1 = 0.0
-            for candidate, own in zip(sets[start:], scores[start:], strict=True):
-                if candidate <= union or own <= 0:
-                    continue
-                merged = union | candidate
-                merged_f1 = set_f1(predicted, merged)
-                if merged_f1 > union_f1:
-                    union, union_f1 = merged, merged_f1
-            if union_f1 > best:
-                gold, best = union, union_f1
-    return gold if best > 0 else frozenset()
+    """The gold token set a prediction is scored against: `gold_sets.choose_gold`, the
+    benchmark's rule with its default arithmetic, over sets of tokens."""
+    chosen = choose_gold(
+        [sorted(s) for s in sets],
+        sorted(predicted),
+        gold_choice="best_single_set" if best_single else "greedy_union",
+    )
+    return frozenset(chosen)
 
 
 def rationale_set_scores(

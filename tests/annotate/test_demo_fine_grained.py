@@ -114,9 +114,9 @@ def test_perturbed_copies_are_linked_to_their_originals(demo_users):
     assert item(sentiment, "102").label == "positive"
     assert item(similarity, "201").perturbation_of == item(similarity, "2")
     assert item(similarity, "201").perturbation_types == ["syntax"]
-    assert item(reading, "301").perturbation_of == item(reading, "3")
-    assert item(reading, "301").answer == {"none": True}
-    assert item(reading, "1").answer["text"] == "Ada Brenner"
+    assert item(reading, "101").perturbation_of == item(reading, "1")
+    assert item(reading, "101").answer == {"none": True}
+    assert item(reading, "2").answer["text"] == "Ada Brenner"
     # Every perturbed line of each file links to the original that lists it, and the
     # paper's three types all occur in each project.
     for project, name, task, language in (

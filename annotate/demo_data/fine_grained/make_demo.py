@@ -227,6 +227,24 @@ SIMILARITY_ZH = [
 # joined by spaces, which is how the platform stores the passage.
 READING_EN = [
     (
+        "Honey bees",
+        "Where does a honey bee carry pollen?",
+        "A honey bee visits hundreds of flowers on a single trip. It carries^ pollen^ home^ in^ "
+        "small^ baskets^ on^ its^ back^ legs^.",
+        "small baskets",
+        [
+            (
+                # The passage says nothing of nectar: the perturbed question has no answer,
+                # and its rationale is what the passage does say it carries.
+                [IMPORTANT],
+                "Where does a honey bee carry nectar?",
+                "A honey bee visits hundreds of flowers on a single trip. It carries^ pollen^ home^ "
+                "in small baskets on its back legs.",
+                "",
+            )
+        ],
+    ),
+    (
         "The lighthouse",
         "Who first lit the lamp of the lighthouse?",
         "The old lighthouse on Gull Point was built in 1871. Its lamp^ was^ first^ lit^ by^ a "
@@ -262,24 +280,6 @@ READING_EN = [
                 "The night train^ from Lindholm leaves at nine and reaches^ the^ coast^ by^ dawn^. "
                 "Passengers can rent a bunk or sit in the quiet carriage.",
                 "dawn",
-            )
-        ],
-    ),
-    (
-        "Honey bees",
-        "Where does a honey bee carry pollen?",
-        "A honey bee visits hundreds of flowers on a single trip. It carries^ pollen^ home^ in^ "
-        "small^ baskets^ on^ its^ back^ legs^.",
-        "small baskets",
-        [
-            (
-                # The passage says nothing of nectar: the perturbed question has no answer,
-                # and its rationale is what the passage does say it carries.
-                [IMPORTANT],
-                "Where does a honey bee carry nectar?",
-                "A honey bee visits hundreds of flowers on a single trip. It carries^ pollen^ home^ "
-                "in small baskets on its back legs.",
-                "",
             )
         ],
     ),

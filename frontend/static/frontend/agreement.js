@@ -2,6 +2,35 @@
 // Agreement dashboard: heat map, per-variant and per-worker tables, drawn client-side from
 // the cached report (no external libraries, works offline). Text is inserted as text.
 
+/** Column headers by key: the key stays in data-column (English, for scripts and tests). */
+const COLUMNS = /** @type {Record<string, string>} */ ({
+  "variant": gettext("variant"),
+  "length ratio": gettext("length ratio"),
+  "stop-word share": gettext("stop-word share"),
+  "punctuation share": gettext("punctuation share"),
+  "intra kappa": gettext("intra kappa"),
+  "95% CI": gettext("95% CI"),
+  "Fleiss": gettext("Fleiss"),
+  "Krippendorff α": gettext("Krippendorff α"),
+  "median s": gettext("median s"),
+  "empty rate": gettext("empty rate"),
+  "annotators": gettext("annotators"),
+  "items": gettext("items"),
+  "worker": gettext("worker"),
+  "cohort": gettext("cohort"),
+  "status": gettext("status"),
+  "variants": gettext("variants"),
+  "annotations": gettext("annotations"),
+  "kappa vs majority": gettext("kappa vs majority"),
+  "F1 vs majority": gettext("F1 vs majority"),
+  "flags": gettext("flags"),
+  "variant A": gettext("variant A"),
+  "variant B": gettext("variant B"),
+  "difference": gettext("difference"),
+  "p-value": gettext("p-value"),
+  "permutations": gettext("permutations"),
+});
+
 const root = document.getElementById("agreement");
 if (root) {
   const base = `/api/projects/${root.dataset.projectId}/agreement/`;
@@ -10,7 +39,7 @@ if (root) {
   /** @param {string} tag @param {string} [text] */
   const el = (tag, text) => { const n = document.createElement(tag); if (text !== undefined) n.textContent = text; return n; };
   /** @param {any} x @param {number} [digits] */
-  const fmt = (x, digits = 3) => (x === null || x === undefined ? "n/a" : typeof x === "number" ? x.toFixed(digits) : String(x));
+  const fmt = (x, digits = 3) => (x === null || x === undefined ? gettext("n/a") : typeof x === "number" ? x.toFixed(digits) : String(x));
 
   /** A diverging colour for kappa in [-1, 1]. @param {number|null} k */
   function colour(k) {
@@ -22,7 +51,7 @@ if (root) {
   /** @param {HTMLTableElement} table @param {string[]} headers @param {any[][]} rows @param {string} [key] */
   function fill(table, headers, rows, key) {
     const head = el("tr");
-    headers.forEach((h) => head.appendChild(el("th", h)));
+    headers.forEach((h) => head.appendChild(el("th", COLUMNS[h] ?? h)));
     const body = el("tbody");
     for (const row of rows) {
       const tr = el("tr");
@@ -53,7 +82,7 @@ if (root) {
         if (cell) {
           td.style.background = colour(cell.kappa);
           td.appendChild(el("div", fmt(cell.kappa))).className = "kappa";
-          td.appendChild(el("div", `n=${cell.items} · excl. ${cell.excluded_pairs}`)).className = "muted small";
+          td.appendChild(el("div", interpolate(gettext("n=%(items)s · excl. %(excluded_pairs)s"), cell, true))).className = "muted small";
         } else {
           td.textContent = "–";
         }
@@ -73,14 +102,14 @@ if (root) {
       ["variant", "length ratio", "stop-word share", "punctuation share", "intra kappa", "95% CI", "Fleiss", "Krippendorff α",
         "median s", "empty rate", "annotators", "items"],
       report.variants.map((/** @type {any} */ v) => [v.variant, fmt(v.length_ratio), fmt(v.stop_word_share), fmt(v.punctuation_share),
-        fmt(v.intra_kappa), v.intra_kappa_ci95 ? `${fmt(v.intra_kappa_ci95[0])} – ${fmt(v.intra_kappa_ci95[1])}` : "n/a",
+        fmt(v.intra_kappa), v.intra_kappa_ci95 ? `${fmt(v.intra_kappa_ci95[0])} – ${fmt(v.intra_kappa_ci95[1])}` : gettext("n/a"),
         fmt(v.fleiss_kappa), fmt(v.krippendorff_alpha), fmt(v.seconds.median, 1), fmt(v.empty_rate), v.annotators, v.items]), "key");
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#worker-table")),
       ["worker", "cohort", "status", "variants", "annotations", "kappa vs majority", "F1 vs majority", "median s", "empty rate",
         "stop-word share", "flags"],
       report.workers.map((/** @type {any} */ w) => [w.worker, w.cohort ?? "", w.status ?? "", w.variants.join(", "), w.annotations,
         fmt(w.majority_kappa), fmt(w.majority_f1), fmt(w.median_seconds, 1), fmt(w.empty_rate), fmt(w.stop_word_share),
-        Object.entries(w.flags || {}).map(([k, n]) => `${k} ${n}`).join(", ") || "none"]), "key");
+        Object.entries(w.flags || {}).map(([k, n]) => `${k} ${n}`).join(", ") || gettext("none")]), "key");
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#test-table")),
       ["variant A", "variant B", "difference", "p-value", "permutations"],
       report.permutation_tests.map((/** @type {any} */ t) => [t.a, t.b, fmt(t.difference), fmt(t.p_value, 4), t.permutations]));
@@ -88,29 +117,29 @@ if (root) {
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#cohort-table")),
       ["cohort", "variants", "length ratio", "stop-word share", "intra kappa", "95% CI", "median s", "empty rate", "annotators", "items"],
       cohorts.map((/** @type {any} */ c) => [c.cohort, c.variants.join(", "), fmt(c.length_ratio), fmt(c.stop_word_share),
-        fmt(c.intra_kappa), c.intra_kappa_ci95 ? `${fmt(c.intra_kappa_ci95[0])} – ${fmt(c.intra_kappa_ci95[1])}` : "n/a",
+        fmt(c.intra_kappa), c.intra_kappa_ci95 ? `${fmt(c.intra_kappa_ci95[0])} – ${fmt(c.intra_kappa_ci95[1])}` : gettext("n/a"),
         fmt(c.seconds.median, 1), fmt(c.empty_rate), c.annotators, c.items]), "key");
     const cohortMatrix = /** @type {HTMLTableElement} */ (root.querySelector("#cohort-matrix"));
     if (report.cohort_matrix) heatmap(cohortMatrix, report.cohort_matrix);
-    else cohortMatrix.replaceChildren(el("caption", "Every worker is in one cohort: nothing to compare yet."));
+    else cohortMatrix.replaceChildren(el("caption", gettext("Every worker is in one cohort: nothing to compare yet.")));
   }
 
   async function load() {
     const response = await fetch(base, { credentials: "same-origin" });
-    if (!response.ok) { status.textContent = `Error ${response.status}`; return; }
+    if (!response.ok) { status.textContent = interpolate(gettext("Error %(status)s"), { status: response.status }, true); return; }
     const body = await response.json();
     root.dataset.status = body.status;
     root.dataset.stale = String(body.stale);
     if (body.status === "running") {
-      status.textContent = `Computing… ${Math.round(body.progress * 100)}%`;
+      status.textContent = interpolate(gettext("Computing… %(percent)s%"), { percent: Math.round(body.progress * 100) }, true);
       window.setTimeout(load, 1000);
     } else if (body.status === "none") {
-      status.textContent = "No report yet: press Recompute.";
+      status.textContent = gettext("No report yet: press Recompute.");
     } else if (body.status === "failed") {
-      status.textContent = `The last computation failed: ${body.error}`;
+      status.textContent = interpolate(gettext("The last computation failed: %(error)s"), { error: body.error }, true);
     } else {
-      status.textContent = `Computed ${body.computed_at} over ${body.annotations_seen} annotations.` +
-        (body.stale ? " New annotations have arrived since: the figures are stale, recompute them." : "");
+      status.textContent = interpolate(gettext("Computed %(computed_at)s over %(annotations_seen)s annotations."), body, true)
+        + (body.stale ? " " + gettext("New annotations have arrived since: the figures are stale, recompute them.") : "");
       status.className = `agreement-status ${body.stale ? "error" : "muted"}`;
     }
     if (body.report) render(body.report);

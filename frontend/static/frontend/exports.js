@@ -2,6 +2,21 @@
 // Export panel for researchers and admins: start an export, watch progress, cancel, download.
 // Server strings are inserted as text only.
 
+/** Job statuses and phases by their API names. */
+const STATUS = /** @type {Record<string, string>} */ ({
+  pending: gettext("pending"),
+  running: gettext("running"),
+  succeeded: gettext("succeeded"),
+  failed: gettext("failed"),
+  cancelled: gettext("cancelled"),
+});
+const PHASE = /** @type {Record<string, string>} */ ({
+  queued: gettext("queued"),
+  instances: gettext("instances"),
+  documents: gettext("documents"),
+  done: gettext("done"),
+});
+
 const panel = document.getElementById("export-panel");
 if (panel) {
   const base = `/api/projects/${panel.dataset.projectId}/exports/`;
@@ -22,7 +37,7 @@ if (panel) {
 
   /** @param {any} data */
   function problems(data) {
-    if (!data) return "request failed";
+    if (!data) return gettext("request failed");
     if (data.problems) return data.problems.join("; ");
     if (data.detail) return data.detail;
     return Object.entries(data).map(([k, v]) => `${k}: ${[].concat(v).join(" ")}`).join("; ");
@@ -42,17 +57,18 @@ if (panel) {
       row.dataset.status = exp.status;
       row.appendChild(el("td", String(exp.id)));
       row.appendChild(el("td", `${exp.params.selection} / ${exp.params.aggregation}${exp.params.variant ? " / " + exp.params.variant : ""}${exp.params.cohort ? " / " + exp.params.cohort : ""}`));
-      row.appendChild(el("td", exp.status + (exp.error ? `: ${exp.error}` : "")));
-      row.appendChild(el("td", exp.progress_total ? `${exp.phase} ${exp.progress_done}/${exp.progress_total}` : exp.phase));
+      row.appendChild(el("td", (STATUS[exp.status] ?? exp.status) + (exp.error ? `: ${exp.error}` : "")));
+      const phase = PHASE[exp.phase] ?? exp.phase;
+      row.appendChild(el("td", exp.progress_total ? `${phase} ${exp.progress_done}/${exp.progress_total}` : phase));
       const result = el("td");
       if (exp.download_url) {
-        const link = /** @type {HTMLAnchorElement} */ (el("a", "download"));
+        const link = /** @type {HTMLAnchorElement} */ (el("a", gettext("download")));
         link.href = exp.download_url;
         result.appendChild(link);
         result.appendChild(el("div", `sha256 ${exp.sha256}`)).className = "muted mono";
       }
       if (exp.status === "pending" || exp.status === "running") {
-        const cancel = el("button", "Cancel");
+        const cancel = el("button", gettext("Cancel"));
         cancel.addEventListener("click", async () => { await api(`${base}${exp.id}/cancel/`, "POST"); refresh(); });
         result.appendChild(cancel);
       }
@@ -71,7 +87,7 @@ if (panel) {
     body.seed = Number(data.get("seed") || 0);
     if (body.splits === "ratios") body.ratios = String(data.get("ratios")).split(",").map(Number);
     const response = await api(base, "POST", body);
-    status.textContent = response.ok ? `Export ${response.data.id} started.` : problems(response.data);
+    status.textContent = response.ok ? interpolate(gettext("Export %(id)s started."), response.data, true) : problems(response.data);
     status.className = `export-status ${response.ok ? "muted" : "error"}`;
     refresh();
   });

@@ -32,7 +32,7 @@ export async function api(url, method, body) {
 
 /** @param {any} data */
 export function errorText(data) {
-  if (!data) return "request failed";
+  if (!data) return gettext("request failed");
   if (data.problems) return data.problems.join("\n");
   if (data.detail) return data.detail;
   return Object.entries(data).map(([field, messages]) => `${field}: ${[].concat(messages).join(" ")}`).join("; ");
@@ -40,6 +40,6 @@ export function errorText(data) {
 
 /** @param {any} x @param {number} [digits] */
 export function fmt(x, digits = 2) {
-  if (x === null || x === undefined) return "n/a";
+  if (x === null || x === undefined) return gettext("n/a");
   return typeof x === "number" ? (Number.isInteger(x) ? String(x) : x.toFixed(digits)) : String(x);
 }

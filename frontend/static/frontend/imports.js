@@ -2,6 +2,21 @@
 // Everything from the server is inserted as text (textContent), never as markup.
 (function () {
   "use strict";
+  /** Job statuses and phases by their API names. */
+  const STATUS = /** @type {Record<string, string>} */ ({
+    pending: gettext("pending"),
+    running: gettext("running"),
+    succeeded: gettext("succeeded"),
+    failed: gettext("failed"),
+  });
+  const PHASE = /** @type {Record<string, string>} */ ({
+    queued: gettext("queued"),
+    reading: gettext("reading"),
+    validating: gettext("validating"),
+    writing: gettext("writing"),
+    documents: gettext("documents"),
+    done: gettext("done"),
+  });
   const panel = document.getElementById("import-panel");
   if (!panel) return;
   const projectId = panel.dataset.projectId;
@@ -24,8 +39,7 @@
   function describe(job) {
     if (job.status === "succeeded") {
       const s = job.summary;
-      return `${s.items_created} items, ${s.documents_created} documents created; ` +
-        `${s.items_unchanged} items already present`;
+      return interpolate(gettext("%(items_created)s items, %(documents_created)s documents created; %(items_unchanged)s items already present"), s, true);
     }
     if (job.status === "failed") {
       const lines = job.problems.slice(0, 20).map(
@@ -42,9 +56,10 @@
       row.dataset.status = job.status;
       cell(row, String(job.id));
       cell(row, job.source_name);
-      cell(row, job.status);
+      cell(row, STATUS[job.status] || job.status);
       const p = job.progress || {};
-      cell(row, p.total ? `${p.phase} ${p.done}/${p.total}` : (p.phase || ""));
+      const phase = PHASE[p.phase] || p.phase || "";
+      cell(row, p.total ? `${phase} ${p.done}/${p.total}` : phase);
       cell(row, describe(job)).className = "pre";
       tbody.appendChild(row);
     }

@@ -38,7 +38,7 @@ function refreshSave() {
   const types = picker ? picker.value().length : 0;
   const changed = [...editors, ...(queryEditor ? [queryEditor] : [])].some((e) => e.words());
   save.disabled = !types || !changed;
-  hint.textContent = !types ? "Pick at least one type." : !changed ? "Change at least one word." : "";
+  hint.textContent = !types ? gettext("Pick at least one type.") : !changed ? gettext("Change at least one word.") : "";
 }
 
 function renderExisting() {
@@ -46,7 +46,7 @@ function renderExisting() {
   body.replaceChildren();
   if (!original.perturbations.length) {
     const row = el("tr");
-    const cell = el("td", "None yet.", "pt-empty");
+    const cell = el("td", gettext("None yet."), "pt-empty");
     cell.setAttribute("colspan", "7");
     row.appendChild(cell);
     body.appendChild(row);
@@ -68,7 +68,7 @@ function renderExisting() {
 }
 
 function render() {
-  /** @type {HTMLElement} */ (document.getElementById("item-split")).textContent = `split: ${original.split || "none"}`;
+  /** @type {HTMLElement} */ (document.getElementById("item-split")).textContent = interpolate(gettext("split: %(split)s"), { split: original.split || gettext("none") }, true);
   picker = typePicker(settings.types, [], refreshSave);
   /** @type {HTMLElement} */ (document.getElementById("types")).replaceWith(picker.node);
   picker.node.id = "types";
@@ -79,7 +79,7 @@ function render() {
     return editor;
   });
   if (original.query_mode === "free") {
-    queryEditor = textEditor({ name: "Query", original: original.query, value: original.query, position: "query", onChange: refreshSave });
+    queryEditor = textEditor({ name: gettext("Query"), original: original.query, value: original.query, position: "query", onChange: refreshSave });
     texts.appendChild(queryEditor.node);
   }
   gold = goldEditor({
@@ -92,7 +92,10 @@ function render() {
   });
   const goldBox = /** @type {HTMLElement} */ (document.getElementById("gold"));
   goldBox.replaceChildren(gold.node);
-  const note = el("p", `The original's gold: ${original.label ?? "no label"}${settings.task_type === "reading_comprehension" ? `; answer: ${answerText(original.answer)}` : ""}. Most perturbations keep it; important-word changes may not.`, "muted small");
+  const values = { label: original.label ?? gettext("no label"), answer: answerText(original.answer) };
+  const note = el("p", interpolate(settings.task_type === "reading_comprehension"
+    ? gettext("The original's gold: %(label)s; answer: %(answer)s. Most perturbations keep it; important-word changes may not.")
+    : gettext("The original's gold: %(label)s. Most perturbations keep it; important-word changes may not."), values, true), "muted small");
   goldBox.appendChild(note);
   renderExisting();
   refreshSave();
@@ -119,7 +122,7 @@ async function submit() {
     return;
   }
   root.dataset.lastSaved = String(response.data.id);
-  say(`Saved perturbation #${response.data.id}: it waits for a checker. Edit the copy again to write another.`, "ok");
+  say(interpolate(gettext("Saved perturbation #%(id)s: it waits for a checker. Edit the copy again to write another."), response.data, true), "ok");
   const fresh = await api(`${base}/originals/${itemId}/`, "GET");
   if (fresh.ok) {
     original.perturbations = fresh.data.perturbations;

@@ -46,7 +46,7 @@ async function loadQueue() {
   /** @type {HTMLElement} */ (document.getElementById("queue-count")).textContent = String(response.data.count);
   const list = /** @type {HTMLElement} */ (document.getElementById("queue"));
   list.replaceChildren();
-  if (!queue.length) list.appendChild(el("li", "Nothing waiting for you.", "muted"));
+  if (!queue.length) list.appendChild(el("li", gettext("Nothing waiting for you."), "muted"));
   for (const entry of queue) {
     const item = el("li");
     item.dataset.perturbation = String(entry.id);
@@ -55,7 +55,7 @@ async function loadQueue() {
     button.type = "button";
     button.append(el("strong", `#${entry.id} · ${entry.original.annotation_id}`), " ");
     button.appendChild(typeBadges(entry.types, settings.types));
-    button.appendChild(el("span", `by ${entry.author}, ${new Date(entry.created_at).toLocaleString()}`, "meta"));
+    button.appendChild(el("span", interpolate(gettext("by %(author)s, %(when)s"), { author: entry.author, when: new Date(entry.created_at).toLocaleString() }, true), "meta"));
     button.addEventListener("click", () => open(entry.id));
     item.appendChild(button);
     list.appendChild(item);
@@ -69,14 +69,14 @@ function comparison(title, before, after) {
   const ops = diffWords(before, after);
   const counts = diffCounts(ops);
   const head = el("div", undefined, "pt-text-head");
-  head.append(el("h3", title), el("span", counts.changed ? countsText(counts) : "no change", `pt-count${counts.changed ? " changed" : ""}`));
+  head.append(el("h3", title), el("span", counts.changed ? countsText(counts) : gettext("no change"), `pt-count${counts.changed ? " changed" : ""}`));
   const columns = el("div", undefined, "pt-columns");
   const left = el("div");
-  left.append(el("div", "Original", "col-title"), el("div", before, "pt-plain"));
+  left.append(el("div", gettext("Original"), "col-title"), el("div", before, "pt-plain"));
   const right = el("div");
   const diff = el("div", undefined, "pt-diff");
   diff.appendChild(diffFragment(before, after, ops));
-  right.append(el("div", "Perturbed, changes marked", "col-title"), diff);
+  right.append(el("div", gettext("Perturbed, changes marked"), "col-title"), diff);
   columns.append(left, right);
   box.append(head, columns);
   return box;
@@ -86,10 +86,10 @@ function comparison(title, before, after) {
 function goldTable(p) {
   const table = el("table", undefined, "grid compact");
   const head = el("tr");
-  ["", "Original", "Perturbed"].forEach((h) => head.appendChild(el("th", h)));
+  ["", gettext("Original"), gettext("Perturbed")].forEach((h) => head.appendChild(el("th", h)));
   table.appendChild(head);
-  const rows = [["Label", p.original.label ?? "–", p.label ?? "–"]];
-  if (settings.task_type === "reading_comprehension") rows.push(["Answer", answerText(p.original.answer), answerText(p.answer)]);
+  const rows = [[gettext("Label"), p.original.label ?? "–", p.label ?? "–"]];
+  if (settings.task_type === "reading_comprehension") rows.push([gettext("Answer"), answerText(p.original.answer), answerText(p.answer)]);
   for (const [name, before, after] of rows) {
     const row = el("tr");
     row.append(el("th", name), el("td", before), el("td", after, before === after ? "" : "changed-cell"));
@@ -102,33 +102,35 @@ function showView() {
   const p = current;
   editing = null;
   const meta = el("div", undefined, "pt-meta");
-  meta.append(statusBadge(p.status), typeBadges(p.types, settings.types), el("span", `#${p.id} of ${p.original.annotation_id}`), el("span", `by ${p.author}`), el("span", new Date(p.created_at).toLocaleString()));
-  const parts = [el("h2", `Perturbation #${p.id}`), meta];
+  meta.append(statusBadge(p.status), typeBadges(p.types, settings.types),
+    el("span", interpolate(gettext("#%(id)s of %(original)s"), { id: p.id, original: p.original.annotation_id }, true)),
+    el("span", interpolate(gettext("by %(author)s"), p, true)), el("span", new Date(p.created_at).toLocaleString()));
+  const parts = [el("h2", interpolate(gettext("Perturbation #%(id)s"), p, true)), meta];
   p.original.documents.forEach((/** @type {any} */ doc, /** @type {number} */ n) => parts.push(comparison(doc.name, doc.text, p.texts[n])));
-  if (p.original.query_mode === "free") parts.push(comparison("Query", p.original.query, p.query));
+  if (p.original.query_mode === "free") parts.push(comparison(gettext("Query"), p.original.query, p.query));
   const gold = el("section", undefined, "card");
-  gold.append(el("h3", "Gold result"), goldTable(p));
+  gold.append(el("h3", gettext("Gold result")), goldTable(p));
   parts.push(gold);
   body.replaceChildren(...parts);
-  editButton.textContent = "Edit…";
-  acceptButton.textContent = "Accept";
+  editButton.textContent = gettext("Edit…");
+  acceptButton.textContent = gettext("Accept");
   rejectButton.hidden = false;
 }
 
 function showEditor() {
   const p = current;
-  const parts = [el("h2", `Edit perturbation #${p.id}`)];
+  const parts = [el("h2", interpolate(gettext("Edit perturbation #%(id)s"), p, true))];
   const typesCard = el("section", undefined, "card");
   const picker = typePicker(settings.types, p.types, () => {});
-  typesCard.append(el("h3", "Types"), picker.node);
+  typesCard.append(el("h3", gettext("Types")), picker.node);
   parts.push(typesCard);
   const textsCard = el("section", undefined, "card");
   const editors = p.original.documents.map((/** @type {any} */ doc, /** @type {number} */ n) =>
     textEditor({ name: doc.name, original: doc.text, value: p.texts[n], position: n, onChange: () => {} }));
-  textsCard.append(el("h3", "Texts"), ...editors.map((/** @type {any} */ e) => e.node));
+  textsCard.append(el("h3", gettext("Texts")), ...editors.map((/** @type {any} */ e) => e.node));
   let query = null;
   if (p.original.query_mode === "free") {
-    query = textEditor({ name: "Query", original: p.original.query, value: p.query, position: "query", onChange: () => {} });
+    query = textEditor({ name: gettext("Query"), original: p.original.query, value: p.query, position: "query", onChange: () => {} });
     textsCard.appendChild(query.node);
   }
   parts.push(textsCard);
@@ -141,12 +143,12 @@ function showEditor() {
     answer: p.answer,
     onChange: () => {},
   });
-  goldCard.append(el("h3", "Gold result"), gold.node);
+  goldCard.append(el("h3", gettext("Gold result")), gold.node);
   parts.push(goldCard);
   body.replaceChildren(...parts);
   editing = { picker, editors, query, gold };
-  editButton.textContent = "Cancel edit";
-  acceptButton.textContent = "Accept with edits";
+  editButton.textContent = gettext("Cancel edit");
+  acceptButton.textContent = gettext("Accept with edits");
   rejectButton.hidden = true;
 }
 
@@ -171,7 +173,7 @@ async function decide(decision) {
   if (!current) return;
   const text = comment.value.trim();
   if (decision === "reject" && !text) {
-    say("Say why in the comment before rejecting.", "error");
+    say(gettext("Say why in the comment before rejecting."), "error");
     comment.classList.add("invalid");
     comment.focus();
     return;
@@ -192,9 +194,9 @@ async function decide(decision) {
   }
   const done = response.data;
   root.dataset.lastDecided = String(done.id);
-  say(done.status === "accepted"
-    ? `Accepted #${done.id}${done.edited_in_check ? " with your edits" : ""}: item ${done.item} joins the annotation queue.`
-    : `Rejected #${done.id}.`, "ok");
+  say(done.status !== "accepted" ? interpolate(gettext("Rejected #%(id)s."), done, true)
+    : done.edited_in_check ? interpolate(gettext("Accepted #%(id)s with your edits: item %(item)s joins the annotation queue."), done, true)
+      : interpolate(gettext("Accepted #%(id)s: item %(item)s joins the annotation queue."), done, true), "ok");
   comment.value = "";
   await next();
 }
@@ -203,7 +205,7 @@ async function next() {
   current = null;
   const waiting = await loadQueue();
   if (waiting.length) return open(waiting[0].id, false);
-  body.replaceChildren(el("div", "All caught up: no perturbation is waiting for your check.", "card pt-empty"));
+  body.replaceChildren(el("div", gettext("All caught up: no perturbation is waiting for your check."), "card pt-empty"));
   actions.hidden = true;
 }
 

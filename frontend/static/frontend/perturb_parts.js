@@ -8,19 +8,46 @@ import { countsText, showDiff } from "./word_diff.js";
 
 /** @param {string} status */
 export function statusBadge(status) {
-  const words = { pending: "waiting for a check", accepted: "accepted", rejected: "rejected" };
+  const words = { pending: gettext("waiting for a check"), accepted: gettext("accepted"), rejected: gettext("rejected") };
   return el("span", /** @type {any} */ (words)[status] || status, `badge ${status}`);
 }
 
 /** @param {string[]} keys @param {any[]} types */
 export function typeBadges(keys, types) {
-  const names = new Map(types.map((t) => [t.key, t.name]));
+  const names = new Map(types.map((t) => [t.key, typeName(t)]));
   const box = el("span", undefined, "pt-type-badges");
   keys.forEach((key, n) => {
     if (n) box.append(" ");
     box.appendChild(el("span", names.get(key) || key, "badge type"));
   });
   return box;
+}
+
+/** The benchmark's own types in the page's language: the API names and defines them in English
+ * (annotate/perturbation_types.py), in the same words as these msgids. */
+const BUILTIN_TYPES = /** @type {Record<string, {name: string, description: string}>} */ ({
+  dispensable_words: {
+    name: gettext("Dispensable words altered"),
+    description: gettext("Insert, delete or replace words that should not change the prediction or the rationale, e.g. “what are some reasons to travel alone” becomes “list some reasons to travel alone”."),
+  },
+  important_words: {
+    name: gettext("Important words altered"),
+    description: gettext("Replace words that matter for the prediction with synonyms or related words, e.g. “i hate you” becomes “i dislike you”: prediction and rationale should change with them."),
+  },
+  syntax: {
+    name: gettext("Syntax transformed"),
+    description: gettext("Transform the syntax without changing the meaning, e.g. “the customer commented the hotel” becomes “the hotel is commented by the customer”: prediction and rationale should not change."),
+  },
+});
+
+/** @param {any} type */
+export function typeName(type) {
+  return (type.builtin && BUILTIN_TYPES[type.key]?.name) || type.name;
+}
+
+/** @param {any} type */
+export function typeDescription(type) {
+  return (type.builtin && BUILTIN_TYPES[type.key]?.description) || type.description;
 }
 
 /**
@@ -41,9 +68,10 @@ export function typePicker(types, selected, onChange) {
     const sync = () => card.classList.toggle("checked", input.checked);
     input.addEventListener("change", () => { sync(); onChange(); });
     sync();
-    card.append(input, el("span", type.name, "name"));
-    if (!type.builtin) card.append(" ", el("span", "project type", "badge neutral"));
-    if (type.description) card.appendChild(el("span", type.description, "desc"));
+    card.append(input, el("span", typeName(type), "name"));
+    if (!type.builtin) card.append(" ", el("span", gettext("project type"), "badge neutral"));
+    const description = typeDescription(type);
+    if (description) card.appendChild(el("span", description, "desc"));
     inputs.push(input);
     box.appendChild(card);
   }
@@ -59,22 +87,22 @@ export function textEditor({ name, original, value, position, onChange }) {
   box.dataset.position = String(position);
   const head = el("div", undefined, "pt-text-head");
   const count = el("span", "", "pt-count");
-  const reset = /** @type {HTMLButtonElement} */ (el("button", "Reset to original", "secondary small"));
+  const reset = /** @type {HTMLButtonElement} */ (el("button", gettext("Reset to original"), "secondary small"));
   reset.type = "button";
   const title = el("div");
   title.append(el("h3", name));
   head.append(title, count, reset);
   const columns = el("div", undefined, "pt-columns");
   const left = el("div");
-  left.appendChild(el("div", "Perturbed copy", "col-title"));
+  left.appendChild(el("div", gettext("Perturbed copy"), "col-title"));
   const area = /** @type {HTMLTextAreaElement} */ (el("textarea", undefined, "pt-editor"));
   area.value = value;
   area.dataset.position = String(position);
   area.spellcheck = true;
-  area.setAttribute("aria-label", `${name}: perturbed copy`);
+  area.setAttribute("aria-label", interpolate(gettext("%(name)s: perturbed copy"), { name }, true));
   left.appendChild(area);
   const right = el("div");
-  right.appendChild(el("div", "Changes from the original", "col-title"));
+  right.appendChild(el("div", gettext("Changes from the original"), "col-title"));
   const diff = el("div", undefined, "pt-diff");
   diff.setAttribute("aria-live", "polite");
   right.appendChild(diff);
@@ -84,7 +112,7 @@ export function textEditor({ name, original, value, position, onChange }) {
   const refresh = () => {
     const counts = showDiff(diff, original, area.value);
     changed = area.value !== original;
-    count.textContent = counts.changed ? countsText(counts) : changed ? "spacing only" : "no change";
+    count.textContent = counts.changed ? countsText(counts) : changed ? gettext("spacing only") : gettext("no change");
     count.classList.toggle("changed", counts.changed);
     reset.disabled = !changed;
     area.style.height = "auto";
@@ -107,7 +135,7 @@ export function textEditor({ name, original, value, position, onChange }) {
 /** @param {any} answer */
 export function answerText(answer) {
   if (!answer) return "–";
-  return answer.none ? "no answer" : answer.text;
+  return answer.none ? gettext("no answer") : answer.text;
 }
 
 /**
@@ -121,7 +149,7 @@ export function goldEditor({ taskType, labels, original, label, answer, onChange
   /** @type {() => string|null} */ let readLabel = () => null;
   if (labels.length) {
     const field = el("div", undefined, "pt-label-field");
-    field.appendChild(el("div", taskType === "sentence_pair" ? "Similarity label" : reading ? "Label (optional)" : "Label", "col-title"));
+    field.appendChild(el("div", taskType === "sentence_pair" ? gettext("Similarity label") : reading ? gettext("Label (optional)") : gettext("Label"), "col-title"));
     const choices = el("div", undefined, "pt-choices");
     choices.setAttribute("role", "radiogroup");
     /** @type {HTMLInputElement[]} */ const inputs = [];
@@ -135,7 +163,7 @@ export function goldEditor({ taskType, labels, original, label, answer, onChange
       input.checked = name === label;
       input.addEventListener("change", () => { sync(); onChange(); });
       choice.append(input, name);
-      if (name === original.label) choice.appendChild(el("span", " · original", "muted small"));
+      if (name === original.label) choice.appendChild(el("span", gettext(" · original"), "muted small"));
       inputs.push(input);
       choices.appendChild(choice);
     }
@@ -144,7 +172,7 @@ export function goldEditor({ taskType, labels, original, label, answer, onChange
     box.appendChild(field);
     readLabel = () => inputs.find((i) => i.checked)?.value ?? null;
   } else if (!reading) {
-    const field = el("label", "Label");
+    const field = el("label", gettext("Label"));
     const input = /** @type {HTMLInputElement} */ (el("input"));
     input.type = "text";
     input.name = "label";
@@ -157,7 +185,7 @@ export function goldEditor({ taskType, labels, original, label, answer, onChange
   /** @type {() => any} */ let readAnswer = () => null;
   if (reading) {
     const field = el("div", undefined, "pt-answer");
-    field.appendChild(el("div", "Answer in the perturbed passage", "col-title"));
+    field.appendChild(el("div", gettext("Answer in the perturbed passage"), "col-title"));
     const textLabel = el("label");
     const text = /** @type {HTMLInputElement} */ (el("input"));
     text.type = "text";
@@ -169,12 +197,12 @@ export function goldEditor({ taskType, labels, original, label, answer, onChange
     none.type = "checkbox";
     none.name = "no_answer";
     none.checked = Boolean(answer && answer.none);
-    noneLabel.append(none, "the passage has no answer");
+    noneLabel.append(none, gettext("the passage has no answer"));
     const sync = () => { text.disabled = none.checked; };
     none.addEventListener("change", () => { sync(); onChange(); });
     text.addEventListener("input", onChange);
     sync();
-    field.append(textLabel, noneLabel, el("div", `Original: ${answerText(original.answer)}`, "muted small"));
+    field.append(textLabel, noneLabel, el("div", interpolate(gettext("Original: %(answer)s"), { answer: answerText(original.answer) }, true), "muted small"));
     box.appendChild(field);
     readAnswer = () => (none.checked ? { none: true } : { text: text.value });
   }

@@ -4,6 +4,7 @@
 // Every server string is inserted as text.
 
 import { api, el, errorText } from "./http.js";
+import { typeDescription, typeName } from "./perturb_parts.js";
 
 const root = /** @type {HTMLElement} */ (document.getElementById("perturbations"));
 const projectId = root.dataset.projectId;
@@ -33,7 +34,9 @@ function bar(accepted, pending, rejected, target) {
     part.style.width = `${(100 * Number(value)) / scale}%`;
     box.appendChild(part);
   }
-  box.title = `${accepted} accepted, ${pending} pending, ${rejected} rejected of ${target || "no"} target`;
+  const counts = { accepted, pending, rejected, target };
+  box.title = target ? interpolate(gettext("%(accepted)s accepted, %(pending)s pending, %(rejected)s rejected of %(target)s target"), counts, true)
+    : interpolate(gettext("%(accepted)s accepted, %(pending)s pending, %(rejected)s rejected; no target"), counts, true);
   return box;
 }
 
@@ -51,21 +54,24 @@ async function loadProgress() {
   if (pending) pending.textContent = String(check.pending);
   const target = types.length ? types[0].target : 0;
   /** @type {HTMLElement} */ (document.getElementById("type-target")).textContent = target
-    ? `target: ${target} accepted per type`
-    : "no per-type target set";
+    ? interpolate(gettext("target: %(target)s accepted per type"), { target }, true)
+    : gettext("no per-type target set");
   const body = /** @type {HTMLElement} */ (root.querySelector("#progress-types tbody"));
   body.replaceChildren();
   for (const type of types) {
     const row = el("tr");
     row.dataset.type = type.key;
     const name = el("td");
-    name.append(el("strong", type.name), type.builtin ? "" : " ", type.builtin ? "" : el("span", "project type", "badge neutral"));
-    if (type.description) name.appendChild(el("div", type.description, "muted small"));
+    name.append(el("strong", typeName(type)), type.builtin ? "" : " ", type.builtin ? "" : el("span", gettext("project type"), "badge neutral"));
+    const description = typeDescription(type);
+    if (description) name.appendChild(el("div", description, "muted small"));
     row.appendChild(name);
     for (const key of ["pending", "accepted", "rejected", "target"]) row.appendChild(el("td", String(type[key]), "num"));
     const progress = el("td");
     progress.appendChild(bar(type.accepted, type.pending, type.rejected, type.target));
-    if (type.target) progress.appendChild(el("div", type.remaining ? `${type.remaining} to go` : "target met", "muted small"));
+    if (type.target) {
+      progress.appendChild(el("div", type.remaining ? interpolate(gettext("%(remaining)s to go"), type, true) : gettext("target met"), "muted small"));
+    }
     row.appendChild(progress);
     body.appendChild(row);
   }
@@ -87,7 +93,7 @@ async function loadOriginals() {
   body.replaceChildren();
   if (!response.data.results.length) {
     const row = el("tr");
-    const cell = el("td", search ? "No original matches this search." : "No original items yet: import a dataset first.", "pt-empty");
+    const cell = el("td", search ? gettext("No original matches this search.") : gettext("No original items yet: import a dataset first."), "pt-empty");
     cell.setAttribute("colspan", "8");
     row.appendChild(cell);
     body.appendChild(row);
@@ -98,14 +104,14 @@ async function loadOriginals() {
     row.appendChild(el("td", item.annotation_id, "pt-id"));
     const text = el("td", undefined, "pt-snippet");
     text.appendChild(el("div", item.snippet));
-    if (item.documents > 1) text.appendChild(el("div", `${item.documents} texts`, "muted small"));
+    if (item.documents > 1) text.appendChild(el("div", interpolate(gettext("%(documents)s texts"), item, true), "muted small"));
     row.appendChild(text);
     row.appendChild(el("td", item.label ?? "–"));
     row.appendChild(el("td", item.split || "–"));
     for (const key of ["pending", "accepted", "rejected"]) row.appendChild(el("td", String(item.perturbations[key]), "num"));
     const action = el("td");
     if (canAuthor) {
-      const link = /** @type {HTMLAnchorElement} */ (el("a", "Perturb", "button small"));
+      const link = /** @type {HTMLAnchorElement} */ (el("a", gettext("Perturb"), "button small"));
       link.href = authorUrl(item.id);
       action.appendChild(link);
     }
@@ -114,7 +120,7 @@ async function loadOriginals() {
   }
   const count = response.data.count;
   /** @type {HTMLElement} */ (document.getElementById("page-info")).textContent = count
-    ? `${offset + 1}–${Math.min(offset + PAGE, count)} of ${count}`
+    ? interpolate(gettext("%(first)s–%(last)s of %(count)s"), { first: offset + 1, last: Math.min(offset + PAGE, count), count }, true)
     : "";
   /** @type {HTMLButtonElement} */ (document.getElementById("prev-page")).disabled = offset === 0;
   /** @type {HTMLButtonElement} */ (document.getElementById("next-page")).disabled = offset + PAGE >= count;
@@ -134,7 +140,7 @@ async function loadSettings() {
   table.replaceChildren();
   if (!projectTypes.length) {
     const row = el("tr");
-    const cell = el("td", "None yet: authors can pick the benchmark's three types.", "pt-empty");
+    const cell = el("td", gettext("None yet: authors can pick the benchmark's three types."), "pt-empty");
     cell.setAttribute("colspan", "4");
     row.appendChild(cell);
     table.appendChild(row);
@@ -142,7 +148,7 @@ async function loadSettings() {
   for (const type of projectTypes) {
     const row = el("tr");
     row.append(el("td", type.key, "mono"), el("td", type.name), el("td", type.description));
-    const remove = /** @type {HTMLButtonElement} */ (el("button", "Remove", "secondary small"));
+    const remove = /** @type {HTMLButtonElement} */ (el("button", gettext("Remove"), "secondary small"));
     remove.type = "button";
     remove.addEventListener("click", () => saveTypes(projectTypes.filter((t) => t.key !== type.key)));
     const cell = el("td");
@@ -156,7 +162,7 @@ async function loadSettings() {
 async function saveTypes(types) {
   const response = await api(`${base}/settings/`, "PATCH", { perturbation_types: types });
   if (!response.ok) return say(errorText(response.data), "error");
-  say("Types saved.", "ok");
+  say(gettext("Types saved."), "ok");
   await Promise.all([loadSettings(), loadProgress()]);
   return true;
 }
@@ -177,7 +183,7 @@ document.getElementById("quota-form")?.addEventListener("submit", async (event) 
     perturbations_per_type: Number(data.get("perturbations_per_type")),
   });
   if (!response.ok) return say(errorText(response.data), "error");
-  say("Quotas saved.", "ok");
+  say(gettext("Quotas saved."), "ok");
   await Promise.all([loadProgress(), loadOriginals()]);
 });
 

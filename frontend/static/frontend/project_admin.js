@@ -4,6 +4,17 @@
 
 import { api, el, errorText } from "./http.js";
 
+/** Roles and granularities by their API names. */
+const ROLES = /** @type {Record<string, string>} */ ({
+  admin: gettext("admin"),
+  researcher: gettext("researcher"),
+  reviewer: gettext("reviewer"),
+  annotator: gettext("annotator"),
+  author: gettext("perturbation author"),
+  checker: gettext("perturbation checker"),
+});
+const GRANULARITIES = /** @type {Record<string, string>} */ ({ word: gettext("word"), span: gettext("span") });
+
 const panel = document.getElementById("admin-panel");
 if (panel) {
   const projectId = panel.dataset.projectId;
@@ -20,9 +31,9 @@ if (panel) {
       const row = el("tr");
       row.appendChild(el("td", v.name));
       row.appendChild(el("td", String(v.version)));
-      row.appendChild(el("td", v.granularity));
-      row.appendChild(el("td", v.active ? "active" : "retired"));
-      row.appendChild(el("td", v.frozen_at ? "frozen (edits make a new version)" : "editable"));
+      row.appendChild(el("td", GRANULARITIES[v.granularity] ?? v.granularity));
+      row.appendChild(el("td", v.active ? gettext("active") : gettext("retired")));
+      row.appendChild(el("td", v.frozen_at ? gettext("frozen (edits make a new version)") : gettext("editable")));
       const textCell = el("td");
       const area = /** @type {HTMLTextAreaElement} */ (el("textarea"));
       area.value = v.text;
@@ -32,10 +43,11 @@ if (panel) {
       row.appendChild(textCell);
       const actions = el("td");
       if (v.active) {
-        const save = el("button", "Save text");
+        const save = el("button", gettext("Save text"));
         save.addEventListener("click", async () => {
           const r = await api(`${base}/variants/${v.id}/`, "PATCH", { text: area.value });
-          say(r.ok ? `Saved ${v.name} as version ${r.data.version}.` : errorText(r.data), !r.ok);
+          say(r.ok ? interpolate(gettext("Saved %(name)s as version %(version)s."), { name: v.name, version: r.data.version }, true)
+            : errorText(r.data), !r.ok);
           loadVariants();
         });
         actions.appendChild(save);
@@ -70,7 +82,7 @@ if (panel) {
 
   panel.querySelector("#install-presets")?.addEventListener("click", async () => {
     const r = await api(`${base}/variants/presets/`, "POST");
-    say(r.ok ? `Added ${r.data.length} preset variant(s).` : errorText(r.data), !r.ok);
+    say(r.ok ? interpolate(gettext("Added %(count)s preset variant(s)."), { count: r.data.length }, true) : errorText(r.data), !r.ok);
     loadVariants();
   });
 
@@ -81,7 +93,7 @@ if (panel) {
     const r = await api(`${base}/variants/`, "POST", {
       name: form.get("name"), text: form.get("text"), granularity: form.get("granularity"),
     });
-    say(r.ok ? `Created variant ${r.data.name}.` : errorText(r.data), !r.ok);
+    say(r.ok ? interpolate(gettext("Created variant %(name)s."), r.data, true) : errorText(r.data), !r.ok);
     if (r.ok) variantForm.reset();
     loadVariants();
   });
@@ -104,7 +116,7 @@ if (panel) {
       body.text_names = [form.get("text_name_1"), form.get("text_name_2")].map((n) => String(n || "").trim()).filter(Boolean);
     }
     const r = await api(`${base}/policy/`, "PATCH", body);
-    say(r.ok ? "Policies saved." : errorText(r.data), !r.ok);
+    say(r.ok ? gettext("Policies saved.") : errorText(r.data), !r.ok);
   });
 
   const memberForm = /** @type {HTMLFormElement} */ (panel.querySelector("#member-form"));
@@ -112,7 +124,8 @@ if (panel) {
     event.preventDefault();
     const form = new FormData(memberForm);
     const r = await api(`${base}/members/`, "POST", { username: form.get("username"), role: form.get("role") });
-    say(r.ok ? `Added ${r.data.username} as ${r.data.role}.` : errorText(r.data), !r.ok);
+    say(r.ok ? interpolate(gettext("Added %(username)s as %(role)s."), { username: r.data.username, role: ROLES[r.data.role] ?? r.data.role }, true)
+      : errorText(r.data), !r.ok);
     if (r.ok) memberForm.reset();
   });
 

@@ -7,32 +7,97 @@ import { api, el, errorText, fmt } from "./http.js";
 
 /** Fields of the quality policy form: [name, label, kind]. */
 const POLICY_FIELDS = [
-  ["min_approval_rate", "Minimum approval rate (%)", "number"],
-  ["max_approval_rate", "Maximum approval rate (%), to recruit one band such as 80–90", "number"],
-  ["min_approved_count", "Minimum approved tasks", "number"],
-  ["max_approved_count", "Maximum approved tasks", "number"],
-  ["allowed_locales", "Allowed locales (comma separated, empty = any)", "list"],
-  ["masters_only", "Master workers only", "bool"],
-  ["test_enabled", "Require the qualification test", "bool"],
-  ["test_pass_f1", "Test pass mark (mean token F1)", "number"],
-  ["test_max_attempts", "Test attempts", "number"],
-  ["test_instructions", "Test instructions", "text"],
-  ["manual_selection", "An admin selects each candidate", "bool"],
-  ["min_seconds", "Flag: faster than (seconds)", "number"],
-  ["max_stopword_share", "Flag: stop-word share above", "number"],
-  ["first_k_tokens", "Flag: only the first k tokens, k =", "number"],
-  ["min_coannotator_kappa", "Flag: kappa with co-annotators below", "number"],
-  ["aggregate_min_annotations", "Worker limits apply after (annotations)", "number"],
-  ["warn_median_seconds", "Warn: median seconds below", "number"],
-  ["block_median_seconds", "Block: median seconds below", "number"],
-  ["warn_empty_rate", "Warn: empty rate above", "number"],
-  ["block_empty_rate", "Block: empty rate above", "number"],
-  ["warn_stopword_share", "Warn: stop-word share above", "number"],
-  ["block_stopword_share", "Block: stop-word share above", "number"],
-  ["warn_majority_kappa", "Warn: kappa with the majority below", "number"],
-  ["block_majority_kappa", "Block: kappa with the majority below", "number"],
-  ["auto_block", "Block automatically", "bool"],
+  ["min_approval_rate", gettext("Minimum approval rate (%)"), "number"],
+  ["max_approval_rate", gettext("Maximum approval rate (%), to recruit one band such as 80–90"), "number"],
+  ["min_approved_count", gettext("Minimum approved tasks"), "number"],
+  ["max_approved_count", gettext("Maximum approved tasks"), "number"],
+  ["allowed_locales", gettext("Allowed locales (comma separated, empty = any)"), "list"],
+  ["masters_only", gettext("Master workers only"), "bool"],
+  ["test_enabled", gettext("Require the qualification test"), "bool"],
+  ["test_pass_f1", gettext("Test pass mark (mean token F1)"), "number"],
+  ["test_max_attempts", gettext("Test attempts"), "number"],
+  ["test_instructions", gettext("Test instructions"), "text"],
+  ["manual_selection", gettext("An admin selects each candidate"), "bool"],
+  ["min_seconds", gettext("Flag: faster than (seconds)"), "number"],
+  ["max_stopword_share", gettext("Flag: stop-word share above"), "number"],
+  ["first_k_tokens", gettext("Flag: only the first k tokens, k ="), "number"],
+  ["min_coannotator_kappa", gettext("Flag: kappa with co-annotators below"), "number"],
+  ["aggregate_min_annotations", gettext("Worker limits apply after (annotations)"), "number"],
+  ["warn_median_seconds", gettext("Warn: median seconds below"), "number"],
+  ["block_median_seconds", gettext("Block: median seconds below"), "number"],
+  ["warn_empty_rate", gettext("Warn: empty rate above"), "number"],
+  ["block_empty_rate", gettext("Block: empty rate above"), "number"],
+  ["warn_stopword_share", gettext("Warn: stop-word share above"), "number"],
+  ["block_stopword_share", gettext("Block: stop-word share above"), "number"],
+  ["warn_majority_kappa", gettext("Warn: kappa with the majority below"), "number"],
+  ["block_majority_kappa", gettext("Block: kappa with the majority below"), "number"],
+  ["auto_block", gettext("Block automatically"), "bool"],
 ];
+
+/** Column headers by key: the key stays in data-column (English, for scripts and tests). */
+const COLUMNS = /** @type {Record<string, string>} */ ({
+  "submitted": gettext("submitted"),
+  "in review": gettext("in review"),
+  "revising": gettext("revising"),
+  "accepted": gettext("accepted"),
+  "discarded": gettext("discarded"),
+  "Round": gettext("Round"),
+  "Flag": gettext("Flag"),
+  "Annotations": gettext("Annotations"),
+  "Item": gettext("Item"),
+  "F1": gettext("F1"),
+  "Seconds": gettext("Seconds"),
+  "Flags": gettext("Flags"),
+  "Highlighted": gettext("Highlighted"),
+  "Gold": gettext("Gold"),
+  "Worker": gettext("Worker"),
+  "Status": gettext("Status"),
+  "Approval %": gettext("Approval %"),
+  "Approved": gettext("Approved"),
+  "Locale": gettext("Locale"),
+  "Master": gettext("Master"),
+  "Median s": gettext("Median s"),
+  "Empty rate": gettext("Empty rate"),
+  "Stop-word share": gettext("Stop-word share"),
+  "Kappa vs majority": gettext("Kappa vs majority"),
+  "Verdicts": gettext("Verdicts"),
+  "Warnings": gettext("Warnings"),
+  "When": gettext("When"),
+  "Action": gettext("Action"),
+  "By": gettext("By"),
+  "Why": gettext("Why"),
+});
+/** Flag kinds, worker statuses, verdicts and audit actions by their API names. */
+const FLAGS = /** @type {Record<string, string>} */ ({
+  empty: gettext("empty"),
+  too_fast: gettext("too fast"),
+  stopwords: gettext("stopwords"),
+  first_tokens: gettext("first tokens"),
+  low_agreement: gettext("low agreement"),
+});
+const STATUSES = /** @type {Record<string, string>} */ ({
+  active: gettext("active"),
+  blocked: gettext("blocked"),
+  testing: gettext("testing"),
+  pending: gettext("pending"),
+  qualified: gettext("qualified"),
+  rejected: gettext("rejected"),
+});
+const VERDICTS = /** @type {Record<string, string>} */ ({
+  accepted: gettext("accepted"),
+  revise: gettext("revise"),
+  discarded: gettext("discarded"),
+});
+const ACTIONS = /** @type {Record<string, string>} */ ({
+  accept: gettext("accept"),
+  reject: gettext("reject"),
+  block: gettext("block"),
+  unblock: gettext("unblock"),
+});
+/** @param {Record<string, string>} names @param {string} key */
+const named = (names, key) => names[key] ?? key;
+/** "name n, name n" of a {key: count} object. @param {Record<string, string>} names @param {Record<string, number>} counts */
+const countList = (names, counts) => Object.entries(counts).map(([k, n]) => `${named(names, k)} ${n}`).join(gettext(", "));
 
 const root = document.getElementById("quality");
 if (root) {
@@ -46,7 +111,7 @@ if (root) {
   function fill(table, headers, rows) {
     table.replaceChildren();
     const head = el("tr");
-    headers.forEach((h) => head.appendChild(el("th", h)));
+    headers.forEach((h) => head.appendChild(el("th", COLUMNS[h] ?? h)));
     table.appendChild(head);
     for (const row of rows) {
       const tr = el("tr");
@@ -71,7 +136,7 @@ if (root) {
     fill(table("pipeline-stages"), stages.map((s) => s.replace("_", " ")), [stages.map((s) => String(p.stages[s]))]);
     fill(table("pipeline-rounds"), ["Round", ...stages.map((s) => s.replace("_", " "))],
       Object.entries(p.by_round).map(([round, counts]) => [round, ...stages.map((s) => String(/** @type {any} */ (counts)[s] || 0))]));
-    fill(table("pipeline-flags"), ["Flag", "Annotations"], Object.entries(p.flags).map(([k, n]) => [k.replace("_", " "), String(n)]));
+    fill(table("pipeline-flags"), ["Flag", "Annotations"], Object.entries(p.flags).map(([k, n]) => [named(FLAGS, k), String(n)]));
   }
 
   /** @type {HTMLFormElement} */
@@ -92,7 +157,7 @@ if (root) {
       wrap.appendChild(input);
       policyForm.appendChild(wrap);
     }
-    const save = /** @type {HTMLButtonElement} */ (el("button", "Save qualification and flags"));
+    const save = /** @type {HTMLButtonElement} */ (el("button", gettext("Save qualification and flags")));
     save.type = "submit";
     policyForm.appendChild(save);
     const gold = /** @type {HTMLInputElement} */ (document.querySelector("#gold-form [name=annotation_ids]"));
@@ -110,7 +175,7 @@ if (root) {
       else body[name] = input.value;
     }
     const response = await api(`${qc}/quality-policy/`, "PATCH", body);
-    say(response.ok ? "Qualification and flag settings saved." : errorText(response.data), !response.ok);
+    say(response.ok ? gettext("Qualification and flag settings saved.") : errorText(response.data), !response.ok);
   });
 
   document.getElementById("review-policy")?.addEventListener("submit", async (event) => {
@@ -118,7 +183,7 @@ if (root) {
     const form = /** @type {HTMLFormElement} */ (event.target);
     const body = Object.fromEntries([...new FormData(form).entries()].map(([k, v]) => [k, Number(v)]));
     const response = await api(`/api/projects/${projectId}/policy/`, "PATCH", body);
-    say(response.ok ? "Review policy saved." : errorText(response.data), !response.ok);
+    say(response.ok ? gettext("Review policy saved.") : errorText(response.data), !response.ok);
     if (response.ok) loadPipeline();
   });
 
@@ -127,7 +192,8 @@ if (root) {
     const form = /** @type {HTMLFormElement} */ (event.target);
     const ids = String(new FormData(form).get("annotation_ids") || "").split(",").map((s) => s.trim()).filter(Boolean);
     const response = await api(`${qc}/gold-items/`, "PUT", { annotation_ids: ids });
-    say(response.ok ? `Gold items: ${response.data.gold_items.join(", ")}.` : errorText(response.data), !response.ok);
+    say(response.ok ? interpolate(gettext("Gold items: %(items)s."), { items: response.data.gold_items.join(", ") }, true)
+      : errorText(response.data), !response.ok);
   });
 
   document.getElementById("worker-import")?.addEventListener("submit", async (event) => {
@@ -135,39 +201,47 @@ if (root) {
     const form = /** @type {HTMLFormElement} */ (event.target);
     const response = await api(`${qc}/workers/import/`, "POST", new FormData(form));
     say(response.ok
-      ? `Worker attributes imported: ${response.data.created} new, ${response.data.updated} updated, ${response.data.linked} linked to accounts.`
+      ? interpolate(gettext("Worker attributes imported: %(created)s new, %(updated)s updated, %(linked)s linked to accounts."), response.data, true)
       : errorText(response.data), !response.ok);
     if (response.ok) { form.reset(); loadWorkers(); }
   });
 
   /** @param {Record<string, number[]>} tokens */
-  const tokenList = (tokens) => Object.entries(tokens).map(([doc, ids]) => `${doc}: ${ids.join(" ")}`).join("; ") || "(none)";
+  const tokenList = (tokens) => Object.entries(tokens).map(([doc, ids]) => `${doc}: ${ids.join(" ")}`).join("; ") || gettext("(none)");
 
   async function loadCandidates() {
     const response = await api(`${qc}/candidates/`, "GET");
     const box = /** @type {HTMLElement} */ (document.getElementById("candidates"));
     if (!response.ok) return say(errorText(response.data), true);
     box.replaceChildren();
-    if (!response.data.candidates.length) box.appendChild(el("p", "No candidates are waiting.", "muted"));
+    if (!response.data.candidates.length) box.appendChild(el("p", gettext("No candidates are waiting."), "muted"));
     for (const c of response.data.candidates) {
       const card = el("div", undefined, "candidate");
       card.dataset.worker = c.username;
-      card.appendChild(el("h3", `${c.username} — ${c.status}`));
+      card.appendChild(el("h3", `${c.username} — ${named(STATUSES, c.status)}`));
       card.appendChild(el("p", c.reason, "muted"));
       for (const attempt of c.attempts) {
-        card.appendChild(el("p", `Attempt ${attempt.number}: mean F1 ${fmt(attempt.mean_f1)}${attempt.passed === null ? " (in progress)" : attempt.passed ? " (passed)" : " (failed)"}`));
+        const values = { number: attempt.number, f1: fmt(attempt.mean_f1) };
+        card.appendChild(el("p", interpolate(attempt.passed === null ? gettext("Attempt %(number)s: mean F1 %(f1)s (in progress)")
+          : attempt.passed ? gettext("Attempt %(number)s: mean F1 %(f1)s (passed)")
+            : gettext("Attempt %(number)s: mean F1 %(f1)s (failed)"), values, true)));
         const answers = el("table", undefined, "grid");
         fill(/** @type {HTMLTableElement} */ (answers), ["Item", "F1", "Seconds", "Flags", "Highlighted", "Gold"],
-          attempt.answers.map((/** @type {any} */ a) => [a.item, fmt(a.f1), fmt(a.seconds, 1), a.flags.join("; ") || "none", tokenList(a.tokens), tokenList(a.gold)]));
+          attempt.answers.map((/** @type {any} */ a) => [a.item, fmt(a.f1), fmt(a.seconds, 1),
+            a.flags.map((/** @type {string} */ f) => named(FLAGS, f)).join("; ") || gettext("none"), tokenList(a.tokens), tokenList(a.gold)]));
         card.appendChild(answers);
       }
-      for (const [accept, label] of [[true, "Accept"], [false, "Reject"]]) {
+      for (const [accept, label, question] of [
+        [true, gettext("Accept"), gettext("Accept %(username)s: why?")],
+        [false, gettext("Reject"), gettext("Reject %(username)s: why?")],
+      ]) {
         const button = /** @type {HTMLButtonElement} */ (el("button", /** @type {string} */ (label)));
         button.type = "button";
         button.addEventListener("click", async () => {
-          const reason = window.prompt(`${label} ${c.username}: why?`) ?? "";
+          const reason = window.prompt(interpolate(/** @type {string} */ (question), c, true)) ?? "";
           const result = await api(`${qc}/candidates/${c.worker_id}/decision/`, "POST", { accept, reason });
-          say(result.ok ? `${c.username} is now ${result.data.status}.` : errorText(result.data), !result.ok);
+          say(result.ok ? interpolate(gettext("%(username)s is now %(status)s."), { username: c.username, status: named(STATUSES, result.data.status) }, true)
+            : errorText(result.data), !result.ok);
           loadCandidates(); loadWorkers(); loadAudit();
         });
         card.appendChild(button);
@@ -182,22 +256,22 @@ if (root) {
     const rows = response.data.workers.map((/** @type {any} */ w) => {
       const a = w.aggregates || {};
       const p = w.profile || {};
-      const action = /** @type {HTMLButtonElement} */ (el("button", w.status === "blocked" ? "Unblock" : "Block"));
+      const action = /** @type {HTMLButtonElement} */ (el("button", w.status === "blocked" ? gettext("Unblock") : gettext("Block")));
       action.type = "button";
       action.addEventListener("click", async () => {
         const verb = w.status === "blocked" ? "unblock" : "block";
-        const reason = window.prompt(`Why ${verb} ${w.username}?`);
+        const reason = window.prompt(interpolate(verb === "block" ? gettext("Why block %(username)s?") : gettext("Why unblock %(username)s?"), w, true));
         if (!reason) return;
         const result = await api(`${qc}/workers/${w.worker_id}/${verb}/`, "POST", { reason });
-        say(result.ok ? `${w.username} is now ${result.data.status}.` : errorText(result.data), !result.ok);
+        say(result.ok ? interpolate(gettext("%(username)s is now %(status)s."), { username: w.username, status: named(STATUSES, result.data.status) }, true)
+          : errorText(result.data), !result.ok);
         loadWorkers(); loadAudit();
       });
-      const status = el("span", w.status, `status-${w.status}`);
+      const status = el("span", named(STATUSES, w.status), `status-${w.status}`);
       const warnings = el("span", (w.warnings || []).join("; "), "warning");
-      return [w.username, status, fmt(p.approval_rate, 1), fmt(p.approved_count), p.locale || "", p.is_master ? "yes" : "",
+      return [w.username, status, fmt(p.approval_rate, 1), fmt(p.approved_count), p.locale || "", p.is_master ? gettext("yes") : "",
         fmt(a.annotations), fmt(a.median_seconds, 1), fmt(a.empty_rate), fmt(a.stopword_share), fmt(a.majority_kappa),
-        Object.entries(w.flags).map(([k, n]) => `${k} ${n}`).join(", "),
-        Object.entries(w.verdicts).map(([k, n]) => `${k} ${n}`).join(", "), warnings, action];
+        countList(FLAGS, w.flags), countList(VERDICTS, w.verdicts), warnings, action];
     });
     fill(table("workers"), ["Worker", "Status", "Approval %", "Approved", "Locale", "Master", "Annotations", "Median s",
       "Empty rate", "Stop-word share", "Kappa vs majority", "Flags", "Verdicts", "Warnings", ""], rows);
@@ -207,7 +281,7 @@ if (root) {
     const response = await api(`${qc}/audit/`, "GET");
     if (!response.ok) return;
     fill(table("audit"), ["When", "Action", "Worker", "By", "Why"],
-      response.data.events.map((/** @type {any} */ e) => [new Date(e.at).toLocaleString(), e.action, e.worker, e.actor, e.reason]));
+      response.data.events.map((/** @type {any} */ e) => [new Date(e.at).toLocaleString(), named(ACTIONS, e.action), e.worker, e.actor, e.reason]));
   }
 
   Promise.all([loadPipeline(), loadPolicy(), loadCandidates(), loadWorkers(), loadAudit()]).then(() => {

@@ -6,10 +6,25 @@
 import { api, el, errorText, fmt } from "./http.js";
 
 const SCALES = {
-  sufficiency: [[1, "cannot support"], [2, "not sure"], [3, "can support"]],
-  compactness: [[1, "redundant tokens"], [2, "disturbing tokens"], [3, "not sure"], [4, "concise"]],
-  comprehensiveness: [[1, "not comprehensive"], [2, "not sure"], [3, "comprehensive"]],
+  sufficiency: [[1, gettext("cannot support")], [2, gettext("not sure")], [3, gettext("can support")]],
+  compactness: [[1, gettext("redundant tokens")], [2, gettext("disturbing tokens")], [3, gettext("not sure")], [4, gettext("concise")]],
+  comprehensiveness: [[1, gettext("not comprehensive")], [2, gettext("not sure")], [3, gettext("comprehensive")]],
 };
+/** The review properties and verdicts by their API names. */
+const PROPERTY_NAMES = /** @type {Record<string, string>} */ ({
+  sufficiency: gettext("sufficiency"),
+  compactness: gettext("compactness"),
+  comprehensiveness: gettext("comprehensiveness"),
+});
+const OUTCOMES = /** @type {Record<string, string>} */ ({
+  accepted: gettext("accepted"),
+  revise: gettext("revise"),
+  discarded: gettext("discarded"),
+});
+/** @param {string[]} properties */
+const propertyList = (properties) => properties.map((p) => PROPERTY_NAMES[p] || p).join(gettext(", "));
+/** @param {string} outcome */
+const outcomeName = (outcome) => OUTCOMES[outcome] || outcome;
 const COLOURS = 6;
 
 /** @param {string} name @param {string} legend @param {Array<Array<number|string>>} scale */
@@ -49,7 +64,7 @@ function renderDocuments(documents, sets, diff) {
       const inSets = sets.map((s, n) => ((s.tokens[doc.docid] || []).includes(i) ? n : -1)).filter((n) => n >= 0);
       if (inSets.length) {
         token.classList.add("sel", `set-${inSets[0] % COLOURS}`);
-        token.title = inSets.map((n) => `set ${n + 1}`).join(", ");
+        token.title = inSets.map((n) => interpolate(gettext("set %(set)s"), { set: n + 1 }, true)).join(gettext(", "));
       }
       if (added.has(i)) token.classList.add("added");
       if (removed.has(i)) token.classList.add("removed");
@@ -66,12 +81,13 @@ function renderDocuments(documents, sets, diff) {
 function reviewsTable(reviews) {
   const table = el("table", undefined, "grid");
   const head = el("tr");
-  ["Reviewer", "Set", "Sufficiency", "Compactness", "Comprehensiveness", "Comment"].forEach((h) => head.appendChild(el("th", h)));
+  [gettext("Reviewer"), gettext("Set"), gettext("Sufficiency"), gettext("Compactness"), gettext("Comprehensiveness"),
+    gettext("Comment")].forEach((h) => head.appendChild(el("th", h)));
   table.appendChild(head);
   for (const review of reviews) {
     review.sets.forEach((/** @type {any} */ set, /** @type {number} */ n) => {
       const row = el("tr");
-      [review.reviewer, `Set ${set.position + 1}`, fmt(set.sufficiency), fmt(set.compactness),
+      [review.reviewer, interpolate(gettext("Set %(set)s"), { set: set.position + 1 }, true), fmt(set.sufficiency), fmt(set.compactness),
         n === 0 ? fmt(review.comprehensiveness) : "", [set.comment, n === 0 ? review.comment : ""].filter(Boolean).join(" · ")]
         .forEach((text) => row.appendChild(el("td", text)));
       table.appendChild(row);
@@ -103,17 +119,18 @@ class ReviewQueue {
     const box = /** @type {HTMLElement} */ (this.root.querySelector(".review-queue"));
     if (!response.ok || !box) return;
     this.queueCount = response.data.count;
-    box.replaceChildren(el("h2", `Waiting for your review (${response.data.count})`));
+    box.replaceChildren(el("h2", interpolate(gettext("Waiting for your review (%(count)s)"), response.data, true)));
     const table = el("table", undefined, "grid");
     const head = el("tr");
-    ["Annotation", "Item", "Round", "Variant", "Reviews so far", "Submitted", ""].forEach((h) => head.appendChild(el("th", h)));
+    [gettext("Annotation"), gettext("Item"), gettext("Round"), gettext("Variant"), gettext("Reviews so far"), gettext("Submitted"), ""]
+      .forEach((h) => head.appendChild(el("th", h)));
     table.appendChild(head);
     for (const entry of response.data.results) {
       const row = el("tr");
       row.dataset.annotation = String(entry.id);
       [String(entry.id), entry.item, String(entry.round), entry.variant, String(entry.reviews_done),
         new Date(entry.submitted_at).toLocaleString()].forEach((text) => row.appendChild(el("td", text)));
-      const open = /** @type {HTMLButtonElement} */ (el("button", "Review"));
+      const open = /** @type {HTMLButtonElement} */ (el("button", gettext("Review")));
       open.type = "button";
       open.addEventListener("click", () => this.open(entry.id));
       const cell = el("td");
@@ -157,54 +174,56 @@ class ReviewQueue {
     this.root.dataset.done = "false";
     const body = this.body;
     body.replaceChildren();
-    body.appendChild(el("p", `Annotation ${a.id} · round ${a.round} of ${a.max_rounds} · reviews ${a.reviews_done} of ${a.reviews_needed}` +
-      ` · ${a.queue} waiting for you`, "review-facts"));
+    body.appendChild(el("p", interpolate(gettext("Annotation %(id)s · round %(round)s of %(max_rounds)s · reviews %(reviews_done)s of %(reviews_needed)s · %(queue)s waiting for you"), a, true), "review-facts"));
     const instructions = el("details", undefined, "instructions");
-    instructions.appendChild(el("summary", `Instructions the annotator saw (${a.variant.name}, version ${a.variant.version})`));
+    instructions.appendChild(el("summary", interpolate(gettext("Instructions the annotator saw (%(name)s, version %(version)s)"), a.variant, true)));
     instructions.appendChild(el("p", a.variant.text, "instruction-text"));
     body.appendChild(instructions);
     const facts = el("div", undefined, "facts-row");
-    if (a.item.query) facts.appendChild(el("div", `Question: ${a.item.query}`, "query"));
-    facts.appendChild(el("div", `Answer: ${a.item.label ?? "(none)"}`, "gold-label"));
+    if (a.item.query) facts.appendChild(el("div", interpolate(gettext("Question: %(query)s"), { query: a.item.query }, true), "query"));
+    facts.appendChild(el("div", interpolate(gettext("Answer: %(label)s"), { label: a.item.label ?? gettext("(none)") }, true), "gold-label"));
     body.appendChild(facts);
     body.appendChild(renderDocuments(a.item.documents, a.sets, a.diff));
-    if (a.diff) body.appendChild(el("p", "Underlined: added since the previous round. Struck through: removed since then.", "muted"));
+    if (a.diff) body.appendChild(el("p", gettext("Underlined: added since the previous round. Struck through: removed since then."), "muted"));
 
     const form = /** @type {HTMLFormElement} */ (el("form", undefined, "review-form"));
-    if (!a.sets.length) form.appendChild(el("p", "This annotation has no highlighted tokens: it cannot be sufficient.", "error"));
+    if (!a.sets.length) form.appendChild(el("p", gettext("This annotation has no highlighted tokens: it cannot be sufficient."), "error"));
     a.sets.forEach((/** @type {any} */ set, /** @type {number} */ n) => {
       const box = el("fieldset", undefined, `set-scores set-${n % COLOURS}`);
       box.dataset.set = String(set.id);
-      box.appendChild(el("legend", `Set ${n + 1} (${Object.values(set.tokens).flat().length} tokens)`));
-      box.appendChild(radioGroup(`sufficiency-${set.id}`, "Sufficiency: could these tokens alone support the answer?", SCALES.sufficiency));
-      box.appendChild(radioGroup(`compactness-${set.id}`, "Compactness", SCALES.compactness));
+      const count = Object.values(set.tokens).flat().length;
+      box.appendChild(el("legend", interpolate(ngettext("Set %(set)s (%(count)s token)", "Set %(set)s (%(count)s tokens)", count), { set: n + 1, count }, true)));
+      box.appendChild(radioGroup(`sufficiency-${set.id}`, gettext("Sufficiency: could these tokens alone support the answer?"), SCALES.sufficiency));
+      box.appendChild(radioGroup(`compactness-${set.id}`, gettext("Compactness"), SCALES.compactness));
       const comment = /** @type {HTMLInputElement} */ (el("input"));
       comment.name = `comment-${set.id}`;
-      comment.placeholder = "comment on this set (optional)";
+      comment.placeholder = gettext("comment on this set (optional)");
       box.appendChild(comment);
       form.appendChild(box);
     });
-    form.appendChild(radioGroup("comprehensiveness", "Comprehensiveness: does the annotation cover all the evidence?", SCALES.comprehensiveness));
+    form.appendChild(radioGroup("comprehensiveness", gettext("Comprehensiveness: does the annotation cover all the evidence?"), SCALES.comprehensiveness));
     const overall = /** @type {HTMLTextAreaElement} */ (el("textarea"));
     overall.name = "comment";
     overall.rows = 2;
-    overall.placeholder = "comment for the annotator (optional)";
+    overall.placeholder = gettext("comment for the annotator (optional)");
     form.appendChild(overall);
-    const submit = /** @type {HTMLButtonElement} */ (el("button", "Submit scores"));
+    const submit = /** @type {HTMLButtonElement} */ (el("button", gettext("Submit scores")));
     submit.type = "submit";
     form.appendChild(submit);
     form.addEventListener("submit", (event) => { event.preventDefault(); this.submit(form); });
-    if (a.verdict) body.appendChild(el("p", `Decided: ${a.verdict.outcome}.`, "muted"));
-    else if (a.reviewed_by_you) body.appendChild(el("p", "You have scored this annotation already.", "muted"));
+    if (a.verdict) body.appendChild(el("p", interpolate(gettext("Decided: %(outcome)s."), { outcome: outcomeName(a.verdict.outcome) }, true), "muted"));
+    else if (a.reviewed_by_you) body.appendChild(el("p", gettext("You have scored this annotation already."), "muted"));
     else body.appendChild(form);
 
     if (a.history.length) {
       const history = el("section", undefined, "history");
-      history.appendChild(el("h2", "Earlier rounds"));
+      history.appendChild(el("h2", gettext("Earlier rounds")));
       for (const earlier of a.history.slice().reverse()) {
         const round = el("details", undefined, "round");
-        const verdict = earlier.verdict ? `${earlier.verdict.outcome}; failed: ${earlier.verdict.failed.join(", ") || "none"}` : "";
-        round.appendChild(el("summary", `Round ${earlier.round}: ${verdict}`));
+        const verdict = earlier.verdict ? interpolate(gettext("%(outcome)s; failed: %(failed)s"), {
+          outcome: outcomeName(earlier.verdict.outcome), failed: propertyList(earlier.verdict.failed) || gettext("none"),
+        }, true) : "";
+        round.appendChild(el("summary", interpolate(gettext("Round %(round)s: %(verdict)s"), { round: earlier.round, verdict }, true)));
         round.appendChild(renderDocuments(a.item.documents, earlier.sets));
         round.appendChild(reviewsTable(earlier.reviews));
         history.appendChild(round);
@@ -236,9 +255,12 @@ class ReviewQueue {
       return;
     }
     const verdict = response.data.verdict;
-    this.say(verdict
-      ? `Scores saved. The reviews are complete: ${verdict.outcome}${verdict.failed.length ? ` (below the bar: ${verdict.failed.join(", ")})` : ""}.`
-      : "Scores saved. Other reviewers still have to score this annotation.", "ok");
+    this.say(!verdict ? gettext("Scores saved. Other reviewers still have to score this annotation.")
+      : verdict.failed.length
+        ? interpolate(gettext("Scores saved. The reviews are complete: %(outcome)s (below the bar: %(failed)s)."), {
+          outcome: outcomeName(verdict.outcome), failed: propertyList(verdict.failed),
+        }, true)
+        : interpolate(gettext("Scores saved. The reviews are complete: %(outcome)s."), { outcome: outcomeName(verdict.outcome) }, true), "ok");
     await this.next();
   }
 }

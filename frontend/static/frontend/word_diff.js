@@ -138,6 +138,7 @@ export function showDiff(box, before, after) {
 
 /** "+2 −1 words", or "no change". @param {{inserted: number, deleted: number}} counts */
 export function countsText({ inserted, deleted }) {
-  if (!inserted && !deleted) return "no change";
-  return `+${inserted} −${deleted} word${inserted + deleted === 1 ? "" : "s"}`;
+  if (!inserted && !deleted) return gettext("no change");
+  return interpolate(ngettext("+%(inserted)s −%(deleted)s word", "+%(inserted)s −%(deleted)s words", inserted + deleted),
+    { inserted, deleted }, true);
 }

@@ -3,6 +3,7 @@
 // The project's task type lays the item out: one text, a pair side by side, a question
 // above its passage with the gold answer marked, or a question with its options.
 // Every string from the server is inserted with textContent: imported text is data.
+// The page's own strings go through Django's JavaScript catalog (gettext, ngettext, interpolate).
 
 /** @typedef {{docid: string, role?: string, text: string, tokens: number[][], sentences: number[][]}} Doc */
 /** @typedef {{docid: string, start_char: number, end_char: number, text: string}} AnswerSpan */
@@ -21,10 +22,16 @@ import { api, errorText, fmt } from "./http.js";
 
 const COLOURS = 6;
 const TASK_NAMES = /** @type {Record<string, string>} */ ({
-  classification: "Single text",
-  sentence_pair: "Text pair",
-  reading_comprehension: "Reading comprehension",
-  multiple_choice: "Multiple choice",
+  classification: gettext("Single text"),
+  sentence_pair: gettext("Text pair"),
+  reading_comprehension: gettext("Reading comprehension"),
+  multiple_choice: gettext("Multiple choice"),
+});
+/** The review properties by their API names. */
+const PROPERTY_NAMES = /** @type {Record<string, string>} */ ({
+  sufficiency: gettext("sufficiency"),
+  compactness: gettext("compactness"),
+  comprehensiveness: gettext("comprehensiveness"),
 });
 
 /** @param {string} tag @param {string} [cls] @param {string} [text] */
@@ -97,7 +104,8 @@ class Workspace {
       return;
     }
     if (!response.ok) {
-      this.showMessage(response.data && response.data.detail ? response.data.detail : `Error ${response.status}`, "error");
+      this.showMessage(response.data && response.data.detail ? response.data.detail
+        : interpolate(gettext("Error %(status)s"), { status: response.status }, true), "error");
       this.root.querySelector(".workspace-body")?.replaceChildren();
       return;
     }
@@ -118,12 +126,12 @@ class Workspace {
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
     const box = el("div", `refusal refusal-${data.code}`);
     box.appendChild(el("h2", "", {
-      pending_selection: "Waiting for a decision",
-      not_qualified: "Not qualified for this project",
-      blocked: "Blocked on this project",
-    }[/** @type {string} */ (data.code)] || "Not available"));
+      pending_selection: gettext("Waiting for a decision"),
+      not_qualified: gettext("Not qualified for this project"),
+      blocked: gettext("Blocked on this project"),
+    }[/** @type {string} */ (data.code)] || gettext("Not available")));
     box.appendChild(el("p", "", data.detail));
-    if (data.reason) box.appendChild(el("p", "muted", `Why: ${data.reason}`));
+    if (data.reason) box.appendChild(el("p", "muted", interpolate(gettext("Why: %(reason)s"), { reason: data.reason }, true)));
     body.replaceChildren(box);
     this.assignment = null;
     this.root.dataset.ready = "true";
@@ -132,9 +140,7 @@ class Workspace {
 
   /** @param {{attempt: number, max_attempts: number, position: number, total: number}} test */
   renderTestBanner(test) {
-    const banner = el("div", "test-banner",
-      `Qualification test: item ${test.position} of ${test.total} (attempt ${test.attempt} of ${test.max_attempts}). ` +
-      "Your answers are scored when the test is complete.");
+    const banner = el("div", "test-banner", interpolate(gettext("Qualification test: item %(position)s of %(total)s (attempt %(attempt)s of %(max_attempts)s). Your answers are scored when the test is complete."), test, true));
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
     body.prepend(banner);
     this.root.querySelector(".progress")?.remove();
@@ -147,22 +153,27 @@ class Workspace {
     if (!response.ok || !response.data.revision) return;
     const f = response.data;
     const box = el("section", "feedback");
-    box.appendChild(el("h2", "", `Revision: round ${f.round} of ${f.max_rounds}`));
+    box.appendChild(el("h2", "", interpolate(gettext("Revision: round %(round)s of %(max_rounds)s"), f, true)));
     const failed = (f.verdict && f.verdict.failed) || [];
     box.appendChild(el("p", "", failed.length
-      ? `The reviewers found these below the bar: ${failed.map((/** @type {string} */ p) =>
-        `${p} (mean ${fmt(f.verdict.means[p])}, needs ${fmt(f.thresholds[p])})`).join("; ")}.`
-      : "Please revise your highlights."));
-    box.appendChild(el("p", "muted", "Your previous highlights are loaded below; change them and submit again."));
+      ? interpolate(gettext("The reviewers found these below the bar: %(properties)s."), {
+        properties: failed.map((/** @type {string} */ p) => interpolate(gettext("%(property)s (mean %(mean)s, needs %(needed)s)"), {
+          property: PROPERTY_NAMES[p] || p, mean: fmt(f.verdict.means[p]), needed: fmt(f.thresholds[p]),
+        }, true)).join(gettext("; ")),
+      }, true)
+      : gettext("Please revise your highlights.")));
+    box.appendChild(el("p", "muted", gettext("Your previous highlights are loaded below; change them and submit again.")));
     const table = el("table", "grid feedback-scores");
     const head = el("tr");
-    ["Reviewer", "Set", "Sufficiency (1–3)", "Compactness (1–4)", "Comprehensiveness (1–3)", "Comment"].forEach((h) => head.appendChild(el("th", "", h)));
+    [gettext("Reviewer"), gettext("Set"), gettext("Sufficiency (1–3)"), gettext("Compactness (1–4)"),
+      gettext("Comprehensiveness (1–3)"), gettext("Comment")].forEach((h) => head.appendChild(el("th", "", h)));
     table.appendChild(head);
     for (const review of f.reviews) {
       const sets = review.sets.length ? review.sets : [{ position: null, sufficiency: null, compactness: null, comment: "" }];
       sets.forEach((/** @type {any} */ set, /** @type {number} */ n) => {
         const row = el("tr");
-        [review.reviewer, set.position === null ? "" : `Set ${set.position + 1}`, fmt(set.sufficiency), fmt(set.compactness),
+        [review.reviewer, set.position === null ? "" : interpolate(gettext("Set %(set)s"), { set: set.position + 1 }, true),
+          fmt(set.sufficiency), fmt(set.compactness),
           n === 0 ? fmt(review.comprehensiveness) : "", [set.comment, n === 0 ? review.comment : ""].filter(Boolean).join(" · ")]
           .forEach((text) => row.appendChild(el("td", "", text)));
         table.appendChild(row);
@@ -180,7 +191,7 @@ class Workspace {
     const box = this.root.querySelector(".progress");
     if (response.ok && box) {
       const p = response.data;
-      box.textContent = `Done by you: ${p.submitted_by_you} · your variant: ${p.variant_submitted} / ${p.variant_quota}`;
+      box.textContent = interpolate(gettext("Done by you: %(submitted_by_you)s · your variant: %(variant_submitted)s / %(variant_quota)s"), p, true);
     }
   }
 
@@ -257,13 +268,13 @@ class Workspace {
 
     const instructions = el("details", "instructions");
     instructions.open = true;
-    instructions.appendChild(el("summary", "", `Instructions (${a.variant.name}, version ${a.variant.version})`));
+    instructions.appendChild(el("summary", "", interpolate(gettext("Instructions (%(name)s, version %(version)s)"), a.variant, true)));
     instructions.appendChild(el("p", "instruction-text", a.variant.text));
     // Chinese examples are written without spaces between their (one-character) tokens.
     const gap = a.project.language === "zh" ? "" : " ";
     for (const example of a.variant.examples || []) {
       const box = el("div", "example");
-      box.appendChild(el("span", "muted", "Example: "));
+      box.appendChild(el("span", "muted", gettext("Example: ")));
       const marked = new Set(example.highlighted);
       example.tokens.forEach((/** @type {string} */ token, /** @type {number} */ i) => {
         box.appendChild(el("span", marked.has(i) ? "tok example-on" : "tok", token));
@@ -276,15 +287,15 @@ class Workspace {
     body.appendChild(instructions);
 
     const bar = el("div", "item-bar");
-    bar.appendChild(el("span", "chip task-chip", TASK_NAMES[this.taskType()] || "Task"));
-    bar.appendChild(el("span", "item-id", `Item ${a.item.annotation_id}`));
-    bar.appendChild(el("span", "progress", "Progress: …"));
+    bar.appendChild(el("span", "chip task-chip", TASK_NAMES[this.taskType()] || gettext("Task")));
+    bar.appendChild(el("span", "item-id", interpolate(gettext("Item %(id)s"), { id: a.item.annotation_id }, true)));
+    bar.appendChild(el("span", "progress", gettext("Progress: …")));
     body.appendChild(bar);
 
     const layout = el("div", "ws-layout");
     const main = el("div", "ws-main");
     const side = el("aside", "ws-side");
-    side.setAttribute("aria-label", "Label, rationale sets and submit");
+    side.setAttribute("aria-label", gettext("Label, rationale sets and submit"));
     layout.append(main, side);
     body.appendChild(layout);
 
@@ -306,8 +317,8 @@ class Workspace {
     const texts = this.docs.filter((shown) => shown.doc.role !== "question");
 
     for (const shown of questions) {
-      const panel = this.panel("Question", "question-panel");
-      if (!shown.selectable) panel.head.appendChild(el("span", "panel-note", "not for highlighting in this project"));
+      const panel = this.panel(gettext("Question"), "question-panel");
+      if (!shown.selectable) panel.head.appendChild(el("span", "panel-note", gettext("not for highlighting in this project")));
       panel.box.appendChild(this.renderDocument(shown, this.docs.indexOf(shown)));
       main.appendChild(panel.box);
     }
@@ -322,7 +333,7 @@ class Workspace {
       const panel = this.panel(names[n], "doc-panel");
       panel.box.setAttribute("aria-label", names[n]);
       if (isNoAnswer(answer) && n === 0) {
-        panel.head.appendChild(el("span", "badge no-answer-badge", "∅ No answer in this passage"));
+        panel.head.appendChild(el("span", "badge no-answer-badge", gettext("∅ No answer in this passage")));
       }
       const count = el("span", "doc-count");
       count.dataset.docid = shown.doc.docid;
@@ -351,22 +362,25 @@ class Workspace {
     const task = this.taskType();
     const given = (this.assignment && this.assignment.project.text_names) || [];
     return Array.from({ length: count }, (_, n) => {
-      if (task === "sentence_pair") return given[n] || `Text ${n + 1}`;
-      if (task === "reading_comprehension") return count > 1 ? `Passage ${n + 1}` : "Passage";
-      if (task === "multiple_choice") return "Question";
-      return count > 1 ? `Text ${n + 1}` : "Text";
+      const number = { n: n + 1 };
+      if (task === "sentence_pair") return given[n] || interpolate(gettext("Text %(n)s"), number, true);
+      if (task === "reading_comprehension") {
+        return count > 1 ? interpolate(gettext("Passage %(n)s"), number, true) : gettext("Passage");
+      }
+      if (task === "multiple_choice") return gettext("Question");
+      return count > 1 ? interpolate(gettext("Text %(n)s"), number, true) : gettext("Text");
     });
   }
 
   /** An ERASER query shown as the question; MultiRC's "question || answer" in its two parts.
    * @param {string} query */
   queryPanel(query) {
-    const panel = this.panel("Question", "question-panel query");
+    const panel = this.panel(gettext("Question"), "question-panel query");
     const cut = this.taskType() === "reading_comprehension" ? query.indexOf(" || ") : -1;
     panel.box.appendChild(el("p", "query-text", cut < 0 ? query : query.slice(0, cut)));
     if (cut >= 0) {
       const line = el("p", "candidate");
-      line.append(el("span", "muted", "Candidate answer: "), el("strong", "", query.slice(cut + 4)));
+      line.append(el("span", "muted", gettext("Candidate answer: ")), el("strong", "", query.slice(cut + 4)));
       panel.box.appendChild(line);
     }
     return panel.box;
@@ -375,11 +389,11 @@ class Workspace {
   /** The options with the gold one marked, or as the required choice. @param {string[]} options @param {string|null} gold */
   renderOptions(options, gold) {
     const picking = this.picksLabel();
-    const panel = this.panel(picking ? "Options: choose the right one" : "Options", "options-panel");
+    const panel = this.panel(picking ? gettext("Options: choose the right one") : gettext("Options"), "options-panel");
     const list = el(picking ? "div" : "ol", "options");
     if (picking) {
       list.setAttribute("role", "radiogroup");
-      list.setAttribute("aria-label", "Options");
+      list.setAttribute("aria-label", gettext("Options"));
       list.setAttribute("aria-required", "true");
     }
     options.forEach((option, n) => {
@@ -399,8 +413,8 @@ class Workspace {
       row.appendChild(key);
       row.appendChild(el("span", "option-text", option));
       if (correct) {
-        row.appendChild(el("span", "correct-tag", "✓ Correct"));
-        row.setAttribute("aria-label", `${option} (the correct answer)`);
+        row.appendChild(el("span", "correct-tag", gettext("✓ Correct")));
+        row.setAttribute("aria-label", interpolate(gettext("%(option)s (the correct answer)"), { option }, true));
       }
       list.appendChild(row);
     });
@@ -418,39 +432,39 @@ class Workspace {
     if (this.picksLabel()) {
       if (!hasOptions) {
         const typed = task === "reading_comprehension" && !a.project.labels.length;
-        card.appendChild(el("h2", "side-title", typed ? "Your answer" : "Your label"));
+        card.appendChild(el("h2", "side-title", typed ? gettext("Your answer") : gettext("Your label")));
         card.appendChild(this.renderPicker(typed));
         side.appendChild(card);
       }
     } else if (task === "reading_comprehension") {
-      card.appendChild(el("h2", "side-title", "Gold answer"));
+      card.appendChild(el("h2", "side-title", gettext("Gold answer")));
       const answer = a.item.answer;
-      if (isNoAnswer(answer)) card.appendChild(el("p", "gold-answer-text none", "No answer: the passage does not hold one."));
+      if (isNoAnswer(answer)) card.appendChild(el("p", "gold-answer-text none", gettext("No answer: the passage does not hold one.")));
       else if (answer) card.appendChild(el("p", "gold-answer-text", answer.text));
-      else card.appendChild(el("p", "muted", "No answer span was given for this item."));
+      else card.appendChild(el("p", "muted", gettext("No answer span was given for this item.")));
       if (a.item.label) {
         const line = el("p", "gold-line");
-        line.append(el("span", "muted", "Label "), el("span", "gold-label", a.item.label));
+        line.append(el("span", "muted", gettext("Label ")), el("span", "gold-label", a.item.label));
         card.appendChild(line);
       }
       side.appendChild(card);
     } else if (!hasOptions) {
-      card.appendChild(el("h2", "side-title", "Gold label"));
-      card.appendChild(el("span", "gold-label", a.item.label ?? "(none)"));
+      card.appendChild(el("h2", "side-title", gettext("Gold label")));
+      card.appendChild(el("span", "gold-label", a.item.label ?? gettext("(none)")));
       side.appendChild(card);
     }
 
     const sets = el("section", "panel side-card sets-card");
-    sets.appendChild(el("h2", "side-title", "Rationale sets"));
+    sets.appendChild(el("h2", "side-title", gettext("Rationale sets")));
     const legend = el("div", "legend");
-    legend.setAttribute("aria-label", "Rationale sets");
+    legend.setAttribute("aria-label", gettext("Rationale sets"));
     sets.appendChild(legend);
     const controls = el("div", "controls");
     const buttons = [
-      ["New set (n)", () => this.nextSet()],
-      ["Undo (z)", () => this.undo()],
-      ["Clear set", () => this.clearSet(false)],
-      ["Clear all", () => this.clearSet(true)],
+      [gettext("New set (n)"), () => this.nextSet()],
+      [gettext("Undo (z)"), () => this.undo()],
+      [gettext("Clear set"), () => this.clearSet(false)],
+      [gettext("Clear all"), () => this.clearSet(true)],
     ];
     for (const [label, action] of buttons) {
       const button = el("button", "secondary", /** @type {string} */ (label));
@@ -463,19 +477,17 @@ class Workspace {
 
     const actions = el("div", "actions");
     if (!this.testMode) {
-      const skip = el("button", "secondary", "Skip item");
+      const skip = el("button", "secondary", gettext("Skip item"));
       skip.type = "button";
       skip.addEventListener("click", () => this.skip());
       actions.appendChild(skip);
     }
-    const submit = el("button", "primary submit", "Submit (Enter)");
+    const submit = el("button", "primary submit", gettext("Submit (Enter)"));
     submit.type = "button";
     submit.addEventListener("click", () => this.submit());
     actions.appendChild(submit);
     side.appendChild(actions);
-    side.appendChild(el("p", "muted keys",
-      "Mouse: click a word, drag across words, shift-click to extend. Keys: ← → move, space toggles, " +
-      "shift+← → extends, n new set, 1–9 choose set, z undo, Enter submits."));
+    side.appendChild(el("p", "muted keys", gettext("Mouse: click a word, drag across words, shift-click to extend. Keys: ← → move, space toggles, shift+← → extends, n new set, 1–9 choose set, z undo, Enter submits.")));
   }
 
   /** The required picker: the project's labels, or a typed answer and "no answer".
@@ -486,7 +498,7 @@ class Workspace {
       const noAnswer = a.project.no_answer_label || "(no answer)";
       const box = el("div", "answer-picker");
       const field = el("label", "field");
-      field.appendChild(el("span", "field-label", "The answer, as the passage words it"));
+      field.appendChild(el("span", "field-label", gettext("The answer, as the passage words it")));
       const input = /** @type {HTMLInputElement} */ (el("input"));
       input.type = "text";
       input.name = "answer";
@@ -497,7 +509,7 @@ class Workspace {
       const check = /** @type {HTMLInputElement} */ (el("input"));
       check.type = "checkbox";
       check.name = "no_answer";
-      none.append(check, el("span", "", "No answer in the passage"));
+      none.append(check, el("span", "", gettext("No answer in the passage")));
       if (this.label === noAnswer) check.checked = true;
       else if (this.label) input.value = this.label;
       input.disabled = check.checked;
@@ -511,7 +523,7 @@ class Workspace {
       return box;
     }
     const group = el("fieldset", "choices");
-    group.appendChild(el("legend", "sr-only", "Label (required)"));
+    group.appendChild(el("legend", "sr-only", gettext("Label (required)")));
     for (const label of a.project.labels) {
       const choice = el("label", "choice");
       const input = /** @type {HTMLInputElement} */ (el("input"));
@@ -548,9 +560,9 @@ class Workspace {
       if (!span || at < span.start_char || at >= span.end_char) return fragment;
       if (!mark) {
         mark = el("mark", "gold-answer");
-        mark.title = "Gold answer";
-        mark.appendChild(el("span", "sr-only", "Gold answer: "));
-        const tag = el("span", "answer-tag", "Answer");
+        mark.title = gettext("Gold answer");
+        mark.appendChild(el("span", "sr-only", gettext("Gold answer: ")));
+        const tag = el("span", "answer-tag", gettext("Answer"));
         tag.setAttribute("aria-hidden", "true");
         mark.appendChild(tag);
         fragment.appendChild(mark);
@@ -581,7 +593,7 @@ class Workspace {
       previous = end;
     });
     if (previous < doc.text.length) text(previous, doc.text.length);
-    if (mark) /** @type {HTMLElement} */ (mark).appendChild(el("span", "sr-only", " (end of gold answer)"));
+    if (mark) /** @type {HTMLElement} */ (mark).appendChild(el("span", "sr-only", gettext(" (end of gold answer)")));
     box.appendChild(fragment);
     if (shown.selectable) {
       box.addEventListener("mousedown", (e) => this.onMouseDown(/** @type {MouseEvent} */ (e)));
@@ -616,7 +628,7 @@ class Workspace {
     this.sets.forEach((set, s) => {
       const count = [...set.values()].reduce((n, tokens) => n + tokens.size, 0);
       const chip = el("button", `legend-set set-${s % COLOURS}${s === this.current ? " current" : ""}`,
-        `Set ${s + 1}: ${count} token${count === 1 ? "" : "s"}`);
+        interpolate(ngettext("Set %(set)s: %(count)s token", "Set %(set)s: %(count)s tokens", count), { set: s + 1, count }, true));
       chip.type = "button";
       chip.dataset.set = String(s);
       chip.setAttribute("aria-pressed", String(s === this.current));
@@ -626,7 +638,7 @@ class Workspace {
     for (const counter of this.root.querySelectorAll(".doc-count")) {
       const docid = /** @type {HTMLElement} */ (counter).dataset.docid || "";
       const marked = new Set(this.sets.flatMap((set) => [...(set.get(docid) || [])]));
-      counter.textContent = marked.size ? `${marked.size} highlighted` : "";
+      counter.textContent = marked.size ? interpolate(gettext("%(count)s highlighted"), { count: marked.size }, true) : "";
     }
   }
 
@@ -662,7 +674,7 @@ class Workspace {
     if (!this.assignment || this.submitting || this.testMode) return;
     const response = await api(`/api/assignments/${this.assignment.id}/draft/`, "PUT", { draft: this.serialize() });
     this.root.dataset.draftSaved = response.ok ? "true" : "false";
-    if (response.ok) this.showMessage("Draft saved.", "muted");
+    if (response.ok) this.showMessage(gettext("Draft saved."), "muted");
   }
 
   /** @param {MouseEvent} event */
@@ -818,14 +830,17 @@ class Workspace {
     const sets = this.spans();
     const total = sets.flat().reduce((n, s) => n + s.end_token - s.start_token, 0);
     if (total < this.assignment.project.min_highlight) {
-      this.showMessage(`Highlight at least ${this.assignment.project.min_highlight} word(s) before submitting.`, "error");
+      const least = this.assignment.project.min_highlight;
+      this.showMessage(interpolate(ngettext("Highlight at least %(count)s word before submitting.",
+        "Highlight at least %(count)s words before submitting.", least), { count: least }, true), "error");
       return;
     }
     const picking = this.picksLabel();
     if (picking && !this.label) {
-      const what = this.taskType() === "multiple_choice" ? "an option" : this.taskType() === "reading_comprehension"
-        && !this.assignment.project.labels.length ? "the answer (or No answer)" : "a label";
-      this.showMessage(`Choose ${what} before submitting.`, "error");
+      const typed = this.taskType() === "reading_comprehension" && !this.assignment.project.labels.length;
+      this.showMessage(this.taskType() === "multiple_choice" ? gettext("Choose an option before submitting.")
+        : typed ? gettext("Choose the answer (or No answer) before submitting.")
+          : gettext("Choose a label before submitting."), "error");
       /** @type {HTMLElement|null} */ (this.root.querySelector(".options input, .choices input, .answer-picker input"))?.focus();
       return;
     }
@@ -841,12 +856,14 @@ class Workspace {
       });
     this.submitting = false;
     if (!response.ok) {
-      this.showMessage(response.data ? errorText(response.data) : `Submit failed (${response.status}).`, "error");
+      this.showMessage(response.data ? errorText(response.data)
+        : interpolate(gettext("Submit failed (%(status)s)."), { status: response.status }, true), "error");
       return;
     }
     try { localStorage.removeItem(this.localKey()); } catch (_) { /* ignore */ }
     this.root.dataset.lastSubmitted = String(this.assignment.id);
-    this.showMessage(response.data.late ? "Submitted (your lease had expired, but your work was kept)." : "Submitted. Loading the next item…", "ok");
+    this.showMessage(response.data.late ? gettext("Submitted (your lease had expired, but your work was kept).")
+      : gettext("Submitted. Loading the next item…"), "ok");
     if (this.assignmentId) {
       window.location.href = `/projects/${this.assignment.project.id}/annotate/`;
       return;
@@ -864,7 +881,7 @@ class Workspace {
   /** @param {any} data */
   renderDone(data) {
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
-    body.replaceChildren(el("p", "done", data.detail || "No more items."));
+    body.replaceChildren(el("p", "done", data.detail || gettext("No more items.")));
     this.assignment = null;
     this.root.dataset.ready = "true";
     this.root.dataset.done = "true";

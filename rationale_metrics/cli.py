@@ -47,6 +47,7 @@ def _load_predictions(args, dataset):
         split=args.split,
         aopc_thresholds=list(args.aopc_thresholds),
         strict=args.strict,
+        plausibility_only=args.plausibility_only,
         problems=problems,
     )
     if predictions.classification is not None:
@@ -262,8 +263,18 @@ def build_parser() -> argparse.ArgumentParser:
             "--aopc_thresholds", type=float, nargs="+", default=list(DEFAULT_AOPC_THRESHOLDS)
         )
 
+    def plausibility_flag(p):
+        p.add_argument(
+            "--plausibility_only",
+            action="store_true",
+            help="score the rationales alone, leaving out classification and faithfulness: "
+            "for a file that gives a classification without classification_scores, which "
+            "is otherwise refused (as the reference scorer refuses it)",
+        )
+
     score = sub.add_parser("score", help="score a predictions file (reference-compatible JSON)")
     data_flags(score, True)
+    plausibility_flag(score)
     score.add_argument("--score_file", help="write the scores here (default: stdout)")
     score.add_argument(
         "--no_extensions",
@@ -275,6 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check a dataset and optionally a predictions file")
     data_flags(validate, False)
+    plausibility_flag(validate)
     validate.set_defaults(run=command_validate)
 
     def benchmark_flags(p, required: bool):

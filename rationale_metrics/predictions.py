@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -288,12 +288,16 @@ def read_predictions(
     split: str | None = None,
     aopc_thresholds: list[float] | None = None,
     strict: bool = False,
+    plausibility_only: bool = False,
     problems: ProblemList | None = None,
 ) -> PredictionTable:
     """Parse and validate a predictions file. Problems go to `problems` (raised if not given).
 
     A file whose lines all share one valid shape is checked column by column; any other
     file is checked line by line, which names every problem with its line and field.
+    A classification without `classification_scores` (or the reverse) is refused, as the
+    reference scorer refuses it; `plausibility_only` accepts it and leaves every
+    classification field out of the table, so only the rationales are scored.
     """
     raise_at_end = problems is None
     problems = ProblemList() if problems is None else problems
@@ -303,13 +307,80 @@ def read_predictions(
     with collector_paused():
         if dataset is not None:
             table = _read_columns(path, dataset, gold, labels, strict, aopc_thresholds)
+        if table is not None and not plausibility_only and _unpaired(_fields_of_table(table)):
+            table = None  # the line-by-line reader names the problem
         if table is None:
-            rows = _read_rows(path, dataset, gold, labels, strict, aopc_thresholds, problems)
+            rows = _read_rows(
+                path, dataset, gold, labels, strict, aopc_thresholds, problems, plausibility_only
+            )
             named = labels if labels is not None else _labels_named(rows)
             table = table_from_rows(rows, sorted(named))
+    if plausibility_only:
+        table = replace(
+            table,
+            classification=None,
+            classification_scores=None,
+            comprehensiveness_scores=None,
+            sufficiency_scores=None,
+            thresholded=None,
+        )
     if raise_at_end:
         problems.raise_if_any()
     return table
+
+
+# A classification and the fields that come with it, each with its table column.
+_CLASSIFICATION_FIELDS = {
+    "classification": "classification",
+    "classification_scores": "classification_scores",
+    "comprehensiveness_classification_scores": "comprehensiveness_scores",
+    "sufficiency_classification_scores": "sufficiency_scores",
+    "thresholded_scores": "thresholded",
+}
+
+
+def _fields_of_table(table: PredictionTable) -> tuple[set[str], set[str]]:
+    """(fields on every line, fields on none) of a column-wise table, whose lines all
+    have the same fields."""
+    given = {
+        name for name, attr in _CLASSIFICATION_FIELDS.items() if getattr(table, attr) is not None
+    }
+    return given, set(_CLASSIFICATION_FIELDS) - given
+
+
+def _unpaired(fields: tuple[set[str], set[str]]) -> tuple[str, list[str]] | None:
+    """The field missing from every line while others that need it are on every line.
+
+    `classification` and `classification_scores` come together, and the faithfulness
+    fields need both (they are drops in the probability of the predicted label), as the
+    reference scorer has it; a file without them scored every faithfulness figure null
+    with no word why. A field on some lines only is a problem of its own, not this one.
+    """
+    on_every, on_none = fields
+    for needed in ("classification_scores", "classification"):
+        dependent = [name for name in _CLASSIFICATION_FIELDS if name in on_every and name != needed]
+        if needed in on_none and dependent:
+            return needed, dependent
+    return None
+
+
+def _check_classification_pairs(predictions: list[Prediction], label: str, problems) -> None:
+    on_every = {k for k in _CLASSIFICATION_FIELDS if all(k in p.present for p in predictions)}
+    on_none = {k for k in _CLASSIFICATION_FIELDS if not any(k in p.present for p in predictions)}
+    unpaired = _unpaired((on_every, on_none))
+    if unpaired is None:
+        return
+    needed, dependent = unpaired
+    problems.add(
+        label,
+        predictions[0].line,
+        needed,
+        f"missing on every line, while {', '.join(dependent)} "
+        f"{'is' if len(dependent) == 1 else 'are'} given: classification and "
+        "classification_scores go together, and faithfulness is computed from both, so "
+        "the reference scorer refuses such a file. Add it, or score the rationales alone "
+        "(rationale-metrics score --plausibility_only)",
+    )
 
 
 def _gold_and_labels(dataset: EraserDataset | None, split: str | None) -> tuple[dict, set | None]:
@@ -395,7 +466,9 @@ def _line_blocks(stream, block_bytes: int) -> Iterator[tuple[int, list[bytes]]]:
         number += len(lines)
 
 
-def _read_rows(path, dataset, gold, labels, strict, aopc_thresholds, problems) -> list[Prediction]:
+def _read_rows(
+    path, dataset, gold, labels, strict, aopc_thresholds, problems, plausibility_only=False
+) -> list[Prediction]:
     """Every line checked on its own; the valid predictions, with every problem recorded."""
     label = path.name
     predictions: list[Prediction] = []
@@ -431,6 +504,8 @@ def _read_rows(path, dataset, gold, labels, strict, aopc_thresholds, problems) -
     if not predictions and not problems:
         problems.add(label, None, None, "file is empty: it has no predictions")
     _check_optional_fields_consistent(predictions, label, problems)
+    if predictions and not plausibility_only:
+        _check_classification_pairs(predictions, label, problems)
     return predictions
 
 

@@ -172,3 +172,61 @@ def test_agreement_bad_line_names_line_and_field(tmp_path, capsys):
 
     assert main(["agreement", "--annotations", str(path)]) == 2
     assert "a.jsonl:1: n_tokens: missing" in capsys.readouterr().err
+
+
+def _without(source, target, *fields):
+    with open(target, "w") as out:
+        for line in source.read_text().splitlines():
+            record = json.loads(line)
+            for name in fields:
+                record.pop(name)
+            out.write(json.dumps(record) + "\n")
+    return target
+
+
+def _score(movies, results, out, *extra):
+    return main(
+        [
+            "score",
+            "--data_dir",
+            str(movies),
+            "--split",
+            "val",
+            "--results",
+            str(results),
+            "--score_file",
+            str(out),
+            *extra,
+        ]
+    )
+
+
+def test_score_refuses_predictions_without_classification_scores(tmp_path, movies, capsys):
+    """The file gives classification (and faithfulness scores) but never the model's
+    probabilities on the full input: faithfulness cannot be computed, and the reference
+    scorer refuses the file, where this one used to exit 0 with faithfulness null."""
+    oracle = movies.parent / "preds" / "oracle.jsonl"
+    results = _without(oracle, tmp_path / "p.jsonl", "classification_scores")
+    out = tmp_path / "scores.json"
+
+    code = _score(movies, results, out)
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "p.jsonl:1: classification_scores: missing on every line" in err
+    assert "--plausibility_only" in err
+    assert not out.exists()
+
+
+def test_plausibility_only_scores_the_rationales_alone(tmp_path, movies):
+    oracle = movies.parent / "preds" / "oracle.jsonl"
+    results = _without(oracle, tmp_path / "p.jsonl", "classification_scores")
+    out = tmp_path / "scores.json"
+
+    code = _score(movies, results, out, "--plausibility_only")
+
+    scores = json.loads(out.read_text())
+    assert code == 0
+    assert scores["token_prf"]["instance_micro"]["f1"] == 1.0
+    assert "classification_scores" not in scores
+    assert "aopc_paper_formula" not in scores

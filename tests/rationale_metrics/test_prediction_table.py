@@ -104,6 +104,9 @@ def valid_files(draw, *, unusual: bool = False):
             }
         )
     )
+    # A classification comes with its scores, and AOPC bins need both, as the reference has it.
+    given_fields["scores"] = given_fields["classification"]
+    given_fields["aopc"] = given_fields["aopc"] and given_fields["classification"]
     lines = []
     for inst in dataset.splits["test"]:
         if lines and not draw(st.booleans()):
@@ -346,6 +349,10 @@ def test_chunks_with_thresholds_in_another_order_are_not_joined(tmp_path, monkey
             {
                 "annotation_id": inst.annotation_id,
                 "rationales": [],
+                "classification": "POS",
+                "classification_scores": {"POS": 1.0},
+                "comprehensiveness_classification_scores": {"POS": 0.5},
+                "sufficiency_classification_scores": {"POS": 0.5},
                 "thresholded_scores": [
                     {
                         "threshold": t,

@@ -277,3 +277,60 @@ def test_reading_leaves_the_garbage_collector_as_it_found_it(tmp_path, dataset, 
         assert gc.isenabled() is enabled
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("with_a_bad_line", [False, True], ids=["column-wise", "line-by-line"])
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"classification": "POS"},
+        {"classification": "POS", "comprehensiveness_classification_scores": {"POS": 0.5}},
+    ],
+    ids=["classification", "with-comprehensiveness"],
+)
+def test_classification_without_classification_scores_is_refused(
+    tmp_path, dataset, given, with_a_bad_line
+):
+    lines = [prediction("a1", **given), prediction(7, "d2", **given)]
+    if with_a_bad_line:
+        lines.append("[1]")
+
+    found = problems(tmp_path, dataset, lines)
+
+    [(line, message)] = [(p[0], p[2]) for p in found if p[1] == "classification_scores"]
+    assert line == 1
+    assert "missing on every line" in message
+    assert "the reference scorer refuses" in message
+    assert "--plausibility_only" in message
+    others = [p for p in found if p[1] != "classification_scores"]
+    assert others == ([(3, None, "expected a JSON object, got list")] if with_a_bad_line else [])
+
+
+def test_classification_scores_without_classification_is_refused(tmp_path, dataset):
+    scores = {"POS": 0.6, "NEG": 0.4}
+    lines = [
+        prediction("a1", classification_scores=scores),
+        prediction(7, "d2", classification_scores=scores),
+    ]
+
+    [(line, field, message)] = problems(tmp_path, dataset, lines)
+
+    assert (line, field) == (1, "classification")
+    assert "missing on every line" in message
+
+
+def test_plausibility_only_reads_the_rationales_and_leaves_classification_out(tmp_path, dataset):
+    path = tmp_path / "p.jsonl"
+    path.write_text(
+        json.dumps(prediction("a1", classification="POS"))
+        + "\n"
+        + json.dumps(prediction(7, "d2", classification="NEG"))
+        + "\n"
+    )
+
+    table = read_predictions(path, dataset=dataset, split="train", plausibility_only=True)
+
+    assert len(table) == 2
+    assert table.hard is not None
+    assert table.classification is None
+    assert table.classification_scores is None

@@ -2,6 +2,7 @@
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
@@ -234,13 +235,32 @@ class AssignmentDetailApi(APIView):
         return Response(AssignmentOutputSerializer(assignment).data)
 
 
+def _owned_body(validate, *, assignment_id: int, worker):
+    """`validate()`'s result. A body that does not parse or validate is about someone
+    else's assignment answered 404, as a valid one is: nobody learns more of another
+    worker's assignment than that it is not found. Ownership is checked only then, so a
+    valid submit costs no query more; the service checks it for valid bodies."""
+    try:
+        return validate()
+    except (ParseError, ValidationError):
+        selectors.assignment_check_owned(assignment_id=assignment_id, worker=worker)
+        raise
+
+
+def _draft_validated(data) -> dict:
+    serializer = DraftInputSerializer(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 class AssignmentDraftApi(APIView):
     @extend_schema(request=DraftInputSerializer, responses={204: None})
     def put(self, request, assignment_id: int):
-        data = DraftInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = _owned_body(
+            lambda: _draft_validated(request.data), assignment_id=assignment_id, worker=request.user
+        )
         services.assignment_draft_save(
-            assignment_id=assignment_id, worker=request.user, draft=data.validated_data["draft"]
+            assignment_id=assignment_id, worker=request.user, draft=data["draft"]
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -260,10 +280,13 @@ class AssignmentSubmitApi(APIView):
         responses={201: SubmitOutputSerializer, 200: SubmitOutputSerializer},
     )
     def post(self, request, assignment_id: int):
-        result = services.annotation_submit(
+        body = _owned_body(
+            lambda: submit_input_validated(request.data),
             assignment_id=assignment_id,
             worker=request.user,
-            **submit_input_validated(request.data),
+        )
+        result = services.annotation_submit(
+            assignment_id=assignment_id, worker=request.user, **body
         )
         code = status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED
         return Response(SubmitOutputSerializer(result).data, status=code)

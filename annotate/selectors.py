@@ -171,6 +171,13 @@ def assignment_get_for_worker(*, assignment_id: int, worker) -> Assignment:
     return assignment
 
 
+def assignment_check_owned(*, assignment_id: int, worker) -> None:
+    """Raises NotFoundError unless the assignment is the worker's: the one answer anyone
+    else gets about it, whatever they sent."""
+    if not Assignment.objects.filter(pk=assignment_id, worker=worker).exists():
+        raise NotFoundError("assignment not found")
+
+
 def worker_progress(*, project: Project, worker) -> dict:
     """What the annotator sees: their submissions, and how full their variant's items are."""
     binding = WorkerVariantBinding.objects.filter(project=project, worker=worker).first()

@@ -265,3 +265,46 @@ def test_worker_progress_is_for_annotators(setup, who, code):
     response = client_for(users[who]).get(reverse("annotate:worker-progress", args=[project.id]))
 
     assert response.status_code == code
+
+
+@pytest.mark.parametrize(
+    ("method", "name", "body"),
+    [
+        ("post", "annotate:assignment-submit", {"client_uuid": "nope", "rationale_sets": "x"}),
+        ("post", "annotate:assignment-submit", ["not", "an", "object"]),
+        ("put", "annotate:assignment-draft", {}),
+        ("put", "annotate:assignment-draft", {"sets": []}),
+        ("post", "annotate:assignment-skip", {"anything": 1}),
+    ],
+)
+def test_someone_elses_assignment_is_not_found_before_its_body_is_read(
+    hot_path, setup, method, name, body
+):
+    project, users = setup
+    owner = client_for(users["annotator"])
+    lease = owner.post(reverse("annotate:assignment-next", args=[project.id])).data
+    url = reverse(name, args=[lease["id"]])
+
+    other = getattr(client_for(users["annotator2"]), method)(url, body, format="json")
+    own = getattr(owner, method)(url, body, format="json")
+
+    assert other.status_code == 404, other.content
+    assert own.status_code in (400, 204), own.content
+    # The owner's own invalid body is still answered with what is wrong with it.
+    assert name.endswith("skip") or own.status_code == 400
+
+
+def test_someone_elses_assignment_is_not_found_before_a_malformed_body(hot_path, setup):
+    project, users = setup
+    lease = (
+        client_for(users["annotator"])
+        .post(reverse("annotate:assignment-next", args=[project.id]))
+        .data
+    )
+    url = reverse("annotate:assignment-submit", args=[lease["id"]])
+
+    other = client_for(users["annotator2"]).generic(
+        "POST", url, "{not json", content_type="application/json"
+    )
+
+    assert other.status_code == 404, other.content

@@ -481,11 +481,12 @@ def _complete(session: CrowdSession, reason: str) -> CrowdSession:
 def crowd_session_finish(
     *, session: CrowdSession, finish_now: bool = False, no_work_left: bool = False
 ) -> CrowdSession:
-    """End the session if the platform's records say it is over: screened out when the
-    qualification turned the worker away; completed when the required items are done
-    (on request only, when extra items pay a bonus), when the qualification work awaits
-    an admin's selection, or when no work is left for them. Otherwise it stays open
-    with its items counted. Nothing the browser sends is taken as a count."""
+    """End the session if the platform's records say it is over: completed when the
+    required items are done (on request only, when extra items pay a bonus); screened
+    out when the qualification or the checks turned the worker away before that;
+    completed when the qualification work awaits an admin's selection, or when no work
+    is left for them. Otherwise it stays open with its items counted. Nothing the
+    browser sends is taken as a count."""
     no_work = no_work_left and not session.ended and _no_work_left(session)
     with transaction.atomic():
         link = session.link
@@ -503,15 +504,21 @@ def crowd_session_finish(
         if session.status == SessionStatus.STARTED:
             raise ConflictError("give or decline consent first", extra={"code": "consent_first"})
         status, reason = worker_standing(project=link.project, worker=session.worker)
-        if status in (QualificationStatus.REJECTED, QualificationStatus.BLOCKED):
+        turned_away = status in (QualificationStatus.REJECTED, QualificationStatus.BLOCKED)
+        items = session_items_count(session)
+        # Work done is completed even if the checks blocked the worker on its last item:
+        # the platform's approval is where its quality is judged, and they can go no
+        # further anyway.
+        if items >= link.items_required and (
+            finish_now or turned_away or not link.pays_extra_items
+        ):
+            return _complete(session, "the required items are done")
+        if turned_away:
             return _end(
                 session, SessionStatus.SCREENED_OUT, reason or status, CrowdEventKind.SCREENED_OUT
             )
         if status == QualificationStatus.PENDING:
             return _complete(session, "qualification work done; awaiting an admin's selection")
-        items = session_items_count(session)
-        if items >= link.items_required and (finish_now or not link.pays_extra_items):
-            return _complete(session, "the required items are done")
         if items < link.items_required and no_work:
             return _complete(session, "no more work for this worker")
         if items != session.items_done:

@@ -18,7 +18,11 @@ from crowd.services import (
     study_link_update,
 )
 from qc.models import AuditEvent, ProjectWorker, QualificationStatus, WorkerProfile
-from qc.services import quality_policy_update, worker_profiles_import_csv
+from qc.services import (
+    project_worker_block,
+    quality_policy_update,
+    worker_profiles_import_csv,
+)
 from tests.crowd.conftest import arrive, arrive_and_consent, make_link, work_items
 from tests.factories import UserFactory
 
@@ -237,6 +241,27 @@ def test_rules_screen_a_worker_out(study):
     # Coming back through another session of the same study ends at once
     again = arrive(link, worker="P1", session="S2").session
     assert again.status == SessionStatus.SCREENED_OUT
+
+
+def test_a_worker_blocked_on_the_last_item_still_completes(study):
+    project, admin = study
+    link = make_link(project, admin, "mturk", bonus_per_extra_item="0.02")
+    done, worker = arrive_and_consent(link, worker="A1", session="AS1")
+    work_items(project, worker, 3)
+    project_worker_block(project=project, worker=worker, reason="too fast")
+    done = crowd_session_finish(session=done)
+    assert (done.status, done.items_done) == (SessionStatus.COMPLETED, 3)
+    # A new session of the blocked worker ends at once, with the reason
+    early = arrive(link, worker="A1", session="AS2").session
+    assert (early.status, early.end_reason) == (SessionStatus.SCREENED_OUT, "too fast")
+
+
+def test_a_worker_blocked_before_the_required_items_is_screened_out(mturk_link):
+    session, worker = arrive_and_consent(mturk_link, worker="A1", session="AS1")
+    work_items(mturk_link.project, worker, 2)
+    project_worker_block(project=mturk_link.project, worker=worker, reason="stop words only")
+    session = crowd_session_finish(session=session)
+    assert (session.status, session.items_done) == (SessionStatus.SCREENED_OUT, 2)
 
 
 def test_qualification_awaiting_selection_completes_the_session(study):

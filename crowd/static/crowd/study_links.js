@@ -45,6 +45,7 @@ if (panel) {
     const s = link.sessions;
     const sessions = `${s.completed} completed · ${s.working + s.started} open · ${s.screened_out} screened out · ${s.declined} declined`;
     const url = el("div", undefined, "link-url");
+    url.appendChild(el("span", link.platform === "mturk" ? "ExternalQuestion URL" : "Study URL", "muted small"));
     const input = /** @type {HTMLInputElement} */ (el("input"));
     input.readOnly = true;
     input.value = link.platform_url;
@@ -73,7 +74,15 @@ if (panel) {
       load();
     });
     actions.appendChild(toggle);
-    return cells(row, [name, String(link.items_required), payText(link), sessions, url, actions]);
+    cells(row, [name, String(link.items_required), payText(link), sessions, actions]);
+    // The URL for the platform gets a row of its own: it is long, and it is what is copied.
+    const urlRow = el("tr", undefined, "link-url-row");
+    urlRow.dataset.linkId = String(link.id);
+    const urlCell = el("td");
+    urlCell.setAttribute("colspan", "5");
+    urlCell.appendChild(url);
+    urlRow.appendChild(urlCell);
+    return [row, urlRow];
   }
 
   async function loadLinks() {
@@ -84,14 +93,14 @@ if (panel) {
     if (!response.data.length) {
       const row = el("tr");
       const td = el("td", "No study links yet: create one below.", "muted");
-      td.setAttribute("colspan", "6");
+      td.setAttribute("colspan", "5");
       row.appendChild(td);
       tbody.appendChild(row);
     }
     const select = /** @type {HTMLSelectElement} */ (tokenForm.elements.namedItem("link"));
     select.replaceChildren();
     for (const link of response.data) {
-      tbody.appendChild(linkRow(link));
+      tbody.append(...linkRow(link));
       const option = /** @type {HTMLOptionElement} */ (el("option", link.name));
       option.value = String(link.id);
       select.appendChild(option);

@@ -10,7 +10,7 @@ CI_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
 CI_BROKER_URL ?= redis://127.0.0.1:6379/13
 CI_CACHE_URL ?= redis://127.0.0.1:6379/12
 
-.PHONY: install run test lint check-migrations
+.PHONY: install run test lint check-migrations messages
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ lint: install
 
 check-migrations: install
 	$(BIN)/python manage.py makemigrations --check --dry-run
+
+# After changing an interface string: update the catalogs, translate what is new in
+# locale/*/LC_MESSAGES/*.po, run it again (it compiles the .mo files) and commit both. Needs
+# GNU gettext (Debian: apt-get install gettext); `run` and `test` use the committed .mo files.
+messages: install
+	$(BIN)/python manage.py translations_update
 
 ifeq ($(CI),true)
 test: install lint check-migrations

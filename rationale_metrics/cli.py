@@ -37,8 +37,11 @@ def _load_dataset(data_dir: str):
         return read_eraser_dataset(source)
 
 
+SHOWN = 20  # problems of one kind listed before the rest are counted
+
+
 def _load_predictions(args, dataset):
-    from rationale_metrics.predictions import read_predictions
+    from rationale_metrics.predictions import predictions_outside_split, read_predictions
 
     problems = ProblemList()
     predictions = read_predictions(
@@ -50,16 +53,33 @@ def _load_predictions(args, dataset):
         plausibility_only=args.plausibility_only,
         problems=problems,
     )
+    label = Path(args.results).name
+    missing = ProblemList()
     if predictions.classification is not None:
         present = set(predictions.keys)
-        missing = [i for i in dataset.splits[args.split] if i.key not in present]
-        for inst in missing[:20]:
-            problems.add(
-                Path(args.results).name,
+        for inst in [i for i in dataset.splits[args.split] if i.key not in present][:SHOWN]:
+            missing.add(
+                label,
                 None,
                 "annotation_id",
                 f"no prediction for {inst.annotation_id!r}: classification needs every instance",
             )
+    # Without --strict (which makes them errors in the reader) a line whose id is not in
+    # the split is left out of the scores. A misspelt or mistyped id is also the usual
+    # reason an instance has no prediction, so these lines are named in a failing report,
+    # and in a warning when nothing else is wrong.
+    outside = ProblemList()
+    if not args.strict:
+        outside = predictions_outside_split(predictions, dataset, args.split, label)
+    shown = ProblemList(outside[:SHOWN])
+    if len(outside) > SHOWN:
+        shown.add(label, None, "annotation_id", f"{len(outside) - SHOWN} more ids not in the split")
+    if problems or missing:
+        problems.extend(shown)
+        problems.extend(missing)
+    else:
+        for problem in shown:
+            print(f"warning: {problem}", file=sys.stderr)
     problems.raise_if_any()
     return predictions
 

@@ -383,6 +383,26 @@ def _check_classification_pairs(predictions: list[Prediction], label: str, probl
     )
 
 
+def predictions_outside_split(
+    table: PredictionTable, dataset: EraserDataset, split: str, label: str
+) -> ProblemList:
+    """One problem per prediction whose annotation_id is not in `split`: scoring leaves
+    such a line out, an error only with `strict`, but a misspelt id is also why its
+    instance has no prediction, so a report should name it."""
+    in_split = {inst.key for inst in dataset.splits[split]}
+    outside = ProblemList()
+    for aid, key, line in zip(table.annotation_ids, table.keys, table.lines.tolist(), strict=True):
+        if key not in in_split:
+            outside.add(
+                label,
+                line,
+                "annotation_id",
+                f"{aid!r} is not in the split {split}, so this line is ignored "
+                "(an error with --strict)",
+            )
+    return outside
+
+
 def _gold_and_labels(dataset: EraserDataset | None, split: str | None) -> tuple[dict, set | None]:
     """The gold instances by key (of `split`, or all) and the dataset's labels; ({}, None)
     without a dataset."""

@@ -230,3 +230,37 @@ def test_plausibility_only_scores_the_rationales_alone(tmp_path, movies):
     assert scores["token_prf"]["instance_micro"]["f1"] == 1.0
     assert "classification_scores" not in scores
     assert "aopc_paper_formula" not in scores
+
+
+def _with_first_id(source, target, annotation_id):
+    lines = source.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["annotation_id"] = annotation_id
+    target.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    return target
+
+
+def test_an_unknown_id_is_named_in_the_error_without_strict(tmp_path, movies, capsys):
+    """A misspelt id leaves its instance without a prediction; the error named only the
+    instance, not the line that was meant for it."""
+    oracle = movies.parent / "preds" / "oracle.jsonl"
+    results = _with_first_id(oracle, tmp_path / "p.jsonl", "negR_8000.txt")
+
+    code = _score(movies, results, tmp_path / "scores.json")
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "p.jsonl:1: annotation_id: 'negR_8000.txt' is not in the split val" in err
+    assert "no prediction for 'negR_800.txt'" in err
+
+
+def test_unknown_ids_ignored_without_strict_are_named_in_a_warning(tmp_path, movies, capsys):
+    hard_only = movies.parent / "preds" / "oracle_hard_only.jsonl"
+    results = _with_first_id(hard_only, tmp_path / "p.jsonl", "negR_8000.txt")
+
+    code = _score(movies, results, tmp_path / "scores.json")
+
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "warning: p.jsonl:1: annotation_id: 'negR_8000.txt' is not in the split val" in err
+    assert "ignored" in err

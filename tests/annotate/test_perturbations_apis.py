@@ -59,7 +59,7 @@ ROLES = [
 
 def expected(allowed: set[str], who: str) -> int:
     if who == "anonymous":
-        return 403  # session authentication first: DRF answers 403, not 401
+        return 401  # no credentials: 401 with a challenge (config/api_auth.py)
     if who == "outsider":
         return 404
     return 200 if who in allowed else 403

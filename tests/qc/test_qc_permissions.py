@@ -115,4 +115,5 @@ def test_anonymous_requests_are_refused(setup, api_client):
     project, users, annotation, lease = setup
     for method, url, body, _ in endpoints(project, users, annotation, lease):
         response = getattr(api_client, method)(url, body, format="json")
-        assert response.status_code in (401, 403), url
+        assert response.status_code == 401, url
+        assert response["WWW-Authenticate"].startswith("Basic "), url

@@ -1,0 +1,33 @@
+"""How the API authenticates, and what it answers when it cannot: 401 with a challenge.
+
+DRF answers a request without credentials 401 only when its first authentication class
+names a challenge (`authenticate_header`), else 403. Session authentication comes first,
+so that a browser's signed-in requests keep DRF's CSRF check; this subclass names the
+challenge. Scripts and curl get `Basic`, which they can answer. Browsers do not: a Basic
+challenge makes a browser ask for a password and then send it by itself with every
+later request to the site, forged cross-site ones included, and Basic authentication
+checks no CSRF token. Browsers mark every request with `Sec-Fetch-Mode` (the page
+scripts' fetch calls and navigations alike), so they get a challenge naming the session
+instead, which no browser prompts for.
+"""
+
+from __future__ import annotations
+
+from rest_framework import authentication
+
+REALM = "Rationale Workbench API"
+BASIC_CHALLENGE = f'Basic realm="{REALM}", charset="UTF-8"'
+SESSION_CHALLENGE = f'Session realm="{REALM}"'
+
+
+def _from_a_browser(request) -> bool:
+    return "HTTP_SEC_FETCH_MODE" in request.META
+
+
+class SessionAuthentication(authentication.SessionAuthentication):
+    def authenticate_header(self, request) -> str:
+        return SESSION_CHALLENGE if _from_a_browser(request) else BASIC_CHALLENGE
+
+
+class BasicAuthentication(authentication.BasicAuthentication):
+    www_authenticate_realm = REALM

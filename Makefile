@@ -25,6 +25,7 @@ run: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_setup
 	$(BIN)/python manage.py demo_quality
+	$(BIN)/python manage.py demo_crowd
 	$(BIN)/python manage.py demo_fine_grained
 	@echo "Serving on http://127.0.0.1:8000 (Celery runs in eager mode)"
 	$(BIN)/python manage.py runserver 127.0.0.1:8000

@@ -47,7 +47,11 @@ class PageLocaleMiddleware(LocaleMiddleware):
     def process_response(self, request, response):
         if request.path_info.startswith(API_PREFIX):
             return response
-        return super().process_response(request, response)
+        response = super().process_response(request, response)
+        # The page is rendered: what runs next in this thread (another request's early
+        # middleware, an eager Celery task, a test) gets the default language, not this one.
+        translation.deactivate()
+        return response
 
     @staticmethod
     def _session_language(request) -> str | None:

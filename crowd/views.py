@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth import login
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -90,6 +91,9 @@ def entry(request, key: str):
         )
     if isinstance(arrival, platforms.Preview):
         return _preview(request, link)
+    if request.method == "HEAD":
+        # A link checker's request: the ids are fine, but nobody arrived.
+        return _frameable(HttpResponse(), link)
     if request.headers.get("Sec-Fetch-Dest") == "iframe":
         # Inside MTurk's frame the site's cookies are third-party, which browsers
         # increasingly refuse: the work opens in a tab of its own, top-level.

@@ -123,6 +123,13 @@ def test_inside_the_frame_the_work_opens_in_its_own_tab(mturk_link):
     assert not CrowdSession.objects.exists()
 
 
+def test_a_head_request_signs_nobody_in(prolific_link):
+    client = Client()
+    assert client.head(entry_url(prolific_link), prolific_params()).status_code == 200
+    assert client.head(entry_url(prolific_link), {}).status_code == 400
+    assert signed_in(client) is None and not CrowdSession.objects.exists()
+
+
 def test_prolific_pages_cannot_be_framed(prolific_link):
     response = Client().get(entry_url(prolific_link), prolific_params())
     follow = Client().get(entry_url(prolific_link), {})

@@ -44,10 +44,24 @@ class ApplicationErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        from django.http import HttpResponse
+        from django.shortcuts import render
+        from django.utils.translation import gettext
 
-        if isinstance(exception, ApplicationError):
-            return HttpResponse(
-                exception.message, status=exception.http_status, content_type="text/plain"
-            )
-        return None
+        if not isinstance(exception, ApplicationError):
+            return None
+        headings = {
+            status.HTTP_403_FORBIDDEN: gettext("Not allowed"),
+            status.HTTP_404_NOT_FOUND: gettext("Not found"),
+            status.HTTP_409_CONFLICT: gettext("Changed in the meantime"),
+        }
+        context = {
+            "heading": headings.get(exception.http_status, gettext("The request was refused")),
+            # The service's own words (English, as the API gives them), under a heading and
+            # an explanation in the reader's language.
+            "detail": exception.message,
+            "explanation": gettext(
+                "If you followed a link here, the page may have moved or you may not be a "
+                "member of its project."
+            ),
+        }
+        return render(request, "frontend/error.html", context, status=exception.http_status)

@@ -174,3 +174,16 @@ def test_a_chinese_page_leaves_the_default_language_to_what_runs_next(db, client
     assert "我的项目" in page(client, "/", HTTP_ACCEPT_LANGUAGE=CHINESE_BROWSER)
 
     assert translation.get_language() == settings.LANGUAGE_CODE
+
+
+def test_error_pages_speak_the_page_language(db, client):
+    client.force_login(UserFactory(username="li"))
+
+    not_member = client.get("/projects/999999/", HTTP_ACCEPT_LANGUAGE=CHINESE_BROWSER)
+    no_page = client.get("/no-such-page/", HTTP_ACCEPT_LANGUAGE=CHINESE_BROWSER)
+
+    assert not_member.status_code == 404
+    assert "未找到" in not_member.content.decode()
+    assert "返回我的项目" in not_member.content.decode()
+    assert no_page.status_code == 404
+    assert "未找到" in no_page.content.decode()

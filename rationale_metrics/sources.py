@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 import posixpath
+import re
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+from rationale_metrics.problems import ProblemList
 
 
 class DatasetSource:
@@ -72,6 +75,16 @@ class ZipSource(DatasetSource):
     def __init__(self, archive: Path | BinaryIO, label: str):
         super().__init__(label)
         self.zip = zipfile.ZipFile(archive)
+        unsafe = ProblemList()
+        for info in self.zip.infolist():
+            problem = zip_entry_problem(info.filename)
+            if problem is not None:
+                unsafe.add(label, None, info.filename, f"{problem}; the archive is refused whole")
+        if unsafe:
+            # Refused rather than skipped: an archive built to escape its folder is not a
+            # dataset whose other files can be trusted, and a skipped file goes unseen.
+            self.zip.close()
+            unsafe.raise_if_any()
         infos = [i for i in self.zip.infolist() if not i.is_dir() and not _is_junk(i.filename)]
         self.files = {i.filename: i for i in infos}
         self.prefix = _common_root(list(self.files))
@@ -110,6 +123,26 @@ class ZipSource(DatasetSource):
         return f"{self.label}!{self._full(name)}"
 
 
+_DRIVE = re.compile(r"[A-Za-z]:")
+
+
+def zip_entry_problem(name: str) -> str | None:
+    """Why an archive entry's name is unsafe to unpack, or None.
+
+    Such a name writes outside the folder an archive is unpacked in, by an unzip tool or
+    by anyone who follows it: a '..' part, an absolute path, a Windows drive letter, or a
+    backslash, which Windows tools take for a folder separator (so 'a\\..\\b' climbs)."""
+    if "\\" in name:
+        return "unsafe entry name: it holds a backslash, a folder separator on Windows"
+    if name.startswith("/"):
+        return "unsafe entry name: an absolute path"
+    if _DRIVE.match(name):
+        return "unsafe entry name: it starts with a drive letter"
+    if ".." in name.split("/"):
+        return "unsafe entry name: its '..' climbs out of the folder the archive unpacks in"
+    return None
+
+
 def _is_junk(name: str) -> bool:
     base = posixpath.basename(name)
     return name.startswith("__MACOSX/") or base.startswith("._") or base == ".DS_Store"
@@ -123,12 +156,14 @@ def _common_root(names: list[str]) -> str:
     return ""
 
 
-def open_dataset_source(path: str | Path) -> DatasetSource:
+def open_dataset_source(path: str | Path, label: str | None = None) -> DatasetSource:
+    """The dataset at `path`; an archive's files are named after `label` (default: the
+    file's name), such as the name an upload had before it was stored under another."""
     path = Path(path)
     if path.is_dir():
         return DirectorySource(path)
     if path.is_file() and zipfile.is_zipfile(path):
-        return ZipSource(path, label=path.name)
+        return ZipSource(path, label=label or path.name)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or directory")
     raise ValueError(f"{path}: not a dataset directory or a .zip archive")

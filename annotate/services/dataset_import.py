@@ -310,7 +310,7 @@ def _prepare_eraser_document(doc: EraserDocument) -> _PreparedDocument:
 def _import_eraser(project: Project, path: Path, label: str, progress: _Throttled) -> ImportSummary:
     summary = ImportSummary(source_format=ImportFormat.ERASER)
     try:
-        source = open_dataset_source(path)
+        source = open_dataset_source(path, label=label)
     except (OSError, ValueError) as exc:
         problems = ProblemList()
         problems.add(label, None, None, str(exc))

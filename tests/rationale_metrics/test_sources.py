@@ -1,0 +1,55 @@
+"""Reading a dataset's files: unsafe archive entries, byte-order marks, undecodable bytes."""
+
+import io
+import zipfile
+
+import pytest
+
+from rationale_metrics.problems import DataValidationError
+from rationale_metrics.sources import ZipSource, zip_entry_problem
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../evil.txt",
+        "ds/../../etc/cron.d/x",
+        "ds/docs/..",
+        "/etc/passwd",
+        "C:/Windows/evil.dll",
+        "c:evil",
+        "ds\\..\\evil",
+        "ds\\docs\\d1",
+    ],
+)
+def test_unsafe_entry_names_are_named(name):
+    assert zip_entry_problem(name) is not None
+
+
+@pytest.mark.parametrize(
+    "name", ["ds/docs/d1", "train.jsonl", "ds/docs/a..b", "ds/docs/...", "ds/docs/", "ds/C:x"]
+)
+def test_safe_entry_names_pass(name):
+    assert zip_entry_problem(name) is None
+
+
+def _archive(names) -> io.BytesIO:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for name in names:
+            zf.writestr(zipfile.ZipInfo(name), b"x")
+    buffer.seek(0)
+    return buffer
+
+
+def test_an_archive_with_unsafe_entries_is_refused_whole_naming_each():
+    archive = _archive(["ds/train.jsonl", "ds/../evil", "ds/docs/d1", "/abs"])
+
+    with pytest.raises(DataValidationError) as caught:
+        ZipSource(archive, label="ds.zip")
+
+    assert [(p.file, p.line, p.field) for p in caught.value.problems] == [
+        ("ds.zip", None, "ds/../evil"),
+        ("ds.zip", None, "/abs"),
+    ]
+    assert "refused whole" in caught.value.problems[0].message

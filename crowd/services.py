@@ -19,7 +19,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.models import Project, Role
+from annotate.models import InstructionVariant, Project, Role
 from annotate.services import membership_add
 from annotate.services.variant_binding import worker_variant_bind
 from config.exceptions import ApplicationError, ConflictError, PermissionDeniedError
@@ -109,7 +109,9 @@ LINK_DEFAULTS = {
 }
 
 
-def _link_problems(project: Project, values: dict, link: StudyLink | None) -> list[tuple]:
+def _link_problems(
+    project: Project, values: dict, link: StudyLink | None, *, variant_changed: bool = True
+) -> list[tuple]:
     problems = []
 
     def refuse(field: str, message: str):
@@ -167,10 +169,12 @@ def _link_problems(project: Project, values: dict, link: StudyLink | None) -> li
         if values["currency"] not in ("GBP", "USD"):
             refuse("currency", "Prolific studies pay in GBP or USD")
     variant = values["variant"]
-    if variant is not None:
+    # A link's variant retired since is followed to its new version (`link_variant_current`):
+    # only a newly chosen variant must be active.
+    if variant is not None and variant_changed:
         if variant.project_id != project.pk:
             refuse("variant", "not a variant of this project")
-        elif not variant.active:
+        elif not InstructionVariant.objects.filter(pk=variant.pk, active=True).exists():
             refuse("variant", f"{variant} is retired; choose its current version")
         elif project.allow_variant_mixing:
             refuse("variant", "this project lets each worker see several variants")
@@ -254,7 +258,9 @@ def study_link_update(*, link: StudyLink, acting_user, **changes) -> StudyLink:
             extra={"field": fixed[0]},
         )
     values = {f: getattr(link, f) for f in LINK_FIELDS} | changed
-    _raise_problems(_link_problems(link.project, values, link))
+    _raise_problems(
+        _link_problems(link.project, values, link, variant_changed="variant" in changed)
+    )
     before = {f: str(_comparable(getattr(link, f))) for f in changed}
     for field, value in changed.items():
         setattr(link, field, value)

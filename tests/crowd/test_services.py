@@ -147,6 +147,17 @@ def test_a_retired_variant_is_followed_to_its_new_version(study):
     assert WorkerVariantBinding.objects.get(worker=second).variant == fresh
 
 
+def test_a_link_whose_variant_was_retired_can_still_be_edited(study):
+    project, admin = study
+    plain = project.variants.get(name="plain")
+    link = make_link(project, admin, "mturk", variant=plain)
+    variant_update(variant=plain, active=False)
+    link = study_link_update(link=link, acting_user=admin, consent_text="Reworded.")
+    assert link.consent_text == "Reworded."
+    with pytest.raises(ApplicationError, match="retired"):
+        make_link(project, admin, "mturk", variant=plain)
+
+
 def test_declining_ends_the_session(prolific_link):
     entry = arrive(prolific_link, worker="P1", session="S1")
     session = crowd_consent_record(session=entry.session, agree=False)

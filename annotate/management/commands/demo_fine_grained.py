@@ -78,8 +78,10 @@ DEMO_PROJECTS = [
         labels=["dissimilar", "similar"],
         description="Pairs of Chinese questions written for this demo (one token per "
         "character), with perturbed copies.",
-        instruction="Read both questions and their label. In each question, mark the characters "
-        "that make the two similar or dissimilar.",
+        # In the annotators' language, with an English gloss for the newcomer on the tour.
+        instruction="阅读两个问句及其标签，在每个问句中标出使两者相似或不相似的字。"  # noqa: RUF001
+        " (Read both questions and their label; in each, mark the characters that make the two "
+        "similar or dissimilar.)",
         text_names=["问句 A", "问句 B"],
     ),
     DemoProject(

@@ -14,7 +14,7 @@ import numpy as np
 
 from rationale_metrics.jsonl import collector_paused, iter_json_objects, json_kind
 from rationale_metrics.problems import ProblemList
-from rationale_metrics.sources import DatasetSource
+from rationale_metrics.sources import UTF8_BOM, DatasetSource
 from rationale_metrics.span_rules import span_problem
 
 SPLITS = ("train", "val", "test")
@@ -216,7 +216,7 @@ def _read_docs_folder(
         with source.open(f"docs/{name}") as stream:
             raw = stream.read()
         try:
-            text = raw.decode("utf-8")
+            text = raw.removeprefix(UTF8_BOM).decode("utf-8")
         except UnicodeDecodeError as exc:
             problems.add(label, None, None, f"not valid UTF-8 (byte {exc.start})")
             continue

@@ -169,10 +169,15 @@ def open_dataset_source(path: str | Path, label: str | None = None) -> DatasetSo
     raise ValueError(f"{path}: not a dataset directory or a .zip archive")
 
 
+# Editors on Windows start UTF-8 files with it; it is no part of the text.
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def iter_lines(stream: BinaryIO, *, max_line_bytes: int) -> Iterator[tuple[int, bytes | None, int]]:
     """Yield (line_number, raw_line, length); raw_line is None when longer than the limit.
 
-    An over-long line is consumed in chunks and never held in memory whole.
+    An over-long line is consumed in chunks and never held in memory whole. A UTF-8
+    byte-order mark at the start of the file is left out.
     """
     reader = stream if isinstance(stream, io.BufferedIOBase) else io.BufferedReader(stream)
     number = 0
@@ -190,4 +195,6 @@ def iter_lines(stream: BinaryIO, *, max_line_bytes: int) -> Iterator[tuple[int, 
                     break
             yield number, None, length
             continue
+        if number == 1:
+            chunk = chunk.removeprefix(UTF8_BOM)
         yield number, chunk, len(chunk)

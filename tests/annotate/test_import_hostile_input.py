@@ -3,15 +3,18 @@ bytes, NUL characters and the uploads left behind. Each is named by file, line a
 and nothing is written."""
 
 import io
+import json
 import zipfile
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotate.models import ImportJob, Item
+from annotate.models import Document, ImportJob, Item, TaskType
+from annotate.services import dataset_import
 from tests.annotate.test_apis import zipped_dataset
-from tests.annotate.test_import_bad_input import problems_of
+from tests.annotate.test_import_bad_input import instance, problems_of, write_dataset
+from tests.annotate.test_import_benchmark import SENTIMENT_EN, project_of, write_lines
 from tests.conftest import client_for
 
 
@@ -60,3 +63,65 @@ def test_the_upload_api_refuses_a_zip_with_an_unsafe_entry(
     assert job.status == "failed"
     assert [(p["file"], p["field"]) for p in job.problems] == [("ds.zip", "ds/../../evil")]
     assert not Item.objects.filter(project=project).exists()
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _prefix_bom(path):
+    path.write_bytes(BOM + path.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("layout", "with_bom"),
+    [
+        ("docs", "docs/d1"),
+        ("docs.jsonl", "docs.jsonl"),
+        ("docs", "train.jsonl"),
+        ("docs", "val.jsonl"),
+    ],
+)
+def test_an_eraser_file_may_start_with_a_byte_order_mark(db, project, tmp_path, layout, with_bom):
+    root = write_dataset(
+        tmp_path / "d",
+        {"train": [json.dumps(instance("a1"))], "val": [json.dumps(instance("a2", "d2"))]},
+        layout=layout,
+    )
+    _prefix_bom(root / with_bom)
+
+    summary = dataset_import(project=project, path=root)
+
+    assert summary.items_created == 2
+    document = Document.objects.get(project=project, docid="d1")
+    assert document.text.startswith("The film")
+    assert document.token_texts()[0] == "The"
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("t.jsonl", '{"id": "r1", "text": "Fine film.", "label": "pos"}\n'),
+        ("t.csv", "id,text,label\nr1,Fine film.,pos\n"),
+    ],
+)
+def test_a_raw_text_file_may_start_with_a_byte_order_mark(db, project, tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(BOM + content.encode())
+
+    summary = dataset_import(project=project, path=path)
+
+    assert summary.items_created == 1
+    assert Item.objects.get(project=project).annotation_id == "r1"
+    assert Document.objects.get(project=project).text == "Fine film."
+
+
+def test_a_benchmark_file_may_start_with_a_byte_order_mark(db, tmp_path):
+    project = project_of(TaskType.CLASSIFICATION)
+    path = tmp_path / "senti_en.txt"
+    write_lines(path, SENTIMENT_EN)
+    _prefix_bom(path)
+
+    summary = dataset_import(project=project, path=path)
+
+    assert summary.items_created == 3
+    assert Item.objects.filter(project=project, annotation_id="1").exists()

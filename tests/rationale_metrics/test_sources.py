@@ -6,7 +6,7 @@ import zipfile
 import pytest
 
 from rationale_metrics.problems import DataValidationError
-from rationale_metrics.sources import ZipSource, zip_entry_problem
+from rationale_metrics.sources import UTF8_BOM, ZipSource, iter_lines, zip_entry_problem
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,11 @@ def test_an_archive_with_unsafe_entries_is_refused_whole_naming_each():
         ("ds.zip", None, "/abs"),
     ]
     assert "refused whole" in caught.value.problems[0].message
+
+
+def test_a_byte_order_mark_is_left_out_of_the_first_line_only():
+    stream = io.BytesIO(UTF8_BOM + b"a\n" + UTF8_BOM + b"b\n")
+
+    lines = [raw for _, raw, _ in iter_lines(stream, max_line_bytes=100)]
+
+    assert lines == [b"a\n", UTF8_BOM + b"b\n"]

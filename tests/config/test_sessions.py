@@ -82,7 +82,7 @@ def test_an_inactive_user_is_nobody(signed_in):
 
     response = client.get(reverse("annotate:project-list"))
 
-    assert response.status_code == 403
+    assert response.status_code == 401
 
 
 def test_a_password_change_elsewhere_ends_the_session(signed_in):
@@ -92,7 +92,7 @@ def test_a_password_change_elsewhere_ends_the_session(signed_in):
 
     response = client.get(reverse("annotate:project-list"))
 
-    assert response.status_code == 403
+    assert response.status_code == 401
     assert not SignInSession.objects.filter(user=user).exists(), "Django flushes it"
 
 
@@ -102,7 +102,7 @@ def test_an_expired_session_signs_nobody_in(signed_in):
         expire_date=timezone.now() - timedelta(seconds=1)
     )
 
-    assert client.get(reverse("annotate:project-list")).status_code == 403
+    assert client.get(reverse("annotate:project-list")).status_code == 401
 
 
 def test_signing_out_deletes_the_session(signed_in):

@@ -121,11 +121,14 @@ def test_the_javascript_catalog_serves_chinese(db, client):
     assert "\\u" not in english
 
 
-def test_pages_load_the_catalog_for_their_language(db, client):
+def test_pages_load_the_catalog_for_their_language_and_offer_every_language(db, client):
     client.force_login(UserFactory(username="li"))
 
-    assert "/jsi18n/?language=zh-hans" in page(client, "/", HTTP_ACCEPT_LANGUAGE=CHINESE_BROWSER)
+    chinese = page(client, "/", HTTP_ACCEPT_LANGUAGE=CHINESE_BROWSER)
+    assert "/jsi18n/?language=zh-hans" in chinese
     assert "/jsi18n/?language=en" in page(client, "/")
+    assert '<option value="en" lang="en">English</option>' in chinese
+    assert '<option value="zh-hans" lang="zh-hans" selected>简体中文</option>' in chinese
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,12 @@ from annotate.perturbation_types import (
     MAX_PROJECT_TYPES,
 )
 from annotate.services.perturbations import MAX_TEXT_CHARS, Decision, QueryMode, query_mode
+from config.api_fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictRegexField,
+)
 
 SNIPPET_CHARS = 240
 QUERY_MODES = (QueryMode.FREE, QueryMode.QUESTION, QueryMode.OPTIONS, QueryMode.NONE)
@@ -42,7 +48,7 @@ class _TextsField(serializers.ListField):
     # Texts are kept exactly as typed (no trimming): the diff is over what the author wrote.
     def __init__(self, **kwargs):
         super().__init__(
-            child=serializers.CharField(
+            child=StrictCharField(
                 trim_whitespace=False, allow_blank=True, max_length=MAX_TEXT_CHARS
             ),
             max_length=50,
@@ -51,22 +57,22 @@ class _TextsField(serializers.ListField):
 
 
 class AnswerInputSerializer(serializers.Serializer):
-    text = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
-    none = serializers.BooleanField(required=False, help_text="true: the passage has no answer")
-    document = serializers.IntegerField(
+    text = StrictCharField(required=False, allow_blank=True, max_length=10_000)
+    none = StrictBooleanField(required=False, help_text="true: the passage has no answer")
+    document = StrictIntegerField(
         required=False, min_value=0, help_text="Position of the passage holding the answer."
     )
-    start_char = serializers.IntegerField(required=False, min_value=0)
+    start_char = StrictIntegerField(required=False, min_value=0)
 
 
 class PerturbationCreateInputSerializer(serializers.Serializer):
-    original = serializers.IntegerField(help_text="Id of the original item.")
-    types = serializers.ListField(child=serializers.CharField(max_length=48), max_length=30)
+    original = StrictIntegerField(help_text="Id of the original item.")
+    types = serializers.ListField(child=StrictCharField(max_length=48), max_length=30)
     texts = _TextsField(help_text="One text per document of the original, in its order.")
-    query = serializers.CharField(
+    query = StrictCharField(
         required=False, allow_null=True, allow_blank=True, trim_whitespace=False, default=None
     )
-    label = serializers.CharField(
+    label = StrictCharField(
         required=False, allow_null=True, allow_blank=True, max_length=255, default=None
     )
     answer = AnswerInputSerializer(required=False, allow_null=True, default=None)
@@ -76,36 +82,36 @@ class PerturbationEditInputSerializer(serializers.Serializer):
     """A checker's edits: any of the draft's fields; the others stay as the author wrote them."""
 
     types = serializers.ListField(
-        child=serializers.CharField(max_length=48), max_length=30, required=False
+        child=StrictCharField(max_length=48), max_length=30, required=False
     )
     texts = _TextsField(required=False)
-    query = serializers.CharField(
+    query = StrictCharField(
         required=False, allow_null=True, allow_blank=True, trim_whitespace=False
     )
-    label = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+    label = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
     answer = AnswerInputSerializer(required=False, allow_null=True)
 
 
 class PerturbationCheckInputSerializer(serializers.Serializer):
     decision = serializers.ChoiceField(choices=Decision.ALL)
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=5_000, default="")
+    comment = StrictCharField(required=False, allow_blank=True, max_length=5_000, default="")
     edits = PerturbationEditInputSerializer(required=False, allow_null=True, default=None)
 
 
 class PerturbationListFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=PerturbationStatus.choices, required=False)
-    original = serializers.IntegerField(required=False, min_value=1)
+    original = StrictIntegerField(required=False, min_value=1)
 
 
 class OriginalListFilterSerializer(serializers.Serializer):
-    search = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-    below_quota = serializers.BooleanField(required=False, default=False)
+    search = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+    below_quota = StrictBooleanField(required=False, default=False)
 
 
 class ProjectTypeSerializer(serializers.Serializer):
-    key = serializers.RegexField(KEY_PATTERN, max_length=48)
-    name = serializers.CharField(required=False, allow_blank=True, max_length=MAX_NAME_CHARS)
-    description = serializers.CharField(
+    key = StrictRegexField(KEY_PATTERN, max_length=48)
+    name = StrictCharField(required=False, allow_blank=True, max_length=MAX_NAME_CHARS)
+    description = StrictCharField(
         required=False, allow_blank=True, max_length=MAX_DESCRIPTION_CHARS
     )
 
@@ -114,12 +120,8 @@ class PerturbationSettingsInputSerializer(serializers.Serializer):
     perturbation_types = ProjectTypeSerializer(
         many=True, required=False, max_length=MAX_PROJECT_TYPES
     )
-    perturbations_per_original = serializers.IntegerField(
-        required=False, min_value=1, max_value=100
-    )
-    perturbations_per_type = serializers.IntegerField(
-        required=False, min_value=0, max_value=1_000_000
-    )
+    perturbations_per_original = StrictIntegerField(required=False, min_value=1, max_value=100)
+    perturbations_per_type = StrictIntegerField(required=False, min_value=0, max_value=1_000_000)
 
 
 class TypeOutputSerializer(serializers.Serializer):

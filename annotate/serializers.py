@@ -20,6 +20,14 @@ from annotate.models import (
 )
 from annotate.task_types import DEFAULT_TEXT_NAMES, MAX_TEXT_NAME_LENGTH, NO_ANSWER_LABEL
 from annotate.variant_presets import PRESET_TASKS, variant_display_text
+from config.api_fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictSlugField,
+    StrictUUIDField,
+)
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -52,23 +60,23 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 
 
 class ProjectCreateInputSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    name = StrictCharField(max_length=200)
+    description = StrictCharField(required=False, allow_blank=True, default="")
     task_type = serializers.ChoiceField(choices=TaskType.choices, default=TaskType.CLASSIFICATION)
     labels = serializers.ListField(
-        child=serializers.CharField(max_length=255), required=False, default=list
+        child=StrictCharField(max_length=255), required=False, default=list
     )
     language = serializers.ChoiceField(choices=Language.choices, default=Language.ENGLISH)
-    annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
-    min_highlight = serializers.IntegerField(min_value=0, max_value=10_000, default=1)
+    annotators_per_item = StrictIntegerField(min_value=1, max_value=50, default=3)
+    min_highlight = StrictIntegerField(min_value=0, max_value=10_000, default=1)
     text_names = serializers.ListField(
-        child=serializers.CharField(max_length=MAX_TEXT_NAME_LENGTH),
+        child=StrictCharField(max_length=MAX_TEXT_NAME_LENGTH),
         max_length=2,
         required=False,
         default=list,
     )
-    labels_from_annotators = serializers.BooleanField(required=False, default=False)
-    question_rationales = serializers.BooleanField(required=False, default=False)
+    labels_from_annotators = StrictBooleanField(required=False, default=False)
+    question_rationales = StrictBooleanField(required=False, default=False)
 
 
 class ImportJobCreateInputSerializer(serializers.Serializer):
@@ -130,38 +138,38 @@ class ItemOutputSerializer(serializers.ModelSerializer):
 
 
 class ProjectPolicyInputSerializer(serializers.Serializer):
-    description = serializers.CharField(required=False, allow_blank=True)
-    labels = serializers.ListField(child=serializers.CharField(max_length=255), required=False)
-    annotators_per_item = serializers.IntegerField(min_value=1, max_value=50, required=False)
-    min_highlight = serializers.IntegerField(min_value=0, max_value=10_000, required=False)
-    lease_seconds = serializers.IntegerField(min_value=30, max_value=7 * 24 * 3600, required=False)
-    allow_variant_mixing = serializers.BooleanField(required=False)
-    allocation_seed = serializers.IntegerField(min_value=0, required=False)
-    reviewers_per_annotation = serializers.IntegerField(min_value=1, max_value=10, required=False)
-    max_rounds = serializers.IntegerField(min_value=1, max_value=10, required=False)
-    sufficiency_threshold = serializers.FloatField(min_value=1, max_value=3, required=False)
-    compactness_threshold = serializers.FloatField(min_value=1, max_value=4, required=False)
-    comprehensiveness_threshold = serializers.FloatField(min_value=1, max_value=3, required=False)
+    description = StrictCharField(required=False, allow_blank=True)
+    labels = serializers.ListField(child=StrictCharField(max_length=255), required=False)
+    annotators_per_item = StrictIntegerField(min_value=1, max_value=50, required=False)
+    min_highlight = StrictIntegerField(min_value=0, max_value=10_000, required=False)
+    lease_seconds = StrictIntegerField(min_value=30, max_value=7 * 24 * 3600, required=False)
+    allow_variant_mixing = StrictBooleanField(required=False)
+    allocation_seed = StrictIntegerField(min_value=0, required=False)
+    reviewers_per_annotation = StrictIntegerField(min_value=1, max_value=10, required=False)
+    max_rounds = StrictIntegerField(min_value=1, max_value=10, required=False)
+    sufficiency_threshold = StrictFloatField(min_value=1, max_value=3, required=False)
+    compactness_threshold = StrictFloatField(min_value=1, max_value=4, required=False)
+    comprehensiveness_threshold = StrictFloatField(min_value=1, max_value=3, required=False)
     # What the task type shows: whether these fit the project's task type is the service's
     # to say, as it knows the project.
     text_names = serializers.ListField(
-        child=serializers.CharField(max_length=MAX_TEXT_NAME_LENGTH), max_length=2, required=False
+        child=StrictCharField(max_length=MAX_TEXT_NAME_LENGTH), max_length=2, required=False
     )
-    labels_from_annotators = serializers.BooleanField(required=False)
-    question_rationales = serializers.BooleanField(required=False)
-    multi_set_mode = serializers.BooleanField(required=False)
+    labels_from_annotators = StrictBooleanField(required=False)
+    question_rationales = StrictBooleanField(required=False)
+    multi_set_mode = StrictBooleanField(required=False)
 
 
 class MembershipInputSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
+    username = StrictCharField(max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
 
 
 class VariantExampleSerializer(serializers.Serializer):
-    tokens = serializers.ListField(child=serializers.CharField(), min_length=1)
-    highlighted = serializers.ListField(child=serializers.IntegerField(min_value=0))
-    label = serializers.CharField(required=False, allow_blank=True)
-    note = serializers.CharField(required=False, allow_blank=True)
+    tokens = serializers.ListField(child=StrictCharField(), min_length=1)
+    highlighted = serializers.ListField(child=StrictIntegerField(min_value=0))
+    label = StrictCharField(required=False, allow_blank=True)
+    note = StrictCharField(required=False, allow_blank=True)
 
 
 class VariantOutputSerializer(serializers.ModelSerializer):
@@ -171,8 +179,8 @@ class VariantOutputSerializer(serializers.ModelSerializer):
 
 
 class VariantCreateInputSerializer(serializers.Serializer):
-    name = serializers.SlugField(max_length=120)
-    text = serializers.CharField()
+    name = StrictSlugField(max_length=120)
+    text = StrictCharField()
     granularity = serializers.ChoiceField(choices=Granularity.choices, default=Granularity.WORD)
     examples = VariantExampleSerializer(many=True, required=False, default=list)
 
@@ -186,10 +194,10 @@ class VariantPresetsInputSerializer(serializers.Serializer):
 
 
 class VariantUpdateInputSerializer(serializers.Serializer):
-    text = serializers.CharField(required=False)
+    text = StrictCharField(required=False)
     granularity = serializers.ChoiceField(choices=Granularity.choices, required=False)
     examples = VariantExampleSerializer(many=True, required=False)
-    active = serializers.BooleanField(required=False)
+    active = StrictBooleanField(required=False)
 
 
 def item_for_annotator(item, *, hide_gold: bool = False) -> dict:
@@ -284,9 +292,9 @@ class AssignmentOutputSerializer(serializers.Serializer):
 
 
 class SpanInputSerializer(serializers.Serializer):
-    docid = serializers.CharField()
-    start_token = serializers.IntegerField(min_value=0)
-    end_token = serializers.IntegerField(min_value=1)
+    docid = StrictCharField()
+    start_token = StrictIntegerField(min_value=0)
+    end_token = StrictIntegerField(min_value=1)
 
 
 MAX_RATIONALE_SETS = 50
@@ -376,10 +384,10 @@ def _span_cleaned(span) -> tuple[dict, dict]:
 
 
 class SubmitInputSerializer(serializers.Serializer):
-    client_uuid = serializers.UUIDField()
+    client_uuid = StrictUUIDField()
     rationale_sets = RationaleSetsField()
-    label = serializers.CharField(required=False, allow_null=True, default=None)
-    time_spent_ms = serializers.IntegerField(min_value=0, max_value=MAX_TIME_SPENT_MS, default=0)
+    label = StrictCharField(required=False, allow_null=True, default=None)
+    time_spent_ms = StrictIntegerField(min_value=0, max_value=MAX_TIME_SPENT_MS, default=0)
 
     def get_fields(self) -> dict:
         # Each field made anew from its declaration's arguments, where DRF deep-copies the

@@ -1,19 +1,24 @@
 from rest_framework import serializers
 
+from config.api_fields import (
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+)
 from exports.models import Export
 from exports.params import AGGREGATIONS, ARCHIVES, LAYOUTS, SELECTIONS, SPLIT_MODES
 
 
 class ExportCreateInputSerializer(serializers.Serializer):
     selection = serializers.ChoiceField(choices=SELECTIONS, default="submitted")
-    variant = serializers.CharField(required=False, allow_null=True, allow_blank=False)
+    variant = StrictCharField(required=False, allow_null=True, allow_blank=False)
     aggregation = serializers.ChoiceField(choices=AGGREGATIONS, default="majority")
-    annotator = serializers.CharField(required=False, allow_null=True)
+    annotator = StrictCharField(required=False, allow_null=True)
     splits = serializers.ChoiceField(choices=SPLIT_MODES, default="keep")
     ratios = serializers.ListField(
-        child=serializers.FloatField(min_value=0), min_length=3, max_length=3, required=False
+        child=StrictFloatField(min_value=0), min_length=3, max_length=3, required=False
     )
-    seed = serializers.IntegerField(min_value=0, default=0)
+    seed = StrictIntegerField(min_value=0, default=0)
     layout = serializers.ChoiceField(choices=LAYOUTS, default="docs")
     archive = serializers.ChoiceField(choices=ARCHIVES, default="zip")
 
@@ -51,7 +56,7 @@ class ExportOutputSerializer(serializers.ModelSerializer):
 
 
 class ExplainerRunCreateInputSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=120)
+    name = StrictCharField(max_length=120)
     split = serializers.ChoiceField(choices=["train", "val", "test"], default="test")
     file = serializers.FileField(required=False)
     explainer = serializers.ChoiceField(
@@ -83,14 +88,14 @@ class ExplainerRunOutputSerializer(serializers.ModelSerializer):
 class DatasheetInfoSerializer(serializers.Serializer):
     """What admins state for the datasheet; every field optional in an update."""
 
-    annotator_background = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    annotator_background = StrictCharField(required=False, allow_blank=True, max_length=5000)
     annotator_languages = serializers.ListField(
-        child=serializers.CharField(max_length=60), required=False, max_length=30
+        child=StrictCharField(max_length=60), required=False, max_length=30
     )
-    annotator_training = serializers.CharField(required=False, allow_blank=True, max_length=20000)
-    compensation = serializers.CharField(required=False, allow_blank=True, max_length=5000)
-    licence = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    terms_of_use = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    annotator_training = StrictCharField(required=False, allow_blank=True, max_length=20000)
+    compensation = StrictCharField(required=False, allow_blank=True, max_length=5000)
+    licence = StrictCharField(required=False, allow_blank=True, max_length=200)
+    terms_of_use = StrictCharField(required=False, allow_blank=True, max_length=20000)
     updated_by = serializers.CharField(source="updated_by.username", read_only=True, default=None)
     updated_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
@@ -98,4 +103,4 @@ class DatasheetInfoSerializer(serializers.Serializer):
 class DatasheetPreviewInputSerializer(ExportCreateInputSerializer):
     """The export's parameters, read from the query string (`ratios` given three times)."""
 
-    cohort = serializers.CharField(required=False, allow_null=True, allow_blank=False)
+    cohort = StrictCharField(required=False, allow_null=True, allow_blank=False)

@@ -3,24 +3,29 @@
 from rest_framework import serializers
 
 from annotate.serializers import RationaleSetsField
+from config.api_fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictModelSerializer,
+)
 from qc.models import Platform, QualityPolicy
 
 
-class QualityPolicySerializer(serializers.ModelSerializer):
-    allowed_locales = serializers.ListField(
-        child=serializers.CharField(max_length=16), required=False
-    )
-    min_approval_rate = serializers.FloatField(
+class QualityPolicySerializer(StrictModelSerializer):
+    allowed_locales = serializers.ListField(child=StrictCharField(max_length=16), required=False)
+    min_approval_rate = StrictFloatField(
         min_value=0, max_value=100, allow_null=True, required=False
     )
-    max_approval_rate = serializers.FloatField(
+    max_approval_rate = StrictFloatField(
         min_value=0, max_value=100, allow_null=True, required=False
     )
-    test_pass_f1 = serializers.FloatField(min_value=0, max_value=1, required=False)
-    test_max_attempts = serializers.IntegerField(min_value=1, max_value=10, required=False)
-    min_seconds = serializers.FloatField(min_value=0, required=False)
-    max_stopword_share = serializers.FloatField(min_value=0, max_value=1, required=False)
-    min_coannotator_kappa = serializers.FloatField(min_value=-1, max_value=1, required=False)
+    test_pass_f1 = StrictFloatField(min_value=0, max_value=1, required=False)
+    test_max_attempts = StrictIntegerField(min_value=1, max_value=10, required=False)
+    min_seconds = StrictFloatField(min_value=0, required=False)
+    max_stopword_share = StrictFloatField(min_value=0, max_value=1, required=False)
+    min_coannotator_kappa = StrictFloatField(min_value=-1, max_value=1, required=False)
 
     class Meta:
         model = QualityPolicy
@@ -29,36 +34,36 @@ class QualityPolicySerializer(serializers.ModelSerializer):
 
 class GoldItemsInputSerializer(serializers.Serializer):
     annotation_ids = serializers.ListField(
-        child=serializers.CharField(max_length=255), min_length=1, max_length=100
+        child=StrictCharField(max_length=255), min_length=1, max_length=100
     )
 
 
 class SetScoreInputSerializer(serializers.Serializer):
-    rationale_set = serializers.IntegerField()
-    sufficiency = serializers.IntegerField(min_value=1, max_value=3)
-    compactness = serializers.IntegerField(min_value=1, max_value=4)
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000, default="")
+    rationale_set = StrictIntegerField()
+    sufficiency = StrictIntegerField(min_value=1, max_value=3)
+    compactness = StrictIntegerField(min_value=1, max_value=4)
+    comment = StrictCharField(required=False, allow_blank=True, max_length=5000, default="")
 
 
 class ReviewInputSerializer(serializers.Serializer):
-    comprehensiveness = serializers.IntegerField(min_value=1, max_value=3)
+    comprehensiveness = StrictIntegerField(min_value=1, max_value=3)
     set_scores = SetScoreInputSerializer(many=True)
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000, default="")
+    comment = StrictCharField(required=False, allow_blank=True, max_length=5000, default="")
 
 
 class ReasonInputSerializer(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000)
+    reason = StrictCharField(max_length=2000)
 
 
 class DecisionInputSerializer(serializers.Serializer):
-    accept = serializers.BooleanField()
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+    accept = StrictBooleanField()
+    reason = StrictCharField(required=False, allow_blank=True, max_length=2000, default="")
 
 
 class TestAnswerInputSerializer(serializers.Serializer):
-    gold_item = serializers.IntegerField()
+    gold_item = StrictIntegerField()
     rationale_sets = RationaleSetsField()
-    time_spent_ms = serializers.IntegerField(min_value=0, max_value=7 * 24 * 3600 * 1000, default=0)
+    time_spent_ms = StrictIntegerField(min_value=0, max_value=7 * 24 * 3600 * 1000, default=0)
 
 
 class WorkerCsvInputSerializer(serializers.Serializer):

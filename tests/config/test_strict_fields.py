@@ -1,0 +1,144 @@
+"""A JSON body's values are taken at their own JSON type only; form and query-string data,
+which can carry nothing but text, are parsed as before."""
+
+import uuid
+
+import pytest
+from django.http import QueryDict
+from django.urls import reverse
+from rest_framework import serializers
+
+from annotate.models import ProjectMembership, Role
+from annotate.serializers import submit_input_validated
+from config import api_fields
+from tests.annotate.workflow_helpers import make_project
+from tests.conftest import client_for
+from tests.factories import UserFactory
+
+
+class Sample(serializers.Serializer):
+    flag = api_fields.StrictBooleanField(required=False)
+    text = api_fields.StrictCharField(required=False)
+    slug = api_fields.StrictSlugField(required=False)
+    count = api_fields.StrictIntegerField(required=False)
+    ratio = api_fields.StrictFloatField(required=False)
+    key = api_fields.StrictUUIDField(required=False)
+    words = serializers.ListField(child=api_fields.StrictCharField(), required=False)
+
+
+WRONG = [
+    ("flag", 0),
+    ("flag", 1),
+    ("flag", "true"),
+    ("flag", "off"),
+    ("text", 0),
+    ("text", 1.5),
+    ("text", True),
+    ("slug", 7),
+    ("count", "3"),
+    ("count", True),
+    ("count", 2.5),
+    ("ratio", "0.5"),
+    ("ratio", True),
+    ("key", 5),
+    ("words", [1, "a"]),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), WRONG)
+def test_a_json_value_of_another_type_is_refused(name, value):
+    data = Sample(data={name: value})
+
+    assert not data.is_valid()
+    assert name in data.errors
+
+
+RIGHT = [
+    ("flag", False, False),
+    ("text", "a", "a"),
+    ("slug", "a-b", "a-b"),
+    ("count", 3, 3),
+    ("count", 3.0, 3),
+    ("ratio", 1, 1.0),
+    ("ratio", 0.5, 0.5),
+    (
+        "key",
+        "12345678-1234-5678-1234-567812345678",
+        uuid.UUID(int=0x12345678123456781234567812345678),
+    ),
+    ("words", ["a", "b"], ["a", "b"]),
+]
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), RIGHT)
+def test_a_json_value_of_its_own_type_is_taken(name, value, expected):
+    data = Sample(data={name: value})
+
+    assert data.is_valid(), data.errors
+    assert data.validated_data[name] == expected
+
+
+def test_form_and_query_string_text_is_parsed_as_before():
+    data = Sample(data=QueryDict("flag=true&text=a&count=3&ratio=0.5&words=x&words=y"))
+
+    assert data.is_valid(), data.errors
+    assert dict(data.validated_data) == {
+        "flag": True,
+        "text": "a",
+        "count": 3,
+        "ratio": 0.5,
+        "words": ["x", "y"],
+    }
+
+
+@pytest.mark.parametrize(
+    "change", [{"label": 0}, {"time_spent_ms": "5"}, {"client_uuid": 5}, {"time_spent_ms": True}]
+)
+def test_a_submit_body_of_the_wrong_types_is_refused(change):
+    body = {
+        "client_uuid": str(uuid.uuid4()),
+        "rationale_sets": [[{"docid": "d0", "start_token": 0, "end_token": 1}]],
+        **change,
+    }
+
+    with pytest.raises(serializers.ValidationError) as refused:
+        submit_input_validated(body)
+
+    assert set(change) <= set(refused.value.detail)
+
+
+@pytest.fixture
+def admin_client(db):
+    project = make_project(items=1)
+    admin = UserFactory()
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    return project, client_for(admin)
+
+
+@pytest.mark.parametrize(
+    ("url", "method", "body", "field"),
+    [
+        ("annotate:variant-detail", "patch", {"active": 0}, "active"),
+        ("annotate:variant-detail", "patch", {"text": 0}, "text"),
+        ("annotate:variant-list", "post", {"name": "v2", "text": 0}, "text"),
+        ("annotate:project-policy", "patch", {"multi_set_mode": "true"}, "multi_set_mode"),
+        ("annotate:project-policy", "patch", {"annotators_per_item": "3"}, "annotators_per_item"),
+        ("qc:quality-policy", "patch", {"masters_only": 1}, "masters_only"),
+        ("qc:quality-policy", "patch", {"test_pass_f1": "0.5"}, "test_pass_f1"),
+        ("qc:quality-policy", "patch", {"test_instructions": 5}, "test_instructions"),
+    ],
+)
+def test_the_api_refuses_wrong_types_instead_of_coercing_them(
+    admin_client, url, method, body, field
+):
+    project, client = admin_client
+    args = (
+        [project.id, project.variants.get().id]
+        if url == "annotate:variant-detail"
+        else [project.id]
+    )
+
+    response = getattr(client, method)(reverse(url, args=args), body, format="json")
+
+    assert response.status_code == 400, response.content
+    assert field in response.data

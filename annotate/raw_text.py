@@ -123,26 +123,72 @@ def _iter_jsonl(path: Path, label: str, problems: ProblemList, max_line_bytes: i
 def _iter_csv(path: Path, label: str, problems: ProblemList, max_line_bytes: int, task_type):
     csv.field_size_limit(max_line_bytes)
     with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None:
-            return
-        missing = [f for f in required_csv_columns(task_type) if f not in reader.fieldnames]
-        if task_type == "reading_comprehension" and "answer" not in reader.fieldnames:
-            missing += [f for f in ("answer_start", "answer_end") if f not in reader.fieldnames]
-        if missing:
-            problems.add(label, 1, ",".join(missing), "missing column(s) in the header")
-            return
         try:
-            for record in reader:
-                number = reader.line_num
-                if None in record:
-                    problems.add(label, number, None, "row has more cells than the header")
+            before = len(problems)
+            rows = csv_records(handle, label, problems)
+            header = next(rows, None)
+            if header is None or len(problems) > before:
+                return  # no header, or none that can be trusted to name the columns
+            _, fieldnames = header
+            missing = [f for f in required_csv_columns(task_type) if f not in fieldnames]
+            if task_type == "reading_comprehension" and "answer" not in fieldnames:
+                missing += [f for f in ("answer_start", "answer_end") if f not in fieldnames]
+            if missing:
+                problems.add(label, 1, ",".join(missing), "missing column(s) in the header")
+                return
+            for number, row in rows:
+                if len(row) != len(fieldnames):
+                    problems.add(
+                        label,
+                        number,
+                        None,
+                        f"row has {len(row)} fields, but the header has {len(fieldnames)}: a "
+                        "field is missing or extra, or a comma or quote is out of place",
+                    )
                     continue
-                yield number, {k: (v if v != "" else None) for k, v in record.items() if k}
-        except csv.Error as exc:
-            problems.add(label, reader.line_num, None, f"malformed CSV: {exc}")
+                cells = zip(fieldnames, row, strict=True)
+                yield number, {k: (v if v != "" else None) for k, v in cells if k}
         except UnicodeDecodeError as exc:
             problems.add(label, None, None, f"not valid UTF-8: {exc.reason}")
+
+
+def csv_records(lines, label: str, problems: ProblemList) -> Iterator[tuple[int, list[str]]]:
+    """(first line, fields) of each non-blank CSV record read from `lines`.
+
+    Strict parsing: a quote must end its field. Without it a quote left open swallows the
+    lines after it, up to the next quote, into one field, and rows vanish without a word.
+    A record the csv module refuses is named by the line it starts on, and reading goes on
+    from the line after it.
+    """
+    reader = csv.reader(lines, strict=True)
+    end = 0
+    while True:
+        start = end + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            end = reader.line_num
+            problems.add(label, start, None, _csv_error(str(exc), start, end))
+            continue
+        end = reader.line_num
+        if row:
+            yield start, row
+
+
+def _csv_error(reason: str, start: int, end: int) -> str:
+    if reason == "unexpected end of data":
+        return (
+            "malformed CSV: a quote opened in the row starting on this line is never closed "
+            f"(the file ends on line {end})"
+        )
+    if start < end:
+        return (
+            f"malformed CSV: the row starting on this line runs to line {end}, where the "
+            f"csv reader stopped ({reason}): a quote opened in it may be closed too late"
+        )
+    return f"malformed CSV: {reason}"
 
 
 def iter_raw_records(

@@ -125,3 +125,38 @@ def test_a_benchmark_file_may_start_with_a_byte_order_mark(db, tmp_path):
 
     assert summary.items_created == 3
     assert Item.objects.filter(project=project, annotation_id="1").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "words"),
+    [
+        # The quote opened on line 2 closes on line 4: three rows read as one, silently.
+        (
+            'id,text,label\nr1,"Fine film.,pos\nr2,Bad.,neg\nr3,"Ok",pos\n',
+            2,
+            ["quote", "line 4"],
+        ),
+        # Never closed: the rest of the file was one text.
+        ('id,text,label\nr1,"Fine film.,pos\nr2,Bad.,neg\n', 2, ["quote", "never closed"]),
+        ("id,text,label,split\nr1,Fine film.,pos\nr2,Bad.,neg,test\n", 2, ["3 fields", "has 4"]),
+        ("id,text,label\nr1,Fine film.,pos,train\n", 2, ["4 fields", "has 3"]),
+    ],
+    ids=["quote-closed-later", "quote-never-closed", "too-few-fields", "too-many-fields"],
+)
+def test_a_broken_csv_row_is_named_by_its_line(db, project, tmp_path, content, line, words):
+    path = tmp_path / "t.csv"
+    path.write_text(content)
+
+    problems = problems_of(project, path)
+
+    assert [(p.file, p.line, p.field) for p in problems] == [("t.csv", line, None)]
+    assert all(word in problems[0].message for word in words), problems[0].message
+
+
+def test_a_quoted_field_across_lines_is_one_row_named_by_its_first_line(db, project, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text('id,text,label\nr1,"Fine\nfilm.",pos\nr2,"Bad\nfilm.",\n')
+
+    [problem] = problems_of(project, path)
+
+    assert (problem.line, problem.field) == (4, "label")

@@ -10,7 +10,7 @@ CI_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
 CI_BROKER_URL ?= redis://127.0.0.1:6379/13
 CI_CACHE_URL ?= redis://127.0.0.1:6379/12
 
-.PHONY: install run test lint check-migrations messages
+.PHONY: install run test lint check-migrations bench-smoke messages
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ check-migrations: install
 # GNU gettext (Debian: apt-get install gettext); `run` and `test` use the committed .mo files.
 messages: install
 	$(BIN)/python manage.py translations_update
+
+# Every benchmark script run to its end at a small size (not a timing); CI requires all.
+bench-smoke: install
+	$(BIN)/python bench/smoke.py $(if $(filter true,$(CI)),--require-all)
 
 ifeq ($(CI),true)
 test: install lint check-migrations

@@ -34,6 +34,8 @@ SCALES = {
     # name: (instances, documents per instance, tokens per document, sentences per document)
     "esnli": (9807, 2, 16, 1),
     "evidence_inference": (959, 1, 4761, 156),
+    # For the smoke run (bench/smoke.py): every step, at no size worth timing.
+    "tiny": (50, 1, 200, 10),
 }
 LABELS = ["entailment", "contradiction", "neutral"]
 THRESHOLDS = [0.01, 0.05, 0.1, 0.2, 0.5]
@@ -168,7 +170,9 @@ def child(mode: str, root: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scales", nargs="+", choices=sorted(SCALES), default=list(SCALES))
+    parser.add_argument(
+        "--scales", nargs="+", choices=sorted(SCALES), default=["esnli", "evidence_inference"]
+    )
     parser.add_argument(
         "--repeat",
         type=int,

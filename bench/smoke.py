@@ -1,0 +1,110 @@
+"""Run every benchmark script to its end at a small size, so none breaks unseen.
+
+A smoke run, not a timing: each script runs as a user would run it (a fresh process, its
+own command line), on sizes small enough for CI, and must exit 0. Prints one line per
+script with its exit code and seconds, then the tail of the output of any that failed.
+
+    python bench/smoke.py            # every script
+    python bench/smoke.py load faults  # some of them
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# script -> its arguments at smoke size
+SMOKE_RUNS: dict[str, list[str]] = {
+    "agreement": [
+        "--items",
+        "200",
+        "--variants",
+        "3",
+        "--sklearn-items",
+        "20",
+        "--api-items",
+        "20",
+    ],
+    "metrics": ["--scales", "tiny", "--repeat", "1"],
+    "fine_grained": ["--instances", "200", "--repeat", "1"],
+    "import": ["--sizes", "100", "200", "--tokens", "50"],
+    "export": ["--sizes", "200", "400"],
+    "explain": ["--items", "1000"],
+    "workspace": ["--tokens", "300", "--toggles", "5"],
+    "load": ["--clients", "5", "--seconds", "5", "--items", "200"],
+    "hotpath_cost": ["--pairs", "3", "--items", "200"],
+    "faults": ["--outage-seconds", "2"],
+}
+# What a script needs beyond Python and the project's services, and why it may be absent.
+NEEDS = {
+    "workspace": ("/usr/bin/chromium", "headless Chromium (Debian package chromium)"),
+    "load": ("/usr/sbin/nginx", "nginx (Debian package nginx-light)"),
+    "hotpath_cost": ("valgrind", "valgrind"),
+    "faults": ("pg_ctlcluster", "PostgreSQL's cluster tools, run as root"),
+}
+TIMEOUT_SECONDS = 600
+
+
+def _available(script: str) -> str | None:
+    """Why `script` cannot run here, or None."""
+    need = NEEDS.get(script)
+    if need is None:
+        return None
+    program, what = need
+    found = Path(program).exists() if program.startswith("/") else shutil.which(program)
+    return None if found else f"needs {what}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scripts", nargs="*", help=f"some of: {' '.join(SMOKE_RUNS)}")
+    parser.add_argument(
+        "--require-all",
+        action="store_true",
+        help="a script whose tools are missing fails instead of being passed over (CI)",
+    )
+    args = parser.parse_args()
+    unknown = sorted(set(args.scripts) - set(SMOKE_RUNS))
+    if unknown:
+        parser.error(f"unknown script(s): {', '.join(unknown)}")
+    args.scripts = args.scripts or list(SMOKE_RUNS)
+    failed = []
+    for script in args.scripts:
+        missing = _available(script)
+        if missing:
+            print(f"{script:14} {'FAILED' if args.require_all else 'not run'}: {missing}")
+            if args.require_all:
+                failed.append((script, missing))
+            continue
+        started = time.monotonic()
+        try:
+            done = subprocess.run(
+                [sys.executable, f"bench/{script}.py", *SMOKE_RUNS[script]],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_SECONDS,
+            )
+            code, output = done.returncode, done.stdout + done.stderr
+        except subprocess.TimeoutExpired as expired:
+            code, output = "timeout", f"{expired.stdout or ''}{expired.stderr or ''}"
+        seconds = time.monotonic() - started
+        print(f"{script:14} exit {code} in {seconds:.0f} s", flush=True)
+        if code != 0:
+            failed.append((script, "\n".join(str(output).splitlines()[-25:])))
+    for script, tail in failed:
+        print(f"\n--- {script} ---\n{tail}")
+    print(
+        f"\n{len(args.scripts) - len(failed)} of {len(args.scripts)} benchmark scripts ran to the end"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

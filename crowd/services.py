@@ -39,7 +39,7 @@ from crowd.selectors import (
     session_items_from,
     worker_standing,
 )
-from qc.models import QualificationStatus, WorkerProfile
+from qc.models import QualificationAttempt, QualificationStatus, WorkerProfile
 from qc.services.workers import worker_profile_for_platform
 
 
@@ -459,6 +459,15 @@ def _no_work_left(session: CrowdSession) -> bool:
         return True  # e.g. no active instruction variant: nobody can be served
 
 
+AWAITING_SELECTION = "awaiting an admin's selection"
+
+
+def _took_the_test(project: Project, worker) -> bool:
+    return QualificationAttempt.objects.filter(
+        project_worker__project=project, project_worker__worker=worker, finished_at__isnull=False
+    ).exists()
+
+
 def _complete(session: CrowdSession, reason: str) -> CrowdSession:
     session.items_from = session_items_from(session)
     session.items_done = session_items_count(session)
@@ -524,7 +533,16 @@ def crowd_session_finish(
                 session, SessionStatus.SCREENED_OUT, reason or status, CrowdEventKind.SCREENED_OUT
             )
         if status == QualificationStatus.PENDING:
-            return _complete(session, "qualification work done; awaiting an admin's selection")
+            # After a test the worker did qualification work, which the session pays for;
+            # selection on the record alone asked nothing of them yet.
+            if _took_the_test(link.project, session.worker):
+                return _complete(session, "qualification work done; awaiting an admin's selection")
+            return _end(
+                session,
+                SessionStatus.SCREENED_OUT,
+                AWAITING_SELECTION,
+                CrowdEventKind.SCREENED_OUT,
+            )
         if items < link.items_required and no_work:
             return _complete(session, "no more work for this worker")
         if items != session.items_done:

@@ -291,6 +291,7 @@ def end(request, session_id: int):
             "session": session,
             "link": link,
             "declined": session.status == SessionStatus.DECLINED,
+            "awaiting": session.end_reason == services.AWAITING_SELECTION,
             "return_url": return_url,
             "code": link.screen_out_code,
             **_words(link),

@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from annotate.models import ProjectMembership, Role, WorkerVariantBinding
 from annotate.services import variant_update
@@ -17,7 +18,13 @@ from crowd.services import (
     crowd_session_finish,
     study_link_update,
 )
-from qc.models import AuditEvent, ProjectWorker, QualificationStatus, WorkerProfile
+from qc.models import (
+    AuditEvent,
+    ProjectWorker,
+    QualificationAttempt,
+    QualificationStatus,
+    WorkerProfile,
+)
 from qc.services import (
     project_worker_block,
     quality_policy_update,
@@ -275,16 +282,34 @@ def test_a_worker_blocked_before_the_required_items_is_screened_out(mturk_link):
     assert (session.status, session.items_done) == (SessionStatus.SCREENED_OUT, 2)
 
 
-def test_qualification_awaiting_selection_completes_the_session(study):
+def test_a_passed_test_awaiting_selection_completes_the_session(study):
     project, admin = study
     link = make_link(project, admin, "mturk")
     session, worker = arrive_and_consent(link)
-    ProjectWorker.objects.create(
+    standing = ProjectWorker.objects.create(
         project=project, worker=worker, status=QualificationStatus.PENDING, reason="test passed"
+    )
+    QualificationAttempt.objects.create(
+        project_worker=standing, number=1, finished_at=timezone.now(), mean_f1=0.9, passed=True
     )
     session = crowd_session_finish(session=session)
     assert session.status == SessionStatus.COMPLETED
     assert "awaiting" in session.end_reason
+
+
+def test_selection_on_the_record_alone_screens_out_without_pay(study):
+    project, admin = study
+    quality_policy_update(project=project, manual_selection=True)
+    link = make_link(project, admin, "prolific")
+    session, worker = arrive_and_consent(link, worker="P1", session="S1")
+    from qc.services import qualification_standing
+
+    assert qualification_standing(project=project, worker=worker).status == "pending"
+    session = crowd_session_finish(session=session)
+    assert (session.status, session.end_reason) == (
+        SessionStatus.SCREENED_OUT,
+        "awaiting an admin's selection",
+    )
 
 
 def test_study_links_validate_every_field(study):

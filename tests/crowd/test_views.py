@@ -220,6 +220,18 @@ def test_the_rules_screen_out_before_any_work(study, settings):
     assert CrowdSession.objects.get().status == SessionStatus.SCREENED_OUT
 
 
+def test_selection_by_hand_says_the_researcher_will_decide(study):
+    project, admin = study
+    quality_policy_update(project=project, manual_selection=True)
+    link = make_link(project, admin, "prolific")
+    client = Client()
+    response = client.get(
+        consent(client, client.get(entry_url(link), prolific_params()))["Location"]
+    )
+    page = client.get(response["Location"]).content.decode()
+    assert "the researcher will decide" in page and "SCR33N" in page
+
+
 def test_completing_on_prolific_returns_with_the_completion_code(prolific_link):
     client = Client()
     consent(client, client.get(entry_url(prolific_link), prolific_params()))

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from annotate.task_types import OPTION_SEPARATOR, answer_char_span
 from rationale_metrics.problems import ProblemList
-from rationale_metrics.sources import iter_lines
+from rationale_metrics.sources import decoded_lines, iter_lines, utf8_error
 
 COMMON_FIELDS = ("id", "query_type", "split")
 # Per task type: the fields a row must have, and those it may have besides the common ones.
@@ -110,7 +110,14 @@ def _iter_jsonl(path: Path, label: str, problems: ProblemList, max_line_bytes: i
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw)
+                # Decoded first: json.loads(bytes) lets UTF-16 surrogates written as bytes
+                # through, and words other bad bytes by their offset in a buffer.
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                problems.add(label, number, None, utf8_error(raw)[1])
+                continue
+            try:
+                record = json.loads(text)
             except (ValueError, RecursionError) as exc:
                 problems.add(label, number, None, f"malformed JSON: {exc}")
                 continue
@@ -122,34 +129,43 @@ def _iter_jsonl(path: Path, label: str, problems: ProblemList, max_line_bytes: i
 
 def _iter_csv(path: Path, label: str, problems: ProblemList, max_line_bytes: int, task_type):
     csv.field_size_limit(max_line_bytes)
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        try:
-            before = len(problems)
-            rows = csv_records(handle, label, problems)
-            header = next(rows, None)
-            if header is None or len(problems) > before:
-                return  # no header, or none that can be trusted to name the columns
-            _, fieldnames = header
-            missing = [f for f in required_csv_columns(task_type) if f not in fieldnames]
-            if task_type == "reading_comprehension" and "answer" not in fieldnames:
-                missing += [f for f in ("answer_start", "answer_end") if f not in fieldnames]
-            if missing:
-                problems.add(label, 1, ",".join(missing), "missing column(s) in the header")
-                return
-            for number, row in rows:
-                if len(row) != len(fieldnames):
-                    problems.add(
-                        label,
-                        number,
-                        None,
-                        f"row has {len(row)} fields, but the header has {len(fieldnames)}: a "
-                        "field is missing or extra, or a comma or quote is out of place",
-                    )
-                    continue
-                cells = zip(fieldnames, row, strict=True)
-                yield number, {k: (v if v != "" else None) for k, v in cells if k}
-        except UnicodeDecodeError as exc:
-            problems.add(label, None, None, f"not valid UTF-8: {exc.reason}")
+    with open(path, "rb") as stream:
+        lines = decoded_lines(stream, label=label, problems=problems, max_line_bytes=max_line_bytes)
+        before = len(problems)
+        rows = csv_records(_csv_lines(lines), label, problems)
+        header = next(rows, None)
+        if header is None or len(problems) > before:
+            return  # no header, or none that can be trusted to name the columns
+        _, fieldnames = header
+        missing = [f for f in required_csv_columns(task_type) if f not in fieldnames]
+        if task_type == "reading_comprehension" and "answer" not in fieldnames:
+            missing += [f for f in ("answer_start", "answer_end") if f not in fieldnames]
+        if missing:
+            problems.add(label, 1, ",".join(missing), "missing column(s) in the header")
+            return
+        for number, row in rows:
+            if len(row) != len(fieldnames):
+                problems.add(
+                    label,
+                    number,
+                    None,
+                    f"row has {len(row)} fields, but the header has {len(fieldnames)}: a "
+                    "field is missing or extra, or a comma or quote is out of place",
+                )
+                continue
+            cells = zip(fieldnames, row, strict=True)
+            yield number, {k: (v if v != "" else None) for k, v in cells if k}
+
+
+# A carriage return not followed by a line feed: the line end of old Mac files.
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+
+
+def _csv_lines(lines: Iterator[str]) -> Iterator[str]:
+    """`lines` (split at line feeds) split at lone carriage returns too, as a file opened
+    with newline="" would be, for the csv module takes a string as one line."""
+    for line in lines:
+        yield from (part for part in _LONE_CR.split(line) if part)
 
 
 def csv_records(lines, label: str, problems: ProblemList) -> Iterator[tuple[int, list[str]]]:

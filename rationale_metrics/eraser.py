@@ -14,7 +14,7 @@ import numpy as np
 
 from rationale_metrics.jsonl import collector_paused, iter_json_objects, json_kind
 from rationale_metrics.problems import ProblemList
-from rationale_metrics.sources import UTF8_BOM, DatasetSource
+from rationale_metrics.sources import UTF8_BOM, DatasetSource, utf8_error
 from rationale_metrics.span_rules import span_problem
 
 SPLITS = ("train", "val", "test")
@@ -215,10 +215,12 @@ def _read_docs_folder(
             continue
         with source.open(f"docs/{name}") as stream:
             raw = stream.read()
+        raw = raw.removeprefix(UTF8_BOM)
         try:
-            text = raw.removeprefix(UTF8_BOM).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.add(label, None, None, f"not valid UTF-8 (byte {exc.start})")
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            line, message = utf8_error(raw)
+            problems.add(label, line, None, message)
             continue
         doc = document_from_lines_file(name, text)
         if not doc.n_tokens:

@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from rationale_metrics.problems import ProblemList
-from rationale_metrics.sources import iter_lines
+from rationale_metrics.sources import iter_lines, utf8_error
 
 
 def json_kind(value: Any) -> str:
@@ -54,8 +54,9 @@ def iter_json_objects(
 ) -> Iterator[tuple[int, dict]]:
     """Yield (line number, object) for each non-blank line holding a JSON object.
 
-    Over-long lines, malformed JSON (NaN, Infinity and out-of-range numbers included) and
-    non-object lines are added to `problems` with their line number and skipped.
+    Over-long lines, bytes that are not UTF-8, malformed JSON (NaN, Infinity and
+    out-of-range numbers included) and non-object lines are added to `problems` with their
+    line number and skipped.
     """
     for number, raw, length in iter_lines(stream, max_line_bytes=max_line_bytes):
         if raw is None:
@@ -71,7 +72,11 @@ def iter_json_objects(
         try:
             record = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            problems.add(label, number, None, f"malformed JSON: {exc}")
+            # orjson words bytes that are not UTF-8 as "surrogates not allowed"; checked
+            # only here, so a valid line is decoded once.
+            undecodable = utf8_error(raw)
+            message = undecodable[1] if undecodable else f"malformed JSON: {exc}"
+            problems.add(label, number, None, message)
             continue
         if not isinstance(record, dict):
             problems.add(label, number, None, f"expected a JSON object, got {json_kind(record)}")

@@ -198,3 +198,49 @@ def iter_lines(stream: BinaryIO, *, max_line_bytes: int) -> Iterator[tuple[int, 
         if number == 1:
             chunk = chunk.removeprefix(UTF8_BOM)
         yield number, chunk, len(chunk)
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def utf8_error(data: bytes) -> tuple[int, str] | None:
+    """Where `data` stops being UTF-8: (its line, counted from 1 within `data`, and a
+    message naming the byte), or None when it is all UTF-8.
+
+    Decoders word this after themselves ("surrogates not allowed", "invalid continuation
+    byte at position 13"): a user needs the line and the byte to find it in an editor."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        hint = "save the file as UTF-8"
+        if line == 1 and data.startswith(_UTF16_BOMS):
+            hint = "the file is UTF-16: save it as UTF-8"
+        return line, (
+            f"not valid UTF-8: byte {exc.start - line_start + 1} of the line is "
+            f"0x{data[exc.start]:02X} ({exc.reason}); {hint}"
+        )
+    return None
+
+
+def decoded_lines(
+    stream: BinaryIO, *, label: str, problems: ProblemList, max_line_bytes: int
+) -> Iterator[str]:
+    """The lines of a UTF-8 text stream, with their line ends, as `iter_lines` splits them.
+
+    A line that is not UTF-8 is named in `problems` by line and byte, and yielded with
+    U+FFFD for its bad bytes, so a reader can go on to the file's other problems. An
+    over-long line is named and ends the reading: what follows cannot be placed."""
+    for number, raw, length in iter_lines(stream, max_line_bytes=max_line_bytes):
+        if raw is None:
+            problems.add(
+                label, number, None, f"line is {length} bytes, over the limit of {max_line_bytes}"
+            )
+            return
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            _, message = utf8_error(raw)
+            problems.add(label, number, None, message)
+            yield raw.decode("utf-8", errors="replace")

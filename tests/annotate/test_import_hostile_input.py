@@ -8,6 +8,8 @@ import zipfile
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.urls import reverse
 
 from annotate.models import Document, ImportJob, Item, TaskType
@@ -160,3 +162,106 @@ def test_a_quoted_field_across_lines_is_one_row_named_by_its_first_line(db, proj
     [problem] = problems_of(project, path)
 
     assert (problem.line, problem.field) == (4, "label")
+
+
+LATIN_1 = "café".encode("latin-1")  # byte 4 is 0xE9, which starts no UTF-8 character
+# A UTF-16 surrogate written as UTF-8 bytes: not UTF-8, though Python's json takes it.
+SURROGATE = b"x\xed\xb2\x80"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line", "byte"),
+    [
+        ("t.csv", b"id,text,label\nr1,ok,a\nr2," + LATIN_1 + b",a\n", 3, 7),
+        (
+            "t.jsonl",
+            b'{"text": "ok", "label": "a"}\n{"text": "' + LATIN_1 + b'", "label": "a"}\n',
+            2,
+            14,
+        ),
+        (
+            "t.jsonl",
+            b'{"text": "ok", "label": "a"}\n{"text": "' + SURROGATE + b'", "label": "a"}\n',
+            2,
+            12,
+        ),
+    ],
+    ids=["csv", "jsonl", "jsonl-surrogate"],
+)
+def test_a_raw_text_file_that_is_not_utf8_is_named_by_line_and_byte(
+    db, project, tmp_path, name, content, line, byte
+):
+    path = tmp_path / name
+    path.write_bytes(content)
+
+    [problem] = problems_of(project, path)
+
+    assert (problem.file, problem.line, problem.field) == (name, line, None)
+    assert problem.message.startswith(f"not valid UTF-8: byte {byte} of the line is 0x")
+    assert "surrogates not allowed" not in problem.message
+
+
+@pytest.mark.parametrize(
+    ("layout", "file", "before", "line"),
+    [
+        ("docs", "docs/d1", b"I loved", 2),
+        ("docs.jsonl", "docs.jsonl", b"The film", 1),
+        ("docs", "train.jsonl", b"a1", 1),
+    ],
+)
+def test_an_eraser_file_that_is_not_utf8_is_named_by_line_and_byte(
+    db, project, tmp_path, layout, file, before, line
+):
+    root = write_dataset(tmp_path / "d", layout=layout)
+    path = root / file
+    text = path.read_bytes()
+    at = text.index(before)
+    path.write_bytes(text[:at] + b"\xe9" + text[at:])
+    byte = at - (text.rfind(b"\n", 0, at) + 1) + 1
+
+    problems = problems_of(project, root)
+
+    assert (problems[0].file, problems[0].line) == (file, line)
+    assert problems[0].message.startswith(f"not valid UTF-8: byte {byte} of the line is 0xE9")
+    assert "surrogates not allowed" not in problems[0].message
+
+
+def test_a_benchmark_file_that_is_not_utf8_is_named_by_line_and_byte(db, tmp_path):
+    project = project_of(TaskType.CLASSIFICATION)
+    path = tmp_path / "senti_en.txt"
+    write_lines(path, SENTIMENT_EN)
+    text = path.read_bytes()
+    second = text.index(b"\n") + 1
+    at = text.index(b"movie", second)
+    path.write_bytes(text[:at] + b"\xe9" + text[at:])
+
+    [problem] = problems_of(project, path)
+
+    assert (problem.file, problem.line) == ("senti_en.txt", 2)
+    assert problem.message.startswith("not valid UTF-8: byte")
+
+
+def test_the_command_names_the_undecodable_line_without_a_traceback(db, project, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"id,text,label\nr1,ok,a\nr2," + LATIN_1 + b",a\n")
+
+    with pytest.raises(CommandError) as caught:
+        call_command("import_eraser", project.name, str(path))
+
+    assert "t.csv:3: not valid UTF-8: byte 7 of the line is 0xE9" in str(caught.value)
+
+
+def test_the_api_job_names_the_undecodable_line(
+    db, project, role_users, django_capture_on_commit_callbacks
+):
+    content = b'{"text": "ok", "label": "a"}\n{"text": "' + SURROGATE + b'", "label": "a"}\n'
+
+    job = upload_job(
+        project, role_users["admin"], "t.jsonl", content, django_capture_on_commit_callbacks
+    )
+
+    assert job.status == "failed"
+    assert "internal error" not in job.error
+    [problem] = job.problems
+    assert (problem["file"], problem["line"], problem["field"]) == ("t.jsonl", 2, None)
+    assert problem["message"].startswith("not valid UTF-8: byte 12 of the line is 0xED")

@@ -5,8 +5,15 @@ import zipfile
 
 import pytest
 
-from rationale_metrics.problems import DataValidationError
-from rationale_metrics.sources import UTF8_BOM, ZipSource, iter_lines, zip_entry_problem
+from rationale_metrics.problems import DataValidationError, ProblemList
+from rationale_metrics.sources import (
+    UTF8_BOM,
+    ZipSource,
+    decoded_lines,
+    iter_lines,
+    utf8_error,
+    zip_entry_problem,
+)
 
 
 @pytest.mark.parametrize(
@@ -61,3 +68,27 @@ def test_a_byte_order_mark_is_left_out_of_the_first_line_only():
     lines = [raw for _, raw, _ in iter_lines(stream, max_line_bytes=100)]
 
     assert lines == [b"a\n", UTF8_BOM + b"b\n"]
+
+
+def test_utf8_error_names_the_line_and_the_byte_in_it():
+    assert utf8_error("é\nok\n".encode()) is None
+    line, message = utf8_error(b"ok\ncaf\xe9\n")
+
+    assert line == 2
+    assert message.startswith("not valid UTF-8: byte 4 of the line is 0xE9 (")
+
+
+def test_utf8_error_tells_utf16_apart():
+    _, message = utf8_error("text".encode("utf-16"))
+
+    assert "the file is UTF-16" in message
+
+
+def test_decoded_lines_names_each_bad_line_and_goes_on():
+    problems = ProblemList()
+    stream = io.BytesIO(b"a\xff\nb\nc\xfe\n")
+
+    lines = list(decoded_lines(stream, label="t.csv", problems=problems, max_line_bytes=100))
+
+    assert lines == ["a\ufffd\n", "b\n", "c\ufffd\n"]
+    assert [(p.file, p.line) for p in problems] == [("t.csv", 1), ("t.csv", 3)]

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from annotate import selectors, services
 from annotate.filters import ItemFilter
-from annotate.models import Role
+from annotate.models import Item, Role
 from annotate.permissions import CanCreateProjects
 from annotate.serializers import (
     AssignmentOutputSerializer,
@@ -31,6 +31,7 @@ from annotate.serializers import (
     VariantUpdateInputSerializer,
     submit_input_validated,
 )
+from config.api_schema import errors
 
 
 class ProjectListCreateApi(GenericAPIView):
@@ -40,12 +41,18 @@ class ProjectListCreateApi(GenericAPIView):
     def get_queryset(self):
         return selectors.project_list_for_user(user=self.request.user)
 
-    @extend_schema(operation_id="projects_list")
+    @extend_schema(
+        operation_id="projects_list",
+        responses={200: ProjectOutputSerializer(many=True), **errors()},
+    )
     def get(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(ProjectOutputSerializer(page, many=True).data)
 
-    @extend_schema(request=ProjectCreateInputSerializer, responses={201: ProjectOutputSerializer})
+    @extend_schema(
+        request=ProjectCreateInputSerializer,
+        responses={201: ProjectOutputSerializer, **errors(400, 403)},
+    )
     def post(self, request):
         data = ProjectCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -54,7 +61,7 @@ class ProjectListCreateApi(GenericAPIView):
 
 
 class ProjectDetailApi(APIView):
-    @extend_schema(responses=ProjectOutputSerializer)
+    @extend_schema(responses={200: ProjectOutputSerializer, **errors(404)})
     def get(self, request, project_id: int):
         project = selectors.project_get_for_user(project_id=project_id, user=request.user)
         return Response(ProjectOutputSerializer(project).data)
@@ -72,13 +79,17 @@ class ImportJobListCreateApi(GenericAPIView):
             project_id=self.kwargs["project_id"], user=self.request.user, roles=(Role.ADMIN,)
         )
 
-    @extend_schema(operation_id="projects_imports_list")
+    @extend_schema(
+        operation_id="projects_imports_list",
+        responses={200: ImportJobOutputSerializer(many=True), **errors(403, 404)},
+    )
     def get(self, request, project_id: int):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(ImportJobOutputSerializer(page, many=True).data)
 
     @extend_schema(
-        request=ImportJobCreateInputSerializer, responses={202: ImportJobOutputSerializer}
+        request=ImportJobCreateInputSerializer,
+        responses={202: ImportJobOutputSerializer, **errors(400, 403, 404)},
     )
     def post(self, request, project_id: int):
         project = self._project()
@@ -95,7 +106,7 @@ class ImportJobListCreateApi(GenericAPIView):
 
 
 class ImportJobDetailApi(APIView):
-    @extend_schema(responses=ImportJobOutputSerializer)
+    @extend_schema(responses={200: ImportJobOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int, job_id: int):
         project = selectors.project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ADMIN,)
@@ -109,6 +120,9 @@ class ItemListApi(GenericAPIView):
     filterset_class = ItemFilter
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            # The schema generator reads the filters' fields from the model, with no project.
+            return Item.objects.none()
         project = selectors.project_get_for_user(
             project_id=self.kwargs["project_id"],
             user=self.request.user,
@@ -116,6 +130,10 @@ class ItemListApi(GenericAPIView):
         )
         return selectors.item_list(project=project)
 
+    @extend_schema(
+        operation_id="projects_items_list",
+        responses={200: ItemOutputSerializer(many=True), **errors(400, 403, 404)},
+    )
     def get(self, request, project_id: int):
         items = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(items)
@@ -129,7 +147,10 @@ def _admin_project(request, project_id: int):
 
 
 class ProjectPolicyApi(APIView):
-    @extend_schema(request=ProjectPolicyInputSerializer, responses=ProjectOutputSerializer)
+    @extend_schema(
+        request=ProjectPolicyInputSerializer,
+        responses={200: ProjectOutputSerializer, **errors(400, 403, 404)},
+    )
     def patch(self, request, project_id: int):
         project = _admin_project(request, project_id)
         data = ProjectPolicyInputSerializer(data=request.data, partial=True)
@@ -139,7 +160,10 @@ class ProjectPolicyApi(APIView):
 
 
 class MembershipCreateApi(APIView):
-    @extend_schema(request=MembershipInputSerializer, responses={201: MembershipInputSerializer})
+    @extend_schema(
+        request=MembershipInputSerializer,
+        responses={201: MembershipInputSerializer, **errors(400, 403, 404)},
+    )
     def post(self, request, project_id: int):
         project = _admin_project(request, project_id)
         data = MembershipInputSerializer(data=request.data)
@@ -149,7 +173,7 @@ class MembershipCreateApi(APIView):
 
 
 class VariantListCreateApi(APIView):
-    @extend_schema(responses=VariantOutputSerializer(many=True))
+    @extend_schema(responses={200: VariantOutputSerializer(many=True), **errors(403, 404)})
     def get(self, request, project_id: int):
         project = selectors.project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
@@ -158,7 +182,10 @@ class VariantListCreateApi(APIView):
             VariantOutputSerializer(selectors.variant_list(project=project), many=True).data
         )
 
-    @extend_schema(request=VariantCreateInputSerializer, responses={201: VariantOutputSerializer})
+    @extend_schema(
+        request=VariantCreateInputSerializer,
+        responses={201: VariantOutputSerializer, **errors(400, 403, 404)},
+    )
     def post(self, request, project_id: int):
         project = _admin_project(request, project_id)
         data = VariantCreateInputSerializer(data=request.data)
@@ -168,7 +195,10 @@ class VariantListCreateApi(APIView):
 
 
 class VariantDetailApi(APIView):
-    @extend_schema(request=VariantUpdateInputSerializer, responses=VariantOutputSerializer)
+    @extend_schema(
+        request=VariantUpdateInputSerializer,
+        responses={200: VariantOutputSerializer, **errors(400, 403, 404)},
+    )
     def patch(self, request, project_id: int, variant_id: int):
         project = _admin_project(request, project_id)
         variant = selectors.variant_get(project=project, variant_id=variant_id)
@@ -180,7 +210,8 @@ class VariantDetailApi(APIView):
 
 class VariantPresetsApi(APIView):
     @extend_schema(
-        request=VariantPresetsInputSerializer, responses={201: VariantOutputSerializer(many=True)}
+        request=VariantPresetsInputSerializer,
+        responses={201: VariantOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def post(self, request, project_id: int):
         project = _admin_project(request, project_id)
@@ -193,7 +224,7 @@ class VariantPresetsApi(APIView):
 
 
 class ProjectProgressApi(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = selectors.project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
@@ -204,7 +235,10 @@ class ProjectProgressApi(APIView):
 class AssignmentNextApi(APIView):
     """Lease the next item for the calling annotator (or return their open lease)."""
 
-    @extend_schema(request=None, responses={200: AssignmentOutputSerializer, 204: None})
+    @extend_schema(
+        request=None,
+        responses={200: AssignmentOutputSerializer, 204: None, **errors(403, 404)},
+    )
     def post(self, request, project_id: int):
         project = selectors.project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
@@ -218,7 +252,7 @@ class AssignmentNextApi(APIView):
 class WorkerProgressApi(APIView):
     """The calling annotator's progress; kept out of "next" so the hot path stays lean."""
 
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = selectors.project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
@@ -227,7 +261,7 @@ class WorkerProgressApi(APIView):
 
 
 class AssignmentDetailApi(APIView):
-    @extend_schema(responses=AssignmentOutputSerializer)
+    @extend_schema(responses={200: AssignmentOutputSerializer, **errors(404)})
     def get(self, request, assignment_id: int):
         assignment = selectors.assignment_get_for_worker(
             assignment_id=assignment_id, worker=request.user
@@ -254,7 +288,7 @@ def _draft_validated(data) -> dict:
 
 
 class AssignmentDraftApi(APIView):
-    @extend_schema(request=DraftInputSerializer, responses={204: None})
+    @extend_schema(request=DraftInputSerializer, responses={204: None, **errors(400, 404, 409)})
     def put(self, request, assignment_id: int):
         data = _owned_body(
             lambda: _draft_validated(request.data), assignment_id=assignment_id, worker=request.user
@@ -266,7 +300,7 @@ class AssignmentDraftApi(APIView):
 
 
 class AssignmentSkipApi(APIView):
-    @extend_schema(request=None, responses={204: None})
+    @extend_schema(request=None, responses={204: None, **errors(404, 409)})
     def post(self, request, assignment_id: int):
         services.assignment_skip(assignment_id=assignment_id, worker=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -277,7 +311,11 @@ class AssignmentSubmitApi(APIView):
 
     @extend_schema(
         request=SubmitInputSerializer,
-        responses={201: SubmitOutputSerializer, 200: SubmitOutputSerializer},
+        responses={
+            201: SubmitOutputSerializer,
+            200: SubmitOutputSerializer,
+            **errors(400, 403, 404, 409),
+        },
     )
     def post(self, request, assignment_id: int):
         body = _owned_body(

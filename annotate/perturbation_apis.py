@@ -26,6 +26,7 @@ from annotate.perturbation_serializers import (
     PerturbationSettingsOutputSerializer,
 )
 from annotate.perturbation_types import available_types
+from config.api_schema import errors
 
 AUTHORS = (Role.ADMIN, Role.AUTHOR)
 CHECKERS = (Role.ADMIN, Role.CHECKER)
@@ -50,13 +51,14 @@ def _settings(project) -> dict:
 
 
 class PerturbationSettingsApi(APIView):
-    @extend_schema(responses=PerturbationSettingsOutputSerializer)
+    @extend_schema(responses={200: PerturbationSettingsOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project(request, project_id, PROGRESS_READERS)
         return Response(PerturbationSettingsOutputSerializer(_settings(project)).data)
 
     @extend_schema(
-        request=PerturbationSettingsInputSerializer, responses=PerturbationSettingsOutputSerializer
+        request=PerturbationSettingsInputSerializer,
+        responses={200: PerturbationSettingsOutputSerializer, **errors(400, 403, 404)},
     )
     def patch(self, request, project_id: int):
         project = _project(request, project_id, (Role.ADMIN,))
@@ -67,7 +69,7 @@ class PerturbationSettingsApi(APIView):
 
 
 class PerturbationProgressApi(APIView):
-    @extend_schema(responses=PerturbationProgressOutputSerializer)
+    @extend_schema(responses={200: PerturbationProgressOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project(request, project_id, PROGRESS_READERS)
         progress = selectors.perturbation_progress(project=project)
@@ -80,6 +82,7 @@ class PerturbationOriginalListApi(GenericAPIView):
     @extend_schema(
         operation_id="projects_perturbations_originals_list",
         parameters=[OriginalListFilterSerializer],
+        responses={200: OriginalListOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int):
         project = _project(request, project_id, PERTURBATION_STEP)
@@ -91,7 +94,7 @@ class PerturbationOriginalListApi(GenericAPIView):
 
 
 class PerturbationOriginalDetailApi(APIView):
-    @extend_schema(responses=OriginalDetailOutputSerializer)
+    @extend_schema(responses={200: OriginalDetailOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int, item_id: int):
         project = _project(request, project_id, PERTURBATION_STEP)
         item = selectors.perturbation_original_get(project=project, item_id=item_id)
@@ -104,6 +107,7 @@ class PerturbationListCreateApi(GenericAPIView):
     @extend_schema(
         operation_id="projects_perturbations_list",
         parameters=[PerturbationListFilterSerializer],
+        responses={200: PerturbationOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int):
         project = _project(request, project_id, PERTURBATION_STEP)
@@ -120,7 +124,7 @@ class PerturbationListCreateApi(GenericAPIView):
 
     @extend_schema(
         request=PerturbationCreateInputSerializer,
-        responses={201: PerturbationDetailOutputSerializer},
+        responses={201: PerturbationDetailOutputSerializer, **errors(400, 403, 404)},
     )
     def post(self, request, project_id: int):
         project = _project(request, project_id, AUTHORS)
@@ -147,7 +151,10 @@ class PerturbationCheckQueueApi(GenericAPIView):
 
     serializer_class = PerturbationOutputSerializer
 
-    @extend_schema(operation_id="projects_perturbations_queue_list")
+    @extend_schema(
+        operation_id="projects_perturbations_queue_list",
+        responses={200: PerturbationOutputSerializer(many=True), **errors(403, 404)},
+    )
     def get(self, request, project_id: int):
         project = _project(request, project_id, CHECKERS)
         queue = selectors.perturbation_check_queue(project=project, checker=request.user)
@@ -156,7 +163,7 @@ class PerturbationCheckQueueApi(GenericAPIView):
 
 
 class PerturbationDetailApi(APIView):
-    @extend_schema(responses=PerturbationDetailOutputSerializer)
+    @extend_schema(responses={200: PerturbationDetailOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int, perturbation_id: int):
         project = _project(request, project_id, PERTURBATION_STEP)
         perturbation = selectors.perturbation_get(
@@ -171,7 +178,8 @@ class PerturbationCheckApi(APIView):
     """Accept (optionally with edits) or reject; accepting makes the perturbed item."""
 
     @extend_schema(
-        request=PerturbationCheckInputSerializer, responses=PerturbationDetailOutputSerializer
+        request=PerturbationCheckInputSerializer,
+        responses={200: PerturbationDetailOutputSerializer, **errors(400, 403, 404, 409)},
     )
     def post(self, request, project_id: int, perturbation_id: int):
         project = _project(request, project_id, CHECKERS)

@@ -31,7 +31,8 @@ from config.api_fields import (
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
-    item_count = serializers.IntegerField(read_only=True, default=None)
+    # Counted by the project list's query; null where a project is read on its own.
+    item_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
 
     class Meta:
         model = Project
@@ -86,7 +87,7 @@ class ImportJobCreateInputSerializer(serializers.Serializer):
 
 class ImportJobOutputSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
 
     class Meta:
         model = ImportJob
@@ -235,7 +236,7 @@ class AssignmentOutputSerializer(serializers.Serializer):
     status = serializers.CharField()
     round = serializers.IntegerField()
     lease_expires_at = serializers.DateTimeField()
-    draft = serializers.JSONField()
+    draft = serializers.JSONField(allow_null=True)
     project = serializers.SerializerMethodField()
     variant = serializers.SerializerMethodField()
     item = serializers.SerializerMethodField()

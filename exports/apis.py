@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from annotate.models import Role
 from annotate.selectors import project_get_for_user
+from config.api_schema import errors
 from config.exceptions import ConflictError
 from exports import selectors, services
 from exports.datasheet_info import datasheet_info_update, datasheet_preview
@@ -33,12 +34,18 @@ def _project(request, project_id: int):
 class ExportListCreateApi(GenericAPIView):
     serializer_class = ExportOutputSerializer
 
-    @extend_schema(operation_id="projects_exports_list")
+    @extend_schema(
+        operation_id="projects_exports_list",
+        responses={200: ExportOutputSerializer(many=True), **errors(403, 404)},
+    )
     def get(self, request, project_id: int):
         page = self.paginate_queryset(selectors.export_list(project=_project(request, project_id)))
         return self.get_paginated_response(ExportOutputSerializer(page, many=True).data)
 
-    @extend_schema(request=ExportCreateInputSerializer, responses={202: ExportOutputSerializer})
+    @extend_schema(
+        request=ExportCreateInputSerializer,
+        responses={202: ExportOutputSerializer, **errors(400, 403, 404)},
+    )
     def post(self, request, project_id: int):
         project = _project(request, project_id)
         data = ExportCreateInputSerializer(data=request.data)
@@ -51,21 +58,21 @@ class ExportListCreateApi(GenericAPIView):
 
 
 class ExportDetailApi(APIView):
-    @extend_schema(responses=ExportOutputSerializer)
+    @extend_schema(responses={200: ExportOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int, export_id: int):
         export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
         return Response(ExportOutputSerializer(export).data)
 
 
 class ExportCancelApi(APIView):
-    @extend_schema(request=None, responses=ExportOutputSerializer)
+    @extend_schema(request=None, responses={200: ExportOutputSerializer, **errors(403, 404)})
     def post(self, request, project_id: int, export_id: int):
         export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
         return Response(ExportOutputSerializer(services.export_cancel(export=export)).data)
 
 
 class ExportDownloadApi(APIView):
-    @extend_schema(responses={(200, "application/zip"): bytes})
+    @extend_schema(responses={(200, "application/zip"): bytes, **errors(403, 404, 409)})
     def get(self, request, project_id: int, export_id: int):
         export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
         path = services.export_file_path(export)
@@ -82,14 +89,18 @@ class ExplainerRunListCreateApi(GenericAPIView):
     parser_classes = [MultiPartParser, FormParser, JSONParser]
     serializer_class = ExplainerRunOutputSerializer
 
-    @extend_schema(operation_id="projects_exports_runs_list")
+    @extend_schema(
+        operation_id="projects_exports_runs_list",
+        responses={200: ExplainerRunOutputSerializer(many=True), **errors(403, 404)},
+    )
     def get(self, request, project_id: int, export_id: int):
         export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
         page = self.paginate_queryset(export.runs.all())
         return self.get_paginated_response(ExplainerRunOutputSerializer(page, many=True).data)
 
     @extend_schema(
-        request=ExplainerRunCreateInputSerializer, responses={202: ExplainerRunOutputSerializer}
+        request=ExplainerRunCreateInputSerializer,
+        responses={202: ExplainerRunOutputSerializer, **errors(400, 403, 404)},
     )
     def post(self, request, project_id: int, export_id: int):
         export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
@@ -111,12 +122,15 @@ class DatasheetInfoApi(APIView):
     """What the project's admins state for its datasheets (annotators, training, pay
     outside a crowd platform, licence and terms); researchers may read it."""
 
-    @extend_schema(responses=DatasheetInfoSerializer)
+    @extend_schema(responses={200: DatasheetInfoSerializer, **errors(403, 404)})
     def get(self, request, project_id: int):
         info = selectors.datasheet_info_get(project=_project(request, project_id))
         return Response(DatasheetInfoSerializer(info).data)
 
-    @extend_schema(request=DatasheetInfoSerializer, responses=DatasheetInfoSerializer)
+    @extend_schema(
+        request=DatasheetInfoSerializer,
+        responses={200: DatasheetInfoSerializer, **errors(400, 403, 404)},
+    )
     def patch(self, request, project_id: int):
         project = project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ADMIN,)
@@ -133,7 +147,9 @@ class DatasheetPreviewApi(APIView):
     """The datasheet an export with the given parameters would carry, built now and
     written nowhere: {"note", "json", "markdown"}."""
 
-    @extend_schema(parameters=[DatasheetPreviewInputSerializer], responses=dict)
+    @extend_schema(
+        parameters=[DatasheetPreviewInputSerializer], responses={200: dict, **errors(400, 403, 404)}
+    )
     def get(self, request, project_id: int):
         project = _project(request, project_id)
         data = DatasheetPreviewInputSerializer(data=request.query_params)

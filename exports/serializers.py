@@ -24,7 +24,7 @@ class ExportCreateInputSerializer(serializers.Serializer):
 
 
 class ExportOutputSerializer(serializers.ModelSerializer):
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
     download_url = serializers.SerializerMethodField()
 
     class Meta:
@@ -96,7 +96,9 @@ class DatasheetInfoSerializer(serializers.Serializer):
     compensation = StrictCharField(required=False, allow_blank=True, max_length=5000)
     licence = StrictCharField(required=False, allow_blank=True, max_length=200)
     terms_of_use = StrictCharField(required=False, allow_blank=True, max_length=20000)
-    updated_by = serializers.CharField(source="updated_by.username", read_only=True, default=None)
+    updated_by = serializers.CharField(
+        source="updated_by.username", read_only=True, default=None, allow_null=True
+    )
     updated_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
 

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from annotate.models import Item, Role
 from annotate.selectors import project_get_for_user
 from annotate.serializers import item_for_annotator
+from config.api_schema import errors
 from config.exceptions import ApplicationError, NotFoundError
 from qc import models as qc_models
 from qc import selectors as qc_selectors
@@ -50,14 +51,14 @@ def _payload(report, stale: bool) -> dict:
 
 
 class AgreementReportApi(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         report, stale = agreement_report_get(project=_project_as(request, project_id, REPORT_ROLES))
         return Response(_payload(report, stale))
 
 
 class AgreementRefreshApi(APIView):
-    @extend_schema(request=None, responses={202: dict})
+    @extend_schema(request=None, responses={202: dict, **errors(403, 404)})
     def post(self, request, project_id: int):
         project = _project_as(request, project_id, REPORT_ROLES)
         agreement_report_request(project=project)
@@ -90,7 +91,7 @@ def _rows(data: dict, table: str) -> list[dict]:
 class AgreementCsvApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("table", str, enum=list(CSV_TABLES))],
-        responses={(200, "text/csv"): str},
+        responses={(200, "text/csv"): str, **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int):
         report, _ = agreement_report_get(project=_project_as(request, project_id, REPORT_ROLES))
@@ -119,7 +120,7 @@ ADMIN_ROLES = (Role.ADMIN,)
 class ReviewNextApi(APIView):
     """The next annotation for the calling reviewer, blind: nothing names the annotator."""
 
-    @extend_schema(request=None, responses=dict)
+    @extend_schema(request=None, responses={200: dict, **errors(403, 404)})
     def post(self, request, project_id: int):
         project = _project_as(request, project_id, REVIEW_ROLES)
         annotation = qc_selectors.review_queue_next(project=project, reviewer=request.user)
@@ -133,7 +134,7 @@ class ReviewNextApi(APIView):
 class ReviewQueueApi(APIView):
     """The calling reviewer's queue (at most 100 entries), oldest first."""
 
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, REVIEW_ROLES)
         return Response(
@@ -150,7 +151,7 @@ def _annotation_project(request, annotation_id: int, roles):
 
 
 class ReviewDetailApi(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, annotation_id: int):
         _annotation_project(request, annotation_id, REVIEW_ROLES)
         return Response(
@@ -161,7 +162,9 @@ class ReviewDetailApi(APIView):
 class ReviewSubmitApi(APIView):
     """Reviewers score; they cannot change highlights (this takes scores only)."""
 
-    @extend_schema(request=ReviewInputSerializer, responses={201: dict})
+    @extend_schema(
+        request=ReviewInputSerializer, responses={201: dict, **errors(400, 403, 404, 409)}
+    )
     def post(self, request, annotation_id: int):
         _annotation_project(request, annotation_id, REVIEW_ROLES)
         data = ReviewInputSerializer(data=request.data)
@@ -188,7 +191,7 @@ class ReviewSubmitApi(APIView):
 class RevisionFeedbackApi(APIView):
     """For the annotator of a revision: the scores, comments and failed properties."""
 
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(404)})
     def get(self, request, assignment_id: int):
         return Response(
             qc_selectors.revision_feedback(assignment_id=assignment_id, worker=request.user)
@@ -196,14 +199,14 @@ class RevisionFeedbackApi(APIView):
 
 
 class PipelineApi(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, REPORT_ROLES)
         return Response(qc_selectors.pipeline_counts(project=project))
 
 
 class QualityPolicyApi(APIView):
-    @extend_schema(responses=QualityPolicySerializer)
+    @extend_schema(responses={200: QualityPolicySerializer, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, ADMIN_ROLES)
         policy = qc_services.quality_policy_get(project)
@@ -211,7 +214,10 @@ class QualityPolicyApi(APIView):
         payload["gold_items"] = qc_selectors.gold_item_ids(project=project)
         return Response(payload)
 
-    @extend_schema(request=QualityPolicySerializer, responses=QualityPolicySerializer)
+    @extend_schema(
+        request=QualityPolicySerializer,
+        responses={200: QualityPolicySerializer, **errors(400, 403, 404)},
+    )
     def patch(self, request, project_id: int):
         project = _project_as(request, project_id, ADMIN_ROLES)
         data = QualityPolicySerializer(data=request.data, partial=True)
@@ -223,7 +229,9 @@ class QualityPolicyApi(APIView):
 
 
 class GoldItemsApi(APIView):
-    @extend_schema(request=GoldItemsInputSerializer, responses=dict)
+    @extend_schema(
+        request=GoldItemsInputSerializer, responses={200: dict, **errors(400, 403, 404, 409)}
+    )
     def put(self, request, project_id: int):
         project = _project_as(request, project_id, ADMIN_ROLES)
         data = GoldItemsInputSerializer(data=request.data)
@@ -233,7 +241,7 @@ class GoldItemsApi(APIView):
 
 
 class WorkerListApi(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, REPORT_ROLES)
         return Response({"workers": qc_selectors.worker_table(project=project)})
@@ -251,7 +259,7 @@ def _worker_in(project, worker_id: int):
 
 
 class WorkerBlockApi(APIView):
-    @extend_schema(request=ReasonInputSerializer, responses=dict)
+    @extend_schema(request=ReasonInputSerializer, responses={200: dict, **errors(400, 403, 404)})
     def post(self, request, project_id: int, worker_id: int, action: str):
         project = _project_as(request, project_id, ADMIN_ROLES)
         worker = _worker_in(project, worker_id)
@@ -269,14 +277,16 @@ class WorkerBlockApi(APIView):
 
 
 class CandidateListApi(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, ADMIN_ROLES)
         return Response({"candidates": qc_selectors.candidate_list(project=project)})
 
 
 class CandidateDecisionApi(APIView):
-    @extend_schema(request=DecisionInputSerializer, responses=dict)
+    @extend_schema(
+        request=DecisionInputSerializer, responses={200: dict, **errors(400, 403, 404, 409)}
+    )
     def post(self, request, project_id: int, worker_id: int):
         project = _project_as(request, project_id, ADMIN_ROLES)
         worker = _worker_in(project, worker_id)
@@ -289,7 +299,7 @@ class CandidateDecisionApi(APIView):
 
 
 class AuditListApi(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, ADMIN_ROLES)
         return Response({"events": qc_selectors.audit_list(project=project)})
@@ -301,7 +311,7 @@ class WorkerCsvImportApi(APIView):
 
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(request=WorkerCsvInputSerializer, responses=dict)
+    @extend_schema(request=WorkerCsvInputSerializer, responses={200: dict, **errors(400, 403, 404)})
     def post(self, request, project_id: int):
         _project_as(request, project_id, ADMIN_ROLES)
         data = WorkerCsvInputSerializer(data=request.data)
@@ -318,7 +328,7 @@ class WorkerCsvImportApi(APIView):
 class QualificationStatusApi(APIView):
     """The calling worker's standing in the project."""
 
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, (Role.ANNOTATOR,))
         standing = qc_services.qualification_standing(project=project, worker=request.user)
@@ -338,7 +348,7 @@ class QualificationStatusApi(APIView):
 class QualificationNextApi(APIView):
     """The next test item: the item's text and tokens, never its gold rationale."""
 
-    @extend_schema(request=None, responses=dict)
+    @extend_schema(request=None, responses={200: dict, **errors(403, 404, 409)})
     def post(self, request, project_id: int):
         project = _project_as(request, project_id, (Role.ANNOTATOR,))
         gold, attempt, total = qc_services.qualification_test_next(
@@ -378,7 +388,9 @@ class QualificationNextApi(APIView):
 
 
 class QualificationAnswerApi(APIView):
-    @extend_schema(request=TestAnswerInputSerializer, responses={201: dict})
+    @extend_schema(
+        request=TestAnswerInputSerializer, responses={201: dict, **errors(400, 403, 404, 409)}
+    )
     def post(self, request, project_id: int):
         project = _project_as(request, project_id, (Role.ANNOTATOR,))
         data = TestAnswerInputSerializer(data=request.data)

@@ -51,24 +51,22 @@ class TaskWording:
 
 WORDINGS = {
     "classification": TaskWording(
-        context="Read the text and the label it was given.",
+        context="Read the text and its label (shown, or the one you choose).",
         plain_definition="Mark each {noun} of the text that {relation} this label.",
         counterfactual_definition=(
             "Mark each {noun} of the text that, if it were deleted, would leave you less "
             "certain of this label."
         ),
-        closing="Leave the rest of the text unmarked. A submission with nothing marked is refused.",
+        closing="Leave the rest of the text unmarked.",
     ),
     "multiple_choice": TaskWording(
-        context="Read the question, its answer options and the correct answer shown with them.",
-        plain_definition="Mark each {noun} of the question that {relation} the correct answer.",
+        context="Read the question and its answer options.",
+        plain_definition="Mark each {noun} of the question that {relation} the answer (shown, or the one you choose).",
         counterfactual_definition=(
             "Mark each {noun} of the question that, if it were deleted, would leave you less "
-            "certain of the correct answer."
+            "certain of the answer."
         ),
-        closing=(
-            "Leave the rest of the question unmarked. A submission with nothing marked is refused."
-        ),
+        closing="Leave the rest of the question unmarked.",
     ),
 }
 

@@ -138,7 +138,7 @@ def test_presets_follow_the_projects_task_type(db):
     variant_presets_install(project=choice)
 
     assert "this label" in sentiment.variants.get(name="word-supports").text
-    assert "correct answer" in choice.variants.get(name="word-supports").text
+    assert "answer options" in choice.variants.get(name="word-supports").text
     guide = choice.variants.get(name="guide-whole-spans")
     assert guide.text == base_text("multiple_choice") and guide.examples[0]["options"]
 
@@ -222,7 +222,7 @@ def test_install_without_a_body_still_uses_the_task_type(members):
     )
 
     assert response.status_code == 201 and len(response.data) == 7
-    assert "correct answer" in response.data[0]["text"]
+    assert "answer options" in response.data[0]["text"]
 
 
 # ---------------------------------------------------------------- the multi-set option

@@ -414,14 +414,28 @@ def perturbation_check_figures(*, project: Project) -> dict:
 
 def perturbation_progress(*, project: Project) -> dict:
     """Per type: perturbations by status against the per-type quota (one perturbation
-    counts for each of its types); originals short of the per-original quota; the check."""
+    counts for each of its types); originals short of the per-original quota; the check.
+
+    What is accepted is what became an item linked to its original: the drafts accepted
+    here, and the perturbed items a benchmark file brought with it (checked where it was
+    made). Pending and rejected ones are drafts."""
     per_type: dict[str, dict[str, int]] = {}
-    for types, status in Perturbation.objects.filter(project=project).values_list(
-        "types", "status"
-    ):
+
+    def count(types, status) -> None:
         for key in types or []:
             row = per_type.setdefault(key, dict.fromkeys(PerturbationStatus.values, 0))
             row[status] += 1
+
+    for types, status in (
+        Perturbation.objects.filter(project=project)
+        .exclude(status=PerturbationStatus.ACCEPTED)
+        .values_list("types", "status")
+    ):
+        count(types, status)
+    for types in Item.objects.filter(project=project, perturbation_of__isnull=False).values_list(
+        "perturbation_types", flat=True
+    ):
+        count(types, PerturbationStatus.ACCEPTED)
     target = project.perturbations_per_type
     types = []
     for entry in available_types(project.perturbation_types):
@@ -437,12 +451,7 @@ def perturbation_progress(*, project: Project) -> dict:
     originals = _perturbation_originals(project)
     per_original = project.perturbations_per_original
     below = (
-        originals.annotate(
-            accepted=Count(
-                "perturbation_drafts",
-                filter=Q(perturbation_drafts__status=PerturbationStatus.ACCEPTED),
-            )
-        )
+        originals.annotate(accepted=Count("perturbations"))
         .filter(accepted__lt=per_original)
         .count()
     )
@@ -452,7 +461,9 @@ def perturbation_progress(*, project: Project) -> dict:
             "total": originals.count(),
             "below_quota": below,
             "per_original_target": per_original,
-            "with_perturbations": originals.filter(perturbation_drafts__isnull=False)
+            "with_perturbations": originals.filter(
+                Q(perturbation_drafts__isnull=False) | Q(perturbations__isnull=False)
+            )
             .distinct()
             .count(),
         },

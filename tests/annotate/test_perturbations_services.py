@@ -546,6 +546,29 @@ def test_progress_counts_per_type_quota_and_check_figures(project, users):
     }
 
 
+def test_perturbed_items_a_benchmark_file_brought_count_as_accepted(project, users):
+    """Copies imported with their links were checked where they were made: they count
+    toward the quotas as accepted, beside the drafts accepted here."""
+    perturbation_settings_update(project=project, perturbations_per_type=2)
+    project.refresh_from_db()
+    original = project.items.get(annotation_id="o0")
+    Item.objects.create(
+        project=project,
+        annotation_id="o0-imported",
+        perturbation_of=original,
+        perturbation_types=["syntax"],
+        label="positive",
+    )
+    create(project, users["author"], types=["syntax"])
+
+    progress = perturbation_progress(project=project)
+
+    syntax = next(row for row in progress["types"] if row["key"] == "syntax")
+    assert (syntax["pending"], syntax["accepted"], syntax["remaining"]) == (1, 1, 1)
+    assert progress["originals"]["below_quota"] == 1  # o0 has its copy; o1 has none
+    assert progress["originals"]["with_perturbations"] == 1
+
+
 def test_an_original_with_its_own_labels_list_accepts_any_label_when_the_project_has_none(db):
     project = perturbation_project(items=0)
     project.labels = []

@@ -2,6 +2,7 @@
 // Datasheet page: the admins' statements about a project (annotators, training, pay,
 // licence and terms) and a preview of the sheet an export would carry. Every server
 // string is inserted as text, never as HTML: the Markdown is shown as it will be written.
+// The sheet itself (its sections, keys and Markdown) is the exported file's English.
 
 import { api, el, errorText } from "./http.js";
 
@@ -28,7 +29,9 @@ if (root) {
       field(name).readOnly = !canEdit;
     }
     const updated = /** @type {HTMLElement} */ (root.querySelector(".datasheet-updated"));
-    updated.textContent = response.data.updated_at ? `Last saved ${response.data.updated_at} by ${response.data.updated_by || "?"}.` : "Nothing stated yet.";
+    updated.textContent = response.data.updated_at
+      ? interpolate(gettext("Last saved %(when)s by %(who)s."), { when: response.data.updated_at, who: response.data.updated_by || "?" }, true)
+      : gettext("Nothing stated yet.");
   }
 
   infoForm.addEventListener("submit", async (event) => {
@@ -37,7 +40,7 @@ if (root) {
     for (const name of FIELDS) body[name] = field(name).value;
     body.annotator_languages = String(body.annotator_languages).split(",").map((s) => s.trim()).filter(Boolean);
     const response = await api(`${base}/`, "PATCH", body);
-    say(response.ok ? "Datasheet statements saved." : errorText(response.data), !response.ok);
+    say(response.ok ? gettext("Datasheet statements saved.") : errorText(response.data), !response.ok);
     if (response.ok) { loadInfo(); preview(); }
   });
 

@@ -1,6 +1,15 @@
 // @ts-check
 // Results board: explainer runs on an export, every metric side by side, sortable.
-// Server strings are inserted as text only.
+// Server strings are inserted as text only. Metric names are the scores' own keys, untranslated.
+
+/** The two fixed columns and run statuses, by their API names. */
+const HEADINGS = /** @type {Record<string, string>} */ ({ name: gettext("name"), status: gettext("status") });
+const STATUS = /** @type {Record<string, string>} */ ({
+  pending: gettext("pending"),
+  running: gettext("running"),
+  succeeded: gettext("succeeded"),
+  failed: gettext("failed"),
+});
 
 const board = document.getElementById("results-board");
 if (board) {
@@ -44,7 +53,7 @@ if (board) {
     select.replaceChildren();
     for (const exp of body.results.filter((/** @type {any} */ e) => e.status === "succeeded")) {
       // Runs on a benchmark-layout export are scored with the benchmark's metrics (MAP, New-P).
-      const layout = exp.params.layout === "benchmark" ? " (fine-grained benchmark)" : "";
+      const layout = exp.params.layout === "benchmark" ? gettext(" (fine-grained benchmark)") : "";
       const option = /** @type {HTMLOptionElement} */ (el("option", `#${exp.id} ${exp.params.selection}/${exp.params.aggregation}${layout}`));
       option.value = String(exp.id);
       select.appendChild(option);
@@ -79,7 +88,7 @@ if (board) {
     });
     const head = el("tr");
     for (const column of columns) {
-      const th = el("th", column + (column === sortKey ? (sortDescending ? " ▼" : " ▲") : ""));
+      const th = el("th", (HEADINGS[column] ?? column) + (column === sortKey ? (sortDescending ? " ▼" : " ▲") : ""));
       th.dataset.key = column;
       th.addEventListener("click", () => {
         sortDescending = sortKey === column ? !sortDescending : true;
@@ -96,7 +105,7 @@ if (board) {
       row.dataset.run = run.name;
       for (const column of columns) {
         if (column === "name") row.appendChild(el("td", run.name + (run.explainer ? ` (${run.explainer})` : "")));
-        else if (column === "status") row.appendChild(el("td", run.status + (run.error ? `: ${run.error}` : "")));
+        else if (column === "status") row.appendChild(el("td", (STATUS[run.status] ?? run.status) + (run.error ? `: ${run.error}` : "")));
         else row.appendChild(el("td", column in values ? values[column].toFixed(4) : "")).dataset.metric = column;
       }
       body.appendChild(row);
@@ -113,10 +122,10 @@ if (board) {
     const variants = new Set();
     runs.forEach((r) => Object.keys(r.plausibility_by_variant || {}).forEach((v) => variants.add(v)));
     const vhead = el("tr");
-    vhead.appendChild(el("th", "run"));
+    vhead.appendChild(el("th", gettext("run")));
     for (const v of [...variants].sort()) {
-      vhead.appendChild(el("th", `${v}: token F1 / IOU F1 / AUPRC vs majority (items)`));
-      vhead.appendChild(el("th", `${v}: top-k kappa (items)`));
+      vhead.appendChild(el("th", interpolate(gettext("%(variant)s: token F1 / IOU F1 / AUPRC vs majority (items)"), { variant: v }, true)));
+      vhead.appendChild(el("th", interpolate(gettext("%(variant)s: top-k kappa (items)"), { variant: v }, true)));
     }
     const vbody = el("tbody");
     for (const run of runs.filter((r) => r.plausibility_by_variant)) {
@@ -124,13 +133,13 @@ if (board) {
       row.appendChild(el("td", run.name));
       for (const v of [...variants].sort()) {
         const p = run.plausibility_by_variant[v];
-        const fmt = (/** @type {number|null} */ x) => (x === null || x === undefined ? "n/a" : x.toFixed(3));
+        const fmt = (/** @type {number|null} */ x) => (x === null || x === undefined ? gettext("n/a") : x.toFixed(3));
         row.appendChild(el("td", p ? `${fmt(p.token_f1)} / ${fmt(p.iou_f1)} / ${fmt(p.auprc)} (${p.items})` : ""));
         // The instruction study's figure (METRICS.md §6); runs scored before it was added lack it.
         const k = p && p.kappa_top_k;
-        const cell = el("td", !k ? "" : k.reason ? `n/a: ${k.reason}` : `${fmt(k.plausibility)} (${k.items})`);
+        const cell = el("td", !k ? "" : k.reason ? interpolate(gettext("n/a: %(reason)s"), k, true) : `${fmt(k.plausibility)} (${k.items})`);
         cell.dataset.kappaVariant = v;
-        if (k && !k.reason) cell.title = `${k.excluded_items} item(s) excluded (every kappa undefined), ${k.items_without_scores} without soft scores`;
+        if (k && !k.reason) cell.title = interpolate(gettext("%(excluded_items)s item(s) excluded (every kappa undefined), %(items_without_scores)s without soft scores"), k, true);
         row.appendChild(cell);
       }
       vbody.appendChild(row);
@@ -149,7 +158,7 @@ if (board) {
       method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": token() }, body: data,
     });
     const body = await response.json().catch(() => ({}));
-    status.textContent = response.ok ? `Run ${body.name} started.` : (body.detail || Object.entries(body).map(([k, v]) => `${k}: ${v}`).join("; "));
+    status.textContent = response.ok ? interpolate(gettext("Run %(name)s started."), body, true) : (body.detail || Object.entries(body).map(([k, v]) => `${k}: ${v}`).join("; "));
     status.className = `run-status ${response.ok ? "muted" : "error"}`;
     loadRuns();
   });

@@ -33,6 +33,7 @@ from rationale_metrics.benchmark_format import (
     task_layout,
 )
 from rationale_metrics.eraser_writer import runs_of
+from rationale_metrics.jsonl import unstorable_character
 from rationale_metrics.problems import ProblemList
 
 TASK_BY_TYPE = {
@@ -140,8 +141,8 @@ def check_instances(
             *inst.extra.items(),
         ]
         for field_name, value in stored:
-            if _holds_nul(value):
-                problems.add(label, inst.line, field_name, "contains a NUL character (\\u0000)")
+            if found := unstorable_character(value, field_name):
+                problems.add(label, inst.line, *found)
         types = inst.extra.get("perturbation_types")
         if (
             inst.sample_type == PERTURBED
@@ -154,16 +155,6 @@ def check_instances(
                 "perturbation_types",
                 "must be a list of perturbation type names",
             )
-
-
-def _holds_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, list):
-        return any(_holds_nul(v) for v in value)
-    if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
-    return False
 
 
 def originals_of(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotate.task_types import OPTION_SEPARATOR, answer_char_span
+from rationale_metrics.jsonl import unstorable_character
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import decoded_lines, iter_lines, utf8_error
 
@@ -327,6 +328,9 @@ def check_raw_record(
         problems.add(label, number, field_name, message)
 
     required, optional = FIELDS[task_type]
+    for key, value in record.items():
+        if found := unstorable_character(value, key):
+            add(*found)
     texts: dict[str, str] = {}
     for source_field, _, _ in DOCUMENT_FIELDS[task_type]:
         value = record.get(source_field)

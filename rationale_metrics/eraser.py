@@ -12,7 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from rationale_metrics.jsonl import collector_paused, iter_json_objects, json_kind
+from rationale_metrics.jsonl import (
+    collector_paused,
+    iter_json_objects,
+    json_kind,
+    unstorable_character,
+)
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import UTF8_BOM, DatasetSource, utf8_error
 from rationale_metrics.span_rules import span_problem
@@ -205,7 +210,7 @@ def _jsonl_offsets(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _read_docs_folder(
-    source: DatasetSource, problems: ProblemList, max_bytes: int
+    source: DatasetSource, problems: ProblemList, max_bytes: int, storable_only: bool
 ) -> dict[str, EraserDocument]:
     documents: dict[str, EraserDocument] = {}
     for name in source.list_files("docs"):
@@ -222,6 +227,9 @@ def _read_docs_folder(
             line, message = utf8_error(raw)
             problems.add(label, line, None, message)
             continue
+        if storable_only and "\x00" in text:
+            line = text.count("\n", 0, text.index("\x00")) + 1
+            problems.add(label, line, None, "contains a NUL character (\\u0000)")
         doc = document_from_lines_file(name, text)
         if not doc.n_tokens:
             problems.add(label, None, None, "document is empty: it has no tokens")
@@ -231,12 +239,14 @@ def _read_docs_folder(
 
 
 def _read_docs_jsonl(
-    source: DatasetSource, problems: ProblemList, max_bytes: int
+    source: DatasetSource, problems: ProblemList, max_bytes: int, storable_only: bool
 ) -> dict[str, EraserDocument]:
     documents: dict[str, EraserDocument] = {}
     first_line: dict[str, int] = {}
     label = source.display("docs.jsonl")
     for number, record in _json_records(source, "docs.jsonl", problems, max_bytes):
+        if storable_only:
+            _name_unstorable(record, label, number, problems)
         docid, text = record.get("docid"), record.get("document")
         ok = True
         if not isinstance(docid, str) or not docid:
@@ -276,6 +286,13 @@ def _json_records(source: DatasetSource, name: str, problems: ProblemList, max_l
         yield from iter_json_objects(
             stream, label=source.display(name), problems=problems, max_line_bytes=max_line_bytes
         )
+
+
+def _name_unstorable(record: dict, label: str, number: int, problems: ProblemList) -> None:
+    # The line is still read: what refers to it should not raise problems of its own.
+    for key, value in record.items():
+        if found := unstorable_character(value, key):
+            problems.add(label, number, *found)
 
 
 def _is_int(value: Any) -> bool:
@@ -520,13 +537,17 @@ def read_eraser_dataset(
     *,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     progress: Callable[[str, int], None] | None = None,
+    storable_only: bool = False,
 ) -> EraserDataset:
-    """Read and validate a whole dataset. Raises DataValidationError listing every problem."""
+    """Read and validate a whole dataset. Raises DataValidationError listing every problem.
+
+    With `storable_only`, a character a database cannot store (NUL, a lone surrogate) is a
+    problem too, named by file, line and field: scoring has no use for the check."""
     with collector_paused():
-        return _read_eraser_dataset(source, max_line_bytes, progress)
+        return _read_eraser_dataset(source, max_line_bytes, progress, storable_only)
 
 
-def _read_eraser_dataset(source, max_line_bytes, progress) -> EraserDataset:
+def _read_eraser_dataset(source, max_line_bytes, progress, storable_only) -> EraserDataset:
     problems = ProblemList()
     has_folder, has_jsonl = source.is_dir("docs"), source.exists("docs.jsonl")
     root = source.display(".")
@@ -543,13 +564,13 @@ def _read_eraser_dataset(source, max_line_bytes, progress) -> EraserDataset:
     problems.raise_if_any()
 
     if has_folder:
-        documents = _read_docs_folder(source, problems, max_line_bytes)
+        documents = _read_docs_folder(source, problems, max_line_bytes, storable_only)
         if not documents and not problems:
             problems.add(
                 source.display("docs"), None, None, "folder is empty: it holds no documents"
             )
     else:
-        documents = _read_docs_jsonl(source, problems, max_line_bytes)
+        documents = _read_docs_jsonl(source, problems, max_line_bytes, storable_only)
     if progress:
         progress("documents", len(documents))
 
@@ -558,6 +579,8 @@ def _read_eraser_dataset(source, max_line_bytes, progress) -> EraserDataset:
         name = f"{split}.jsonl"
         label = source.display(name)
         for number, record in _json_records(source, name, problems, max_line_bytes):
+            if storable_only:
+                _name_unstorable(record, label, number, problems)
             inst = parse_instance(
                 record, split=split, label=label, number=number, problems=problems
             )

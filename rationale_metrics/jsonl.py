@@ -32,6 +32,38 @@ def json_kind(value: Any) -> str:
     return type(value).__name__
 
 
+def unstorable_character(value: Any, where: str) -> tuple[str, str] | None:
+    """The first place in a JSON value holding a character no database text can hold, as
+    (where, why), or None. `where` names the value; a place inside it extends it
+    (`evidences[0][0].text`).
+
+    NUL: PostgreSQL refuses it in text and JSON, and the whole import would fail on it
+    mid-write. A lone UTF-16 surrogate (a JSON escape such as \\udc80 with no pair, which
+    Python's json reader keeps) is no character at all and has no UTF-8 form."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return where, "contains a NUL character (\\u0000)"
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                code = ord(value[exc.start])
+                return where, f"contains a lone surrogate (\\u{code:04x}), which is no character"
+        return None
+    if isinstance(value, list):
+        for i, inner in enumerate(value):
+            if found := unstorable_character(inner, f"{where}[{i}]"):
+                return found
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            found = unstorable_character(key, where) or unstorable_character(
+                inner, f"{where}.{key}" if where else key
+            )
+            if found:
+                return found
+    return None
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while whole files are parsed and kept.

@@ -321,6 +321,7 @@ def _import_eraser(project: Project, path: Path, label: str, progress: _Throttle
                 source,
                 max_line_bytes=settings.IMPORT_MAX_LINE_BYTES,
                 progress=lambda phase, n: progress(f"reading {phase}", n, n),
+                storable_only=True,
             )
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
             problems = ProblemList()

@@ -195,7 +195,7 @@ def test_checks_beyond_the_reader_name_their_field():
     assert where(problems) == [
         ("f", 2, "sent_id"),
         ("f", 3, "sent_token"),
-        ("f", 4, "sent_token"),
+        ("f", 4, "sent_token[0]"),  # the token that holds it
         ("f", 5, "perturbation_types"),
         ("f", 6, "sent_label"),
     ]

@@ -18,6 +18,7 @@ from tests.annotate.test_apis import zipped_dataset
 from tests.annotate.test_import_bad_input import instance, problems_of, write_dataset
 from tests.annotate.test_import_benchmark import SENTIMENT_EN, project_of, write_lines
 from tests.conftest import client_for
+from tests.factories import ProjectFactory
 
 
 def _with_entry(dataset: bytes, name: str, content: bytes = b"x") -> bytes:
@@ -265,3 +266,102 @@ def test_the_api_job_names_the_undecodable_line(
     [problem] = job.problems
     assert (problem["file"], problem["line"], problem["field"]) == ("t.jsonl", 2, None)
     assert problem["message"].startswith("not valid UTF-8: byte 12 of the line is 0xED")
+
+
+# PostgreSQL stores no NUL character in text or JSON, and nothing stores a lone surrogate
+# (a JSON escape such as \udc80 with no pair): each is named before anything is written.
+@pytest.mark.parametrize(
+    ("name", "content", "line", "field"),
+    [
+        (
+            "t.jsonl",
+            '{"text": "ok", "label": "a"}\n{"text": "a\\u0000b", "label": "a"}\n',
+            2,
+            "text",
+        ),
+        ("t.jsonl", '{"text": "ok", "label": "a", "query": "q\\u0000"}\n', 1, "query"),
+        ("t.jsonl", '{"text": "x\\udc80", "label": "a"}\n', 1, "text"),
+        ("t.csv", "id,text,label\nr1,ok,a\nr2,a\x00b,a\n", 3, "text"),
+        ("t.csv", "id,text,label\nr1,ok,a\x00\n", 2, "label"),
+    ],
+    ids=["jsonl-text", "jsonl-query", "jsonl-lone-surrogate", "csv-text", "csv-label"],
+)
+def test_a_raw_text_character_the_database_cannot_store_is_named(
+    db, project, tmp_path, name, content, line, field
+):
+    path = tmp_path / name
+    path.write_text(content)
+
+    [problem] = problems_of(project, path)
+
+    assert (problem.file, problem.line, problem.field) == (name, line, field)
+    assert "NUL character" in problem.message or "lone surrogate" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("layout", "file", "edit", "line", "field"),
+    [
+        ("docs", "docs/d1", lambda t: t.replace("loved", "lo\x00ved"), 2, None),
+        (
+            "docs.jsonl",
+            "docs.jsonl",
+            lambda t: t.replace("loved", "lo\\u0000ved"),
+            1,
+            "document",
+        ),
+        (
+            "docs",
+            "train.jsonl",
+            lambda t: t.replace('"x"', '"x\\u0000"'),
+            2,
+            "evidences[0][0].text",
+        ),
+        (
+            "docs",
+            "train.jsonl",
+            lambda t: t.replace('"query": null', '"query": "\\u0000"'),
+            1,
+            "query",
+        ),
+        (
+            "docs",
+            "train.jsonl",
+            lambda t: t.replace('"query": null', '"note": ["\\u0000"]'),
+            1,
+            "note[0]",
+        ),
+    ],
+    ids=["docs-folder", "docs.jsonl", "evidence-text", "query", "extra-key"],
+)
+def test_an_eraser_nul_character_is_named(db, project, tmp_path, layout, file, edit, line, field):
+    root = write_dataset(tmp_path / "d", layout=layout)
+    path = root / file
+    if file.startswith("docs/"):
+        path.write_text(edit(path.read_text()))
+    else:
+        lines = path.read_text().splitlines(keepends=True)
+        lines[line - 1] = edit(lines[line - 1])
+        path.write_text("".join(lines))
+
+    problems = problems_of(project, root)
+
+    assert [(p.file, p.line, p.field) for p in problems] == [(file, line, field)]
+    assert "NUL character" in problems[0].message
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_nul_characters_are_named_on_postgresql(postgres_only, tmp_path):
+    """Where they matter: PostgreSQL refuses them with an error of its own mid-import."""
+    project = ProjectFactory(labels=[])
+    raw = tmp_path / "t.jsonl"
+    raw.write_text('{"text": "ok", "label": "a"}\n{"text": "a\\u0000b", "label": "a"}\n')
+    eraser = write_dataset(tmp_path / "d", layout="docs")
+    (eraser / "docs" / "d2").write_text("Bad\x00 plot .")
+
+    assert [(p.file, p.line, p.field) for p in problems_of(project, raw)] == [
+        ("t.jsonl", 2, "text")
+    ]
+    assert [(p.file, p.line, p.field) for p in problems_of(project, eraser)] == [
+        ("docs/d2", 1, None)
+    ]

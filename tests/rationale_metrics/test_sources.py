@@ -5,6 +5,7 @@ import zipfile
 
 import pytest
 
+from rationale_metrics.jsonl import unstorable_character
 from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.sources import (
     UTF8_BOM,
@@ -92,3 +93,13 @@ def test_decoded_lines_names_each_bad_line_and_goes_on():
 
     assert lines == ["a\ufffd\n", "b\n", "c\ufffd\n"]
     assert [(p.file, p.line) for p in problems] == [("t.csv", 1), ("t.csv", 3)]
+
+
+def test_unstorable_character_names_the_place_inside_a_value():
+    assert unstorable_character({"a": ["ok", "é"]}, "x") is None
+    assert unstorable_character(["ok", {"t": "a\x00"}], "ev") == (
+        "ev[1].t",
+        "contains a NUL character (\\u0000)",
+    )
+    where, why = unstorable_character("x\udc80", "text")
+    assert (where, why) == ("text", "contains a lone surrogate (\\udc80), which is no character")

@@ -2,6 +2,12 @@
 
 Both are public, for load balancers and orchestrators, so they say which dependency is
 down but not why: the exception goes to the log, where host names are not exposed.
+
+HealthUrlsMiddleware answers them before the Host header is validated or an HTTPS redirect
+is made: container and load-balancer checks call the process by an address of its own
+(127.0.0.1, a pod's IP) over plain HTTP inside the network, which the production
+ALLOWED_HOSTS and SECURE_SSL_REDIRECT would answer with 400 or 301. Their answers build
+no URL from the Host header, so skipping its validation exposes nothing.
 """
 
 import logging
@@ -56,3 +62,19 @@ def readyz(request):
     if not ready:
         response["Retry-After"] = "5"
     return response
+
+
+class HealthUrlsMiddleware:
+    """Serves /healthz and /readyz ahead of host validation and the HTTPS redirect (see
+    the module's docstring); every other path goes on through the middleware."""
+
+    views = {"/healthz": healthz, "/readyz": readyz}
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        view = self.views.get(request.path_info)
+        if view is not None and request.method in {"GET", "HEAD"}:
+            return view(request)
+        return self.get_response(request)

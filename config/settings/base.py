@@ -32,6 +32,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
+    # Before anything reads the Host header or redirects to HTTPS (config/health.py).
+    "config.health.HealthUrlsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "config.middleware.OutageTolerantSessionMiddleware",

@@ -17,12 +17,14 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotate.benchmark_mapping import SNIFF_BYTES, looks_like_benchmark
@@ -713,8 +715,29 @@ def import_job_run(*, job_id: int) -> ImportJob:
         job.status = JobStatus.SUCCEEDED
         job.summary = summary.as_dict()
         job.progress_done = job.progress_total = summary.items_created + summary.items_unchanged
+    if job.status == JobStatus.FAILED or settings.IMPORT_UPLOAD_RETENTION_DAYS == 0:
+        # A rejected file has nothing in the database to account for, and a hostile one
+        # should not outlive the answer. Deleted before the row says so: a crash between
+        # the two leaves a row naming a missing file, never a file no row names.
+        job.upload.delete(save=False)
     job.phase = "done"
     job.finished_at = timezone.now()
     job.save()
     cache.delete(_progress_cache_key(job.pk))
     return job
+
+
+def import_uploads_expire() -> int:
+    """Delete the uploaded files no longer kept, and say how many: those of accepted
+    imports finished more than IMPORT_UPLOAD_RETENTION_DAYS ago, and any left by a
+    rejected one (a job marked failed when its worker was lost kept its file)."""
+    cutoff = timezone.now() - timedelta(days=settings.IMPORT_UPLOAD_RETENTION_DAYS)
+    expired = ImportJob.objects.exclude(upload="").filter(
+        Q(status=JobStatus.FAILED) | Q(status=JobStatus.SUCCEEDED, finished_at__lt=cutoff)
+    )
+    count = 0
+    for job in expired.only("pk", "upload").iterator():
+        job.upload.delete(save=False)
+        ImportJob.objects.filter(pk=job.pk).update(upload="")
+        count += 1
+    return count

@@ -176,6 +176,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": QC_CHECK_INTERVAL_SECONDS,
         "options": {"expires": QC_CHECK_INTERVAL_SECONDS},
     },
+    # Uploaded import files past IMPORT_UPLOAD_RETENTION_DAYS (annotate/tasks.py).
+    "import-uploads-sweep": {
+        "task": "annotate.tasks.import_uploads_sweep",
+        "schedule": 24 * 60 * 60,
+        "options": {"expires": 60 * 60},
+    },
 }
 
 # A running job whose worker has not reported for this long is marked failed when next read.
@@ -189,6 +195,9 @@ ANNOTATE_HOT_PATH_SQL = env.bool("ANNOTATE_HOT_PATH_SQL", default=True)
 
 IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=16 * 1024 * 1024)
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=1024 * 1024 * 1024)
+# Days an accepted import's uploaded file is kept (0: deleted when the import ends); a
+# rejected import's file is deleted at once. Older files go in the daily sweep above.
+IMPORT_UPLOAD_RETENTION_DAYS = env.int("IMPORT_UPLOAD_RETENTION_DAYS", default=30)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 

@@ -121,11 +121,11 @@ REST_FRAMEWORK = {
     ],
     # Keys as the standard library writes them: error details are keyed by list index.
     "ORJSON_RENDERER_OPTIONS": (orjson.OPT_NON_STR_KEYS,),
-    "DEFAULT_PARSER_CLASSES": [
-        "drf_orjson_renderer.parsers.ORJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # JSON bodies only: a form carries text alone, so {"active": 0} sent as a form would
+    # arrive as "0" and read as false. The upload operations name their own parsers.
+    "DEFAULT_PARSER_CLASSES": ["drf_orjson_renderer.parsers.ORJSONParser"],
+    # The test client sends JSON unless a test asks for a form (the uploads do).
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Missing credentials get 401 with a challenge fit for the caller (config/api_auth.py).
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "config.api_auth.SessionAuthentication",

@@ -34,6 +34,16 @@ def api_exception_handler(exc, context):
     return exception_handler(exc, context)
 
 
+def not_found(request, exception):
+    """Django's 404 handler: JSON under /api/, where clients read `detail`, else the page."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+    return page_not_found(request, exception)
+
+
 class ApplicationErrorMiddleware:
     """Maps ApplicationError raised by page views (not API views) to 4xx pages."""
 

@@ -4,6 +4,9 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from config import health
 
+# An address under /api/ that names nothing (an id that is not a number) answers JSON.
+handler404 = "config.exceptions.not_found"
+
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),

@@ -108,10 +108,13 @@ def start_gunicorn(env: dict, port: int, *, ready_path: str = "/readyz"):
 NGINX_TEMPLATE = Path(__file__).resolve().parents[1] / "config" / "nginx" / "default.conf.template"
 
 
-def start_nginx(nginx: Path, workdir: Path, port: int, upstream_port: int):
+def start_nginx(
+    nginx: Path, workdir: Path, port: int, upstream_port: int, *, trust_forwarded_proto=False
+):
     """nginx from config/nginx/default.conf.template (the file docker-compose.yml mounts)
     on 127.0.0.1:port in front of 127.0.0.1:upstream_port, in its own process group
-    (stop it with os.killpg), once /healthz answers through it."""
+    (stop it with os.killpg), once /healthz answers through it. `trust_forwarded_proto`
+    is the template's NGINX_TRUST_FORWARDED_PROTO (a TLS proxy in front)."""
     import os
     import subprocess
 
@@ -119,6 +122,7 @@ def start_nginx(nginx: Path, workdir: Path, port: int, upstream_port: int):
         NGINX_TEMPLATE.read_text()
         .replace("${NGINX_PORT}", f"127.0.0.1:{port}")
         .replace("${NGINX_UPSTREAM}", f"127.0.0.1:{upstream_port}")
+        .replace("${NGINX_TRUST_FORWARDED_PROTO}", "true" if trust_forwarded_proto else "false")
     )
     (workdir / "server.conf").write_text(server_block)
     temp = {name: workdir / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}

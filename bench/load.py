@@ -150,7 +150,7 @@ def server_env() -> dict:
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "DJANGO_SECRET_KEY": "load-bench-" + "x" * 40,
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-        "DJANGO_SECURE_COOKIES": "false",
+        "DJANGO_HTTPS": "false",  # clients speak plain HTTP to 127.0.0.1
         "DATABASE_URL": DATABASE_URL,
         "CACHE_URL": os.environ.get("BENCH_CACHE_URL", "redis://127.0.0.1:6379/11"),
         "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", BROKER),

@@ -1,4 +1,5 @@
-"""Production: refuses to start with DEBUG, the default secret key or wildcard hosts."""
+"""Production: refuses to start with DEBUG, a weak secret key or wildcard hosts; HTTPS unless
+DJANGO_HTTPS=false says the site is tried over plain HTTP."""
 
 from config.env import env
 from config.settings.base import *  # noqa: F403
@@ -9,9 +10,23 @@ refuse_unsafe_settings(debug=DEBUG, secret_key=SECRET_KEY, allowed_hosts=ALLOWED
 
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)  # noqa: F405
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405
-SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
-CSRF_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
+
+# How browsers reach the site. true: over HTTPS, terminated here or by a proxy in front
+# that sets X-Forwarded-Proto (the stack's nginx passes it on when told to trust it), so
+# cookies are Secure, plain HTTP is redirected and HSTS pins the browser to HTTPS. false:
+# a trial over plain HTTP, where a browser would keep Secure cookies to itself and so
+# refuse every form. /healthz and /readyz are answered before the redirect
+# (config/health.py): the stack's checks call them over HTTP inside its network.
+HTTPS = env.bool("DJANGO_HTTPS", default=True)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# A year, as browsers' preload lists ask. Subdomains and preloading bind every host under
+# the domain, for as long, so they are the operator's choice (check --deploy names them).
+SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=365 * 24 * 60 * 60) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_HSTS_PRELOAD", default=False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 

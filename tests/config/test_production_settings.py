@@ -57,3 +57,75 @@ def test_health_urls_answer_any_host_and_nothing_else_does(path):
 
     assert health["status"] == 200
     assert page["status"] == 400, "every other URL still validates the Host header"
+
+
+def _login_page(**env):
+    return production_probe(
+        [
+            {"path": "/accounts/login/", "headers": {"HTTP_HOST": PUBLIC_HOST}},
+            {
+                "path": "/accounts/login/",
+                "headers": {"HTTP_HOST": PUBLIC_HOST, "HTTP_X_FORWARDED_PROTO": "https"},
+            },
+        ],
+        **env,
+    )["answers"]
+
+
+def test_https_by_default_plain_http_is_redirected_to_https():
+    over_http, _ = _login_page()
+
+    assert over_http["status"] == 301
+    assert over_http["headers"]["Location"] == f"https://{PUBLIC_HOST}/accounts/login/"
+
+
+def test_behind_a_tls_proxy_the_forwarded_proto_is_trusted_and_hsts_sent():
+    _, over_https = _login_page()
+
+    assert over_https["status"] == 200
+    assert over_https["headers"]["Strict-Transport-Security"] == "max-age=31536000"
+    assert over_https["cookies"]["csrftoken"] == {"secure": True}
+
+
+def test_hsts_lifetime_and_subdomains_are_the_operators_choice():
+    _, over_https = _login_page(DJANGO_HSTS_SECONDS="600", DJANGO_HSTS_INCLUDE_SUBDOMAINS="true")
+
+    assert over_https["headers"]["Strict-Transport-Security"] == "max-age=600; includeSubDomains"
+
+
+def test_the_plain_http_trial_switch_serves_http_with_cookies_a_browser_sends_back():
+    """With Secure cookies over plain HTTP the browser keeps the CSRF cookie to itself, so
+    the login form is refused; DJANGO_HTTPS=false is the documented switch for a trial."""
+    over_http, _ = _login_page(DJANGO_HTTPS="false")
+
+    assert over_http["status"] == 200
+    assert over_http["cookies"]["csrftoken"] == {"secure": False}
+    assert "Strict-Transport-Security" not in over_http["headers"]
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/readyz"])
+def test_health_urls_are_not_redirected_to_https(path):
+    answer = production_probe([{"path": path, "headers": {"HTTP_HOST": PUBLIC_HOST}}])["answers"][0]
+
+    assert answer["status"] == 200
+
+
+def test_the_deployment_checklist_passes_but_for_the_operators_hsts_choices():
+    """`manage.py check --deploy` with the production settings: only HSTS for subdomains
+    and preloading are left to the operator (they bind every subdomain, for years)."""
+    import subprocess
+    import sys
+
+    from tests.config.production_probe import production_environment
+
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy"],
+        env=production_environment(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert set(re.findall(r"\(security\.(W\d+)\)", done.stdout + done.stderr)) == {"W005", "W021"}

@@ -9,6 +9,8 @@ from django.conf import settings
 from django.contrib.auth import login
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from config.exceptions import NotFoundError
@@ -18,10 +20,19 @@ from crowd.models import SessionStatus
 from crowd.throttling import CrowdEntryThrottle
 from qc.models import QualificationStatus
 
+# Words the pages put into their sentences, in the worker's language (their browser's).
 _PLATFORM_WORDS = {
-    platforms.MTURK: {"name": "MTurk", "task": "HIT", "leave": "return the HIT"},
-    platforms.PROLIFIC: {"name": "Prolific", "task": "study", "leave": "return your submission"},
-    platforms.OTHER: {"name": "the platform", "task": "task", "leave": "leave the task"},
+    platforms.MTURK: {"name": "MTurk", "task": "HIT", "leave": gettext_lazy("return the HIT")},
+    platforms.PROLIFIC: {
+        "name": "Prolific",
+        "task": gettext_lazy("study"),
+        "leave": gettext_lazy("return your submission"),
+    },
+    platforms.OTHER: {
+        "name": gettext_lazy("the platform"),
+        "task": gettext_lazy("task"),
+        "leave": gettext_lazy("leave the task"),
+    },
 }
 
 
@@ -54,8 +65,8 @@ def entry(request, key: str):
     if link is None:
         return _message(
             request,
-            title="Study not found",
-            text="This study link does not exist. Check the address you were given.",
+            title=_("Study not found"),
+            text=_("This study link does not exist. Check the address you were given."),
             status=404,
         )
     throttle = CrowdEntryThrottle()
@@ -63,8 +74,11 @@ def entry(request, key: str):
         wait = int(throttle.wait() or 60) + 1
         response = _message(
             request,
-            title="Too many requests",
-            text=f"Too many visits from your network just now. Please try again in {wait} seconds.",
+            title=_("Too many requests"),
+            text=_(
+                "Too many visits from your network just now. Please try again in %(wait)s seconds."
+            )
+            % {"wait": wait},
             status=429,
             link=link,
         )
@@ -82,10 +96,15 @@ def entry(request, key: str):
     except platforms.ParameterError as error:
         return _message(
             request,
-            title="This link is missing something",
-            text=f"The parameter {error.parameter} {error.message}.",
-            hint=f"Please open the {_words(link)['words']['task']} again from "
-            f"{_words(link)['words']['name']}; if this keeps happening, contact the researcher.",
+            title=_("This link is missing something"),
+            # The parameter's problem is the platforms module's own words (English).
+            text=_("The parameter %(parameter)s %(problem)s.")
+            % {"parameter": error.parameter, "problem": error.message},
+            hint=_(
+                "Please open the %(task)s again from %(name)s; if this keeps happening, "
+                "contact the researcher."
+            )
+            % _words(link)["words"],
             status=400,
             link=link,
         )
@@ -110,9 +129,9 @@ def entry(request, key: str):
     except services.EntryRefusedError as error:
         return _message(
             request,
-            title="This link cannot be used",
+            title=_("This link cannot be used"),
             text=error.message,
-            hint="Please contact the researcher through the platform.",
+            hint=_("Please contact the researcher through the platform."),
             status=403,
             link=link,
         )
@@ -123,10 +142,10 @@ def entry(request, key: str):
 def _closed(request, link):
     return _message(
         request,
-        title="This study is closed",
-        text="This study no longer takes part.",
-        hint=f"Please {_PLATFORM_WORDS[link.platform]['leave']} on "
-        f"{_PLATFORM_WORDS[link.platform]['name']}. Thank you for your interest.",
+        title=_("This study is closed"),
+        text=_("This study no longer takes part."),
+        hint=_("Please %(leave)s on %(name)s. Thank you for your interest.")
+        % _PLATFORM_WORDS[link.platform],
         status=410,
         link=link,
     )
@@ -173,9 +192,9 @@ def _own_session(request, session_id: int):
 def _lost(request):
     return _message(
         request,
-        title="Session not found",
-        text="We could not find your session in this browser.",
-        hint="Please open the study again from the platform: your work so far is kept.",
+        title=_("Session not found"),
+        text=_("We could not find your session in this browser."),
+        hint=_("Please open the study again from the platform: your work so far is kept."),
         status=404,
     )
 
@@ -190,8 +209,8 @@ def consent(request, session_id: int):
         if answer not in ("agree", "decline"):
             return _message(
                 request,
-                title="Please choose",
-                text="The form must say whether you agree or decline.",
+                title=_("Please choose"),
+                text=_("The form must say whether you agree or decline."),
                 status=400,
                 link=session.link,
             )

@@ -24,10 +24,12 @@ if (panel) {
   /** @param {any} link */
   function payText(link) {
     const c = link.currency;
-    const parts = [`${c} ${link.reward_per_session} per ${link.platform === "mturk" ? "HIT" : "session"}`];
-    if (Number(link.reward_per_item)) parts.push(`+ ${link.reward_per_item} per item`);
-    if (Number(link.bonus_per_accepted)) parts.push(`+ ${link.bonus_per_accepted} per accepted`);
-    if (Number(link.bonus_per_extra_item)) parts.push(`+ ${link.bonus_per_extra_item} per extra item`);
+    const reward = { amount: `${c} ${link.reward_per_session}` };
+    const parts = [link.platform === "mturk" ? interpolate(gettext("%(amount)s per HIT"), reward, true)
+      : interpolate(gettext("%(amount)s per session"), reward, true)];
+    if (Number(link.reward_per_item)) parts.push(interpolate(gettext("+ %(amount)s per item"), { amount: link.reward_per_item }, true));
+    if (Number(link.bonus_per_accepted)) parts.push(interpolate(gettext("+ %(amount)s per accepted"), { amount: link.bonus_per_accepted }, true));
+    if (Number(link.bonus_per_extra_item)) parts.push(interpolate(gettext("+ %(amount)s per extra item"), { amount: link.bonus_per_extra_item }, true));
     return parts.join(" ");
   }
 
@@ -40,21 +42,23 @@ if (panel) {
     name.appendChild(el("strong", link.name));
     name.appendChild(document.createTextNode(" "));
     name.appendChild(el("span", link.platform_label, `platform-badge ${link.platform}`));
-    name.appendChild(el("div", link.variant ? `variant: ${link.variant.name} v${link.variant.version}` : "variant: allocated", "muted small"));
-    if (!link.active) name.appendChild(el("div", "inactive: entries are refused", "muted small"));
+    name.appendChild(el("div", link.variant
+      ? interpolate(gettext("variant: %(name)s v%(version)s"), link.variant, true) : gettext("variant: allocated"), "muted small"));
+    if (!link.active) name.appendChild(el("div", gettext("inactive: entries are refused"), "muted small"));
     const s = link.sessions;
-    const sessions = `${s.completed} completed · ${s.working + s.started} open · ${s.screened_out} screened out · ${s.declined} declined`;
+    const sessions = interpolate(gettext("%(completed)s completed · %(open)s open · %(screened_out)s screened out · %(declined)s declined"),
+      { ...s, open: s.working + s.started }, true);
     const url = el("div", undefined, "link-url");
-    url.appendChild(el("span", link.platform === "mturk" ? "ExternalQuestion URL" : "Study URL", "muted small"));
+    url.appendChild(el("span", link.platform === "mturk" ? "ExternalQuestion URL" : gettext("Study URL"), "muted small"));
     const input = /** @type {HTMLInputElement} */ (el("input"));
     input.readOnly = true;
     input.value = link.platform_url;
-    input.setAttribute("aria-label", `URL for ${link.platform_label}`);
-    const copy = el("button", "Copy", "quiet");
+    input.setAttribute("aria-label", interpolate(gettext("URL for %(platform)s"), { platform: link.platform_label }, true));
+    const copy = el("button", gettext("Copy"), "quiet");
     copy.type = "button";
     copy.addEventListener("click", async () => {
       input.select();
-      try { await navigator.clipboard.writeText(input.value); say("Copied."); } catch (_) { say("Select the URL and copy it."); }
+      try { await navigator.clipboard.writeText(input.value); say(gettext("Copied.")); } catch (_) { say(gettext("Select the URL and copy it.")); }
     });
     url.append(input, copy);
     const actions = el("div", undefined, "actions");
@@ -63,14 +67,14 @@ if (panel) {
       xml.href = `${base}/crowd/links/${link.id}/external-question/`;
       actions.appendChild(xml);
     }
-    const bonuses = /** @type {HTMLAnchorElement} */ (el("a", "Bonus file", "quiet button"));
+    const bonuses = /** @type {HTMLAnchorElement} */ (el("a", gettext("Bonus file"), "quiet button"));
     bonuses.href = `${base}/crowd/links/${link.id}/bonuses/`;
     actions.appendChild(bonuses);
-    const toggle = el("button", link.active ? "Close" : "Reopen", "quiet");
+    const toggle = el("button", link.active ? gettext("Close") : gettext("Reopen"), "quiet");
     toggle.type = "button";
     toggle.addEventListener("click", async () => {
       const r = await api(`${base}/crowd/links/${link.id}/`, "PATCH", { active: !link.active });
-      say(r.ok ? `${link.name} is ${r.data.active ? "open" : "closed"}.` : errorText(r.data), !r.ok);
+      say(r.ok ? interpolate(r.data.active ? gettext("%(name)s is open.") : gettext("%(name)s is closed."), link, true) : errorText(r.data), !r.ok);
       load();
     });
     actions.appendChild(toggle);
@@ -92,7 +96,7 @@ if (panel) {
     if (!response.ok) { say(errorText(response.data), true); return; }
     if (!response.data.length) {
       const row = el("tr");
-      const td = el("td", "No study links yet: create one below.", "muted");
+      const td = el("td", gettext("No study links yet: create one below."), "muted");
       td.setAttribute("colspan", "5");
       row.appendChild(td);
       tbody.appendChild(row);
@@ -137,9 +141,9 @@ if (panel) {
     /** @type {HTMLElement} */ (panel.querySelector("#pay-measure")).textContent = response.data.measure;
     const tbody = /** @type {HTMLElement} */ (panel.querySelector("#pay-report tbody"));
     tbody.replaceChildren();
-    for (const [by, rows] of [["variant", response.data.by_variant], ["cohort", response.data.by_cohort]]) {
+    for (const [by, rows] of [[gettext("variant"), response.data.by_variant], [gettext("cohort"), response.data.by_cohort]]) {
       for (const g of rows) {
-        const money = (/** @type {string|null} */ x) => (x === null ? "n/a" : `${g.currency} ${x}`);
+        const money = (/** @type {string|null} */ x) => (x === null ? gettext("n/a") : `${g.currency} ${x}`);
         const row = cells(el("tr"), [by, g.group, String(g.sessions), String(g.workers), String(g.median_minutes),
           money(g.median_total), money(g.median_hourly), money(g.median_hourly_on_items)]);
         [...row.children].slice(5).forEach((td) => td.classList.add("money"));
@@ -171,7 +175,7 @@ if (panel) {
       else body[key] = key === "currency" ? text.toUpperCase() : text;
     }
     const r = await api(`${base}/crowd/links/`, "POST", body);
-    say(r.ok ? `Created ${r.data.name}. Paste its URL into ${r.data.platform_label}.` : errorText(r.data), !r.ok);
+    say(r.ok ? interpolate(gettext("Created %(name)s. Paste its URL into %(platform_label)s."), r.data, true) : errorText(r.data), !r.ok);
     if (r.ok) { form.reset(); showPlatformFields(); load(); }
   });
 
@@ -185,9 +189,9 @@ if (panel) {
       token: String(data.get("token")).trim(),
     });
     if (!r.ok) { out.textContent = errorText(r.data); out.className = "token-result error"; return; }
-    out.textContent = r.data.valid
-      ? `Valid: issued by this site${r.data.session ? ` for a ${r.data.session.status} session of ${r.data.session.items_done} items` : ""}.`
-      : "Not valid: this site did not issue that token for this worker and assignment.";
+    out.textContent = !r.data.valid ? gettext("Not valid: this site did not issue that token for this worker and assignment.")
+      : r.data.session ? interpolate(gettext("Valid: issued by this site for a %(status)s session of %(items_done)s items."), r.data.session, true)
+        : gettext("Valid: issued by this site.");
     out.className = `token-result ${r.data.valid ? "muted" : "error"}`;
   });
 

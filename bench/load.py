@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import random
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -144,11 +145,15 @@ def setup_database(items: int, users: int) -> int:
     return project.pk
 
 
+# One per run, shared by gunicorn and the worker: production refuses a typed key.
+SECRET_KEY = secrets.token_urlsafe(50)
+
+
 def server_env() -> dict:
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": "load-bench-" + "x" * 40,
+        "DJANGO_SECRET_KEY": SECRET_KEY,
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "DJANGO_HTTPS": "false",  # clients speak plain HTTP to 127.0.0.1
         "DATABASE_URL": DATABASE_URL,

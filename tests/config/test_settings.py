@@ -1,17 +1,23 @@
 """Settings: environment switches and the production safety checks."""
 
+import base64
 import os
+import re
+import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management.utils import get_random_secret_key
 
 from config.settings.safety import DEFAULT_SECRET_KEY, refuse_unsafe_settings, unsafe_settings
+from tests.config.production_probe import STRONG_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
-GOOD_KEY = "k" * 50
+GOOD_KEY = STRONG_KEY
+KEY_COMPLAINT = "DJANGO_SECRET_KEY must be a random value of 32+ characters (README: Operate it)"
 
 
 @pytest.mark.parametrize(
@@ -37,10 +43,77 @@ def test_production_accepts_safe_settings():
 def test_the_shortest_key_production_accepts_has_32_characters():
     hosts = ["example.org", "www.example.org"]
 
-    assert unsafe_settings(debug=False, secret_key="k" * 32, allowed_hosts=hosts) == []
-    assert unsafe_settings(debug=False, secret_key="k" * 31, allowed_hosts=hosts) == [
-        "DJANGO_SECRET_KEY must be set to a random value of 32+ characters"
+    assert unsafe_settings(debug=False, secret_key=STRONG_KEY[:32], allowed_hosts=hosts) == []
+    assert unsafe_settings(debug=False, secret_key=STRONG_KEY[:31], allowed_hosts=hosts) == [
+        KEY_COMPLAINT
     ]
+
+
+def _key_refused(key: str) -> bool:
+    return KEY_COMPLAINT in unsafe_settings(
+        debug=False, secret_key=key, allowed_hosts=["example.org"]
+    )
+
+
+def test_the_env_example_placeholder_key_is_refused():
+    placeholder = re.search(
+        r"^DJANGO_SECRET_KEY=(.*)$", (ROOT / ".env.example").read_text(), re.MULTILINE
+    ).group(1)
+
+    assert len(placeholder) >= 32 and len(set(placeholder)) >= 10, "not refused for its length"
+    assert _key_refused(placeholder)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "a" * 32,
+        "k" * 50,
+        "load-bench-" + "x" * 40,  # one character carries the length
+        "ab" * 25,
+        "0123456789" + "0" * 30,
+        "django-insecure-" + STRONG_KEY,  # what startproject writes, marked unsafe by Django
+    ],
+)
+def test_low_entropy_keys_are_refused(key):
+    """The rule: 32+ characters, 10+ distinct ones, and 96+ bits when each character is
+    counted at the information its frequency in the key gives (length x Shannon entropy)."""
+    assert _key_refused(key)
+
+
+@pytest.mark.parametrize(
+    "generate",
+    [
+        lambda: secrets.token_urlsafe(50),  # what README says to run
+        lambda: secrets.token_urlsafe(24),  # 32 characters
+        lambda: secrets.token_hex(32),
+        lambda: base64.b64encode(secrets.token_bytes(32)).decode(),
+        get_random_secret_key,
+    ],
+)
+def test_generated_keys_pass(generate):
+    assert not any(_key_refused(generate()) for _ in range(200))
+
+
+@pytest.mark.parametrize("host", [".", ".com", ".co.uk", ".github.io", "..", ". com"])
+def test_a_wildcard_of_a_public_suffix_is_refused(host):
+    problems = unsafe_settings(
+        debug=False, secret_key=GOOD_KEY, allowed_hosts=["example.org", host]
+    )
+
+    assert [p.split()[0] for p in problems] == ["DJANGO_ALLOWED_HOSTS"]
+
+
+@pytest.mark.parametrize(
+    "hosts",
+    [
+        [".example.org"],
+        [".example.co.uk", "example.co.uk"],
+        ["workbench.example.org", "127.0.0.1", "localhost", "[::1]"],
+    ],
+)
+def test_a_domain_and_its_subdomains_are_accepted(hosts):
+    assert unsafe_settings(debug=False, secret_key=GOOD_KEY, allowed_hosts=hosts) == []
 
 
 def test_production_names_every_problem_at_once():
@@ -77,7 +150,7 @@ def test_production_module_will_not_start_with_the_default_key():
     result = run_settings("config.settings.production", DJANGO_ALLOWED_HOSTS="example.org")
 
     assert result.returncode != 0
-    assert "DJANGO_SECRET_KEY must be set" in result.stderr
+    assert KEY_COMPLAINT in result.stderr
 
 
 def test_production_module_starts_with_safe_environment():

@@ -6,9 +6,11 @@ then read for what the schema cannot know: where secrets come from, restart poli
 volumes, and what the image leaves out.
 """
 
+import re
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -50,3 +52,32 @@ def test_the_schema_check_catches_a_misspelt_key(tmp_path):
     done = _check_jsonschema(broken)
 
     assert done.returncode != 0 and "healthchek" in done.stdout
+
+
+def _interpolated(value: str) -> bool:
+    """A value taken from the environment (or .env) when compose reads the file."""
+    return re.fullmatch(r"\$\{[A-Z_][A-Z0-9_]*(?::?[?-][^}]*)?\}", value) is not None
+
+
+def test_no_password_or_key_is_written_in_the_compose_file():
+    """Secrets come from .env: interpolated where compose needs them (the database's
+    password), read by the application from `env_file` otherwise."""
+    services = compose()["services"]
+    for name, service in services.items():
+        for key, value in (service.get("environment") or {}).items():
+            value = str(value)
+            if re.search(r"PASSWORD|SECRET|TOKEN", key):
+                assert _interpolated(value), f"{name}.{key} is written in the file"
+            if "://" in value:
+                password = urlsplit(value).password
+                assert password is None or _interpolated(password), f"{name}.{key}: {value}"
+    for name in APP_SERVICES:
+        assert services[name]["env_file"] in (".env", [".env"]), name
+
+
+def test_the_database_password_must_be_set_in_env():
+    postgres = compose()["services"]["postgres"]["environment"]
+
+    assert re.fullmatch(r"\$\{POSTGRES_PASSWORD:\?.+\}", postgres["POSTGRES_PASSWORD"])
+    example = (ROOT / ".env.example").read_text()
+    assert re.search(r"^POSTGRES_PASSWORD=", example, re.MULTILINE)

@@ -81,3 +81,20 @@ def test_the_database_password_must_be_set_in_env():
     assert re.fullmatch(r"\$\{POSTGRES_PASSWORD:\?.+\}", postgres["POSTGRES_PASSWORD"])
     example = (ROOT / ".env.example").read_text()
     assert re.search(r"^POSTGRES_PASSWORD=", example, re.MULTILINE)
+
+
+def test_every_service_restarts_after_a_crash_or_a_reboot():
+    for name, service in compose()["services"].items():
+        assert service.get("restart") == "unless-stopped", name
+
+
+def test_the_database_and_the_uploads_live_on_volumes():
+    spec = compose()
+    services = spec["services"]
+
+    assert "pgdata:/var/lib/postgresql/data" in services["postgres"]["volumes"]
+    media = services["web"]["environment"]["DJANGO_MEDIA_ROOT"]
+    for name in APP_SERVICES:
+        mounts = services[name].get("volumes", [])
+        assert any(m.split(":")[:2] == ["media", media] for m in mounts), name
+    assert {"pgdata", "media"} <= set(spec["volumes"])

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,3 +99,96 @@ def test_the_database_and_the_uploads_live_on_volumes():
         mounts = services[name].get("volumes", [])
         assert any(m.split(":")[:2] == ["media", media] for m in mounts), name
     assert {"pgdata", "media"} <= set(spec["volumes"])
+
+
+# Paths the image must not hold: secrets, the developer's environment, local data.
+LEFT_OUT = [
+    ".env",
+    ".venv/bin/python",
+    ".git/HEAD",
+    "node_modules/typescript/package.json",
+    "media/imports/upload.zip",
+    "db.sqlite3",
+    "db.sqlite3-journal",
+    "staticfiles/frontend/app.css",
+    "annotate/__pycache__/models.cpython-311.pyc",
+    ".pytest_cache/v/cache/lastfailed",
+    "bench/out/load.json",
+]
+# Paths the build needs.
+KEPT = [
+    "manage.py",
+    "pyproject.toml",
+    "requirements/constraints.txt",
+    "config/settings/production.py",
+    "config/gunicorn.conf.py",
+    "frontend/static/frontend/app.css",
+    "frontend/templates/frontend/base.html",
+    "annotate/migrations/0001_initial.py",
+    "locale/zh_Hans/LC_MESSAGES/django.mo",
+    ".env.example",
+]
+
+
+def _dockerignore_excludes(path: str, patterns: list[str]) -> bool:
+    """Docker's rule: the last matching pattern decides ('!' re-includes), and a pattern
+    matches a path or any folder above it; '**' spans folders, '*' does not."""
+
+    def regex(pattern: str) -> re.Pattern:
+        out = ""
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("**", i):
+                out += ".*"
+                i += 2
+                if pattern.startswith("/", i):
+                    out += "/?"
+                    i += 1
+            elif pattern[i] == "*":
+                out += "[^/]*"
+                i += 1
+            elif pattern[i] == "?":
+                out += "[^/]"
+                i += 1
+            else:
+                out += re.escape(pattern[i])
+                i += 1
+        return re.compile(out)
+
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    excluded = False
+    for raw in patterns:
+        negate = raw.startswith("!")
+        pattern = raw.lstrip("!").strip().lstrip("/")
+        if pattern.startswith("./"):
+            pattern = pattern[2:]
+        if any(regex(pattern.rstrip("/")).fullmatch(p) for p in prefixes):
+            excluded = not negate
+    return excluded
+
+
+def test_the_image_leaves_out_secrets_the_venv_git_and_local_data():
+    ignore = ROOT / ".dockerignore"
+    assert ignore.exists(), "COPY . . would put .env, .venv and .git in the image"
+    patterns = [
+        line.strip()
+        for line in ignore.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+
+    assert [p for p in LEFT_OUT if not _dockerignore_excludes(p, patterns)] == []
+    assert [p for p in KEPT if _dockerignore_excludes(p, patterns)] == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "excluded"),
+    [
+        ("**/__pycache__", "a/b/__pycache__/x.pyc", True),
+        ("*.pyc", "a/x.pyc", False),
+        ("media", "media/x/y", True),
+        ("db.sqlite3*", "db.sqlite3-wal", True),
+    ],
+)
+def test_the_dockerignore_reading_follows_dockers_rules(pattern, path, excluded):
+    assert _dockerignore_excludes(path, [pattern]) is excluded

@@ -180,6 +180,19 @@ CELERY_BEAT_SCHEDULE = {
     "import-uploads-sweep": {
         "task": "annotate.tasks.import_uploads_sweep",
         "schedule": 24 * 60 * 60,
+    # Housekeeping that would otherwise need a cron job: `clearsessions` and
+    # `qc_check_missing` (submissions below the sweep's window), as tasks calling the same
+    # code. A tick not taken up within its expiry is dropped; the next one does the work.
+    "sessions-clear-expired": {
+        "task": "config.sessions.tasks.sessions_clear_expired",
+        "schedule": 24 * 60 * 60,
+        "options": {"expires": 60 * 60},
+    },
+    "quality-checks-missing": {
+        "task": "qc.tasks.quality_checks_missing",
+        "schedule": 60 * 60,
+        "options": {"expires": 30 * 60},
+    },
         "options": {"expires": 60 * 60},
     },
 }

@@ -227,6 +227,17 @@ def quality_checks_sweep(*, clock: Clock = SYSTEM_CLOCK) -> int:
     return len(checked)
 
 
+def quality_checks_missing(*, limit: int = 10_000) -> int:
+    """Check up to `limit` submissions that have no check, however old: those below the
+    sweep's RECENT_WINDOW (say a check that failed in-process, without a broker) wait for
+    this. Beat starts it (qc.tasks.quality_checks_missing), as does `qc_check_missing`.
+    Safe to run any time: every check is idempotent. Returns how many were checked."""
+    missing = annotations_without_checks(limit=limit)
+    for annotation_id in missing:
+        annotation_quality_check(annotation_id=annotation_id)
+    return len(missing)
+
+
 def annotation_quality_check(*, annotation_id: int) -> list[str]:
     """Flag one submission, update its co-annotators' agreement and the worker's
     aggregates. Returns the flag kinds now on the annotation."""

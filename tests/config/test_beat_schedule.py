@@ -1,0 +1,52 @@
+"""The periodic jobs run in the stack's scheduler (Celery beat), not in a cron the operator
+must remember: each entry of CELERY_BEAT_SCHEDULE names a task the worker knows, and the
+housekeeping commands' work is among them."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from config.sessions.models import SignInSession
+from qc.models import SubmissionCheck
+from tests.qc.test_check_batches import unchecked_submissions
+
+
+def _scheduled_tasks() -> set[str]:
+    return {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+
+
+def test_every_beat_entry_names_a_task_the_worker_runs():
+    from config.celery import app
+
+    app.loader.import_default_modules()
+
+    assert _scheduled_tasks() <= set(app.tasks)
+
+
+def test_clearing_expired_sessions_is_scheduled_and_keeps_live_ones(db):
+    from config.sessions.tasks import sessions_clear_expired
+
+    now = timezone.now()
+    SignInSession.objects.create(session_key="old", session_data="", expire_date=now - timedelta(1))
+    SignInSession.objects.create(
+        session_key="live", session_data="", expire_date=now + timedelta(1)
+    )
+
+    assert "config.sessions.tasks.sessions_clear_expired" in _scheduled_tasks()
+    sessions_clear_expired.delay()
+
+    assert list(SignInSession.objects.values_list("session_key", flat=True)) == ["live"]
+
+
+def test_submissions_older_than_the_sweeps_window_are_checked_on_schedule(db):
+    """What `qc_check_missing` does, beat now starts: the sweep looks only among recent
+    submissions, so one left unchecked below its window waited for a cron job."""
+    from qc.tasks import quality_checks_missing
+
+    _, ids = unchecked_submissions(seed=3)
+
+    assert "qc.tasks.quality_checks_missing" in _scheduled_tasks()
+    assert quality_checks_missing.delay().get() == len(ids)
+
+    assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)

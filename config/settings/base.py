@@ -176,10 +176,6 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": QC_CHECK_INTERVAL_SECONDS,
         "options": {"expires": QC_CHECK_INTERVAL_SECONDS},
     },
-    # Uploaded import files past IMPORT_UPLOAD_RETENTION_DAYS (annotate/tasks.py).
-    "import-uploads-sweep": {
-        "task": "annotate.tasks.import_uploads_sweep",
-        "schedule": 24 * 60 * 60,
     # Housekeeping that would otherwise need a cron job: `clearsessions` and
     # `qc_check_missing` (submissions below the sweep's window), as tasks calling the same
     # code. A tick not taken up within its expiry is dropped; the next one does the work.
@@ -193,6 +189,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60 * 60,
         "options": {"expires": 30 * 60},
     },
+    # Uploaded import files past IMPORT_UPLOAD_RETENTION_DAYS (annotate/tasks.py).
+    "import-uploads-sweep": {
+        "task": "annotate.tasks.import_uploads_sweep",
+        "schedule": 24 * 60 * 60,
         "options": {"expires": 60 * 60},
     },
 }

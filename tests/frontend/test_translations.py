@@ -62,52 +62,46 @@ def _msgid(kind: str, strings: list[str]) -> tuple[str, str | None, str | None] 
     return None
 
 
-def _python_msgids(source: str) -> set:
-    found = set()
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.Call):
-            continue
-        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-        if name not in PY_KEYWORDS:
-            continue
-        strings = []
-        for arg in node.args:
-            if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
-                break
-            strings.append(arg.value)
-        entry = _msgid(PY_KEYWORDS[name], strings)
-        if entry:
-            found.add(entry)
-    return found
-
-
-def _template_msgids(source: str, origin: str) -> set:
-    """The calls `templatize` writes for the translation tags, read with Python's tokenizer
-    line by line (its output is Python tokens but not a Python program; each call it writes
-    stays on one line)."""
-    found = set()
-    for line in templatize(source, origin).splitlines():
-        found |= _template_line_msgids(line.strip())
-    return found
-
-
-def _template_line_msgids(line: str) -> set:
-    tokens = list(tokenize.generate_tokens(io.StringIO(line + "\n").readline))
+def _call_msgids(source: str) -> set:
+    """Calls of the gettext names with string literals, found as xgettext finds them: by
+    tokens, not by syntax tree (Python 3.11.7's parser can fail in a long test process)."""
+    tokens = [
+        token
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)
+    ]
     found = set()
     for n, token in enumerate(tokens):
         if token.type != tokenize.NAME or token.string not in PY_KEYWORDS:
             continue
         if n + 1 >= len(tokens) or tokens[n + 1].string != "(":
             continue
-        strings = []
+        strings, current = [], None
         for following in tokens[n + 2 :]:
-            if following.type == tokenize.STRING:
-                strings.append(ast.literal_eval(following.string))
-            elif following.string != ",":
+            if following.type == tokenize.STRING and not following.string.lower().startswith(
+                ("f", "rf", "fr", "b")
+            ):
+                # Adjacent literals are one string, as Python and xgettext join them.
+                current = (current or "") + ast.literal_eval(following.string)
+            elif following.string == "," and current is not None:
+                strings.append(current)
+                current = None
+            else:
                 break
+        if current is not None:
+            strings.append(current)
         entry = _msgid(PY_KEYWORDS[token.string], strings)
         if entry:
             found.add(entry)
+    return found
+
+
+def _template_msgids(source: str, origin: str) -> set:
+    """The calls `templatize` writes for the translation tags, read line by line (its output
+    is Python tokens but not a Python program; each call it writes stays on one line)."""
+    found = set()
+    for line in templatize(source, origin).splitlines():
+        found |= _call_msgids(line.strip() + "\n")
     return found
 
 
@@ -155,7 +149,7 @@ def _source_msgids(domain: str) -> set:
     found = set()
     if domain == "django":
         for path in _sources((".py",)):
-            found |= _python_msgids(path.read_text())
+            found |= _call_msgids(path.read_text())
         for path in _sources((".html", ".txt")):
             if "templates" in path.parts:
                 found |= _template_msgids(path.read_text(), str(path))

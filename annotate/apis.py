@@ -4,7 +4,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -43,7 +43,7 @@ class ProjectListCreateApi(GenericAPIView):
 
     @extend_schema(
         operation_id="projects_list",
-        responses={200: ProjectOutputSerializer(many=True), **errors()},
+        responses={200: ProjectOutputSerializer(many=True), **errors(400)},
     )
     def get(self, request):
         page = self.paginate_queryset(self.get_queryset())
@@ -68,7 +68,8 @@ class ProjectDetailApi(APIView):
 
 
 class ImportJobListCreateApi(GenericAPIView):
-    parser_classes = [MultiPartParser, FormParser]
+    # A file travels in a multipart body only; an urlencoded form cannot carry one.
+    parser_classes = [MultiPartParser]
     serializer_class = ImportJobOutputSerializer
 
     def get_queryset(self):
@@ -81,7 +82,7 @@ class ImportJobListCreateApi(GenericAPIView):
 
     @extend_schema(
         operation_id="projects_imports_list",
-        responses={200: ImportJobOutputSerializer(many=True), **errors(403, 404)},
+        responses={200: ImportJobOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int):
         page = self.paginate_queryset(self.get_queryset())
@@ -215,7 +216,7 @@ class VariantPresetsApi(APIView):
     )
     def post(self, request, project_id: int):
         project = _admin_project(request, project_id)
-        data = VariantPresetsInputSerializer(data=request.data or {})
+        data = VariantPresetsInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         created = services.variant_presets_install(project=project, **data.validated_data)
         return Response(

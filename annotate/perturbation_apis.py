@@ -116,7 +116,7 @@ class PerturbationListCreateApi(GenericAPIView):
         perturbations = selectors.perturbation_list(
             project=project,
             user=request.user,
-            status=query.validated_data.get("status"),
+            status=query.validated_data.get("status") or None,
             original_id=query.validated_data.get("original"),
         )
         page = self.paginate_queryset(perturbations)
@@ -153,7 +153,7 @@ class PerturbationCheckQueueApi(GenericAPIView):
 
     @extend_schema(
         operation_id="projects_perturbations_queue_list",
-        responses={200: PerturbationOutputSerializer(many=True), **errors(403, 404)},
+        responses={200: PerturbationOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int):
         project = _project(request, project_id, CHECKERS)

@@ -99,7 +99,10 @@ class PerturbationCheckInputSerializer(serializers.Serializer):
 
 
 class PerturbationListFilterSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=PerturbationStatus.choices, required=False)
+    # Empty, as the page's "any status" sends it: every status.
+    status = serializers.ChoiceField(
+        choices=PerturbationStatus.choices, required=False, allow_blank=True
+    )
     original = StrictIntegerField(required=False, min_value=1)
 
 

@@ -45,6 +45,13 @@ class StrictBooleanField(_JsonTyped, serializers.BooleanField):
 class StrictCharField(_JsonTyped, serializers.CharField):
     json_types = (str,)
 
+    def get_value(self, dictionary):
+        # DRF reads `?variant=` as "variant not given"; a query that names a field gives
+        # it, and an empty text is then judged like any other (blank or not).
+        if isinstance(dictionary, QueryDict) and self.field_name in dictionary:
+            return dictionary[self.field_name]
+        return super().get_value(dictionary)
+
 
 class StrictSlugField(_JsonTyped, serializers.SlugField):
     json_types = (str,)

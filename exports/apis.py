@@ -4,7 +4,7 @@ from django.http import FileResponse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import GenericAPIView
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -36,7 +36,7 @@ class ExportListCreateApi(GenericAPIView):
 
     @extend_schema(
         operation_id="projects_exports_list",
-        responses={200: ExportOutputSerializer(many=True), **errors(403, 404)},
+        responses={200: ExportOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int):
         page = self.paginate_queryset(selectors.export_list(project=_project(request, project_id)))
@@ -86,12 +86,13 @@ class ExportDownloadApi(APIView):
 
 
 class ExplainerRunListCreateApi(GenericAPIView):
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    # A predictions file in a multipart body, or a bundled explainer named in JSON.
+    parser_classes = [MultiPartParser, JSONParser]
     serializer_class = ExplainerRunOutputSerializer
 
     @extend_schema(
         operation_id="projects_exports_runs_list",
-        responses={200: ExplainerRunOutputSerializer(many=True), **errors(403, 404)},
+        responses={200: ExplainerRunOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int, export_id: int):
         export = selectors.export_get(project=_project(request, project_id), export_id=export_id)

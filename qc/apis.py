@@ -7,7 +7,7 @@ import io
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -309,7 +309,8 @@ class WorkerCsvImportApi(APIView):
     """A crowd platform's worker CSV. Profiles are shared across projects, so this is
     open to admins of a project, who run the crowd campaigns."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    # A file travels in a multipart body only; an urlencoded form cannot carry one.
+    parser_classes = [MultiPartParser]
 
     @extend_schema(request=WorkerCsvInputSerializer, responses={200: dict, **errors(400, 403, 404)})
     def post(self, request, project_id: int):

@@ -132,7 +132,8 @@ REST_FRAMEWORK = {
         "config.api_auth.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # DRF's LimitOffsetPagination, refusing a bad limit or offset (config/pagination.py).
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -144,6 +145,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, dataset import, annotation, quality control and export of rationales.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Requests and responses as separate components: a request's text fields then say
+    # minLength 1 where blank is refused, and read-only fields stay out of request bodies.
+    "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -27,3 +27,45 @@ def test_a_page_address_that_names_nothing_is_still_a_page(db):
 
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    "query", ["offset=null", "offset=-1", "limit=abc", "limit=0", "offset=1&offset=2", "limit="]
+)
+def test_a_bad_limit_or_offset_is_refused_not_ignored(db, query):
+    # Found by the schemathesis run: ?offset=null answered the first page.
+    client = Client()
+    client.force_login(UserFactory())
+
+    response = client.get(f"/api/projects/?{query}")
+
+    assert response.status_code == 400, response.content
+    assert {"limit", "offset"} & set(response.json())
+
+
+def test_a_good_limit_and_offset_still_page(db):
+    client = Client()
+    client.force_login(UserFactory(is_superuser=True))
+
+    response = client.get("/api/projects/?limit=1&offset=0")
+
+    assert response.status_code == 200 and response.json()["results"] == []
+
+
+def test_installing_presets_refuses_a_body_that_is_not_an_object(db):
+    # Found by the schemathesis run: a JSON null body was taken for {}.
+    from tests.annotate.workflow_helpers import make_project
+
+    project = make_project(items=1)
+    client = Client()
+    client.force_login(UserFactory(is_superuser=True))
+
+    response = client.post(
+        f"/api/projects/{project.id}/variants/presets/", "null", content_type="application/json"
+    )
+
+    assert response.status_code == 400, response.content
+    installed = client.post(
+        f"/api/projects/{project.id}/variants/presets/", content_type="application/json"
+    )
+    assert installed.status_code == 201, installed.content

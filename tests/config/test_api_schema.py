@@ -51,6 +51,7 @@ def test_every_paginated_list_takes_limit_and_offset_and_answers_a_page(schema):
         )
 
         assert {"limit", "offset"} <= query, operation["operationId"]
+        assert "400" in operation["responses"], operation["operationId"]  # a bad limit
         assert set(page["required"]) >= {"count", "results"}, operation["operationId"]
         assert page["properties"]["results"]["type"] == "array"
         assert page["properties"]["next"]["nullable"] is True
@@ -62,6 +63,15 @@ def test_the_item_list_describes_its_filters(schema):
     operation = schema["paths"]["/api/projects/{project_id}/items/"]["get"]
 
     assert {"split", "label"} <= {p["name"] for p in operation["parameters"]}
+
+
+def test_bodies_are_json_or_multipart_and_text_says_when_it_may_be_blank(schema):
+    for path, method, operation in _operations(schema):
+        content = set(operation.get("requestBody", {}).get("content", {}))
+        assert content <= {"application/json", "multipart/form-data"}, (method, path, content)
+    request = schema["components"]["schemas"]["ProjectCreateInputRequest"]
+
+    assert request["properties"]["name"]["minLength"] == 1
 
 
 def test_nullable_fields_say_so(schema):

@@ -78,6 +78,14 @@ def test_a_json_value_of_its_own_type_is_taken(name, value, expected):
     assert data.validated_data[name] == expected
 
 
+def test_an_empty_text_in_a_query_is_judged_not_dropped():
+    # Found by the schemathesis run: ?variant= on the datasheet preview was read as no
+    # variant at all, although the schema says a variant name is never empty.
+    data = Sample(data=QueryDict("text="))
+
+    assert not data.is_valid() and "text" in data.errors
+
+
 def test_form_and_query_string_text_is_parsed_as_before():
     data = Sample(data=QueryDict("flag=true&text=a&count=3&ratio=0.5&words=x&words=y"))
 

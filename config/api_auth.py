@@ -13,7 +13,9 @@ instead, which no browser prompts for.
 
 from __future__ import annotations
 
-from rest_framework import authentication
+from rest_framework import authentication, exceptions
+
+from config.login_lockout import SignInLockedOut
 
 REALM = "Rationale Workbench API"
 BASIC_CHALLENGE = f'Basic realm="{REALM}", charset="UTF-8"'
@@ -30,4 +32,16 @@ class SessionAuthentication(authentication.SessionAuthentication):
 
 
 class BasicAuthentication(authentication.BasicAuthentication):
+    """DRF's Basic authentication, saying so when sign-in is locked out: axes refuses
+    the attempt inside Django's `authenticate`, which DRF reports as wrong credentials,
+    and marks the request it was given (DRF's, so the middleware never sees it)."""
+
     www_authenticate_realm = REALM
+
+    def authenticate_credentials(self, userid, password, request=None):
+        try:
+            return super().authenticate_credentials(userid, password, request)
+        except exceptions.AuthenticationFailed:
+            if getattr(request, "axes_locked_out", False):
+                raise SignInLockedOut() from None
+            raise

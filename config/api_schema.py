@@ -3,8 +3,8 @@
 Every 4xx body the API writes is a JSON object: `detail` (and often `code`) for a refusal
 (config/exceptions.py maps the project's errors to them), or one list of messages per
 field for a body or query that does not validate. Operations declare the codes they
-answer with `errors(...)`; it adds 401, which any of them answers to a request without
-credentials (config/api_auth.py).
+answer with `errors(...)`; it adds 401 and 429, which any of them answers to a request
+without credentials or from a locked-out sign-in (config/api_auth.py).
 """
 
 from __future__ import annotations
@@ -29,14 +29,16 @@ _MEANING = {
     403: "Signed in, but the caller's role in the project does not allow this.",
     404: "Not found, or not visible to the caller (another project's, someone else's work).",
     409: "The object's state does not allow this now.",
+    429: "Signing in is locked after repeated failures; Retry-After says for how long.",
 }
 
 
 def errors(*codes: int) -> dict[int, OpenApiResponse]:
-    """The error responses of one operation: `codes` and 401."""
+    """The error responses of one operation: `codes`, and 401 and 429, which any operation
+    answers to missing or wrong credentials and to a locked-out sign-in."""
     return {
         code: OpenApiResponse(ErrorSerializer, description=_MEANING[code])
-        for code in sorted({401, *codes})
+        for code in sorted({401, 429, *codes})
     }
 
 

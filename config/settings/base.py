@@ -1,5 +1,7 @@
 """Settings shared by every environment. Each value comes from config.env."""
 
+from datetime import timedelta
+
 import orjson
 
 from config.env import BASE_DIR, env
@@ -20,6 +22,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "axes",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -47,6 +50,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.exceptions.ApplicationErrorMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
+    # Last, as axes asks: turns a locked-out sign-in into its answer (config/login_lockout.py).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -86,7 +91,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-AUTHENTICATION_BACKENDS = ["config.auth.ModelBackend"]
+# axes first: it refuses a locked-out sign-in before any password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "config.auth.ModelBackend"]
+# Sign-in lock-out (django-axes): after LOGIN_FAILURE_LIMIT failures for one user name, or
+# from one address, signing in is refused for LOGIN_COOLOFF_MINUTES, on the form and for
+# the API's Basic authentication alike. Failures during the lock-out do not extend it, so
+# the time the message states holds. Each failure is kept (AccessFailureLog) beside the
+# counters (AccessAttempt) in the admin; deleting a counter there, or
+# `manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS`, unlocks.
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_ENABLE_ACCESS_FAILURE_LOG = True
+AXES_LOCKOUT_CALLABLE = "config.login_lockout.lockout_response"
+# The client's address as the crowd entry's rate limit reads it: X-Forwarded-For only from
+# the CROWD_TRUSTED_PROXIES nearest proxies, so nobody dodges the limit by naming addresses.
+AXES_CLIENT_IP_CALLABLE = "crowd.throttling.client_address"
 # Sessions in the database, read with their signed-in user in one statement.
 SESSION_ENGINE = "config.sessions.backend"
 LOGIN_URL = "login"

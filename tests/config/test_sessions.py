@@ -7,6 +7,7 @@ from unittest import mock
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.http import HttpRequest
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -27,7 +28,8 @@ def signed_in(db):
     user.set_password(PASSWORD)
     user.save()
     client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
+    # axes counts sign-ins per request; the test client gives authenticate() none.
+    assert client.login(request=HttpRequest(), username=user.username, password=PASSWORD)
     return user, client
 
 
@@ -160,7 +162,8 @@ def test_a_signed_in_request_gets_503_while_the_database_is_unreachable(postgres
     user.set_password(PASSWORD)
     user.save()
     client = Client()
-    assert client.login(username=user.username, password=PASSWORD)
+    # axes counts sign-ins per request; the test client gives authenticate() none.
+    assert client.login(request=HttpRequest(), username=user.username, password=PASSWORD)
 
     with mock.patch.dict(connection.settings_dict, {"HOST": "127.0.0.1", "PORT": "1"}):
         connection.close()

@@ -5,6 +5,8 @@ says what to do on the platform."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.contrib.auth import login
 from django.http import HttpResponse
@@ -37,11 +39,11 @@ _PLATFORM_WORDS = {
 
 
 def _frameable(response, link):
-    """MTurk shows the entry in a frame on its own site: allow exactly its origins."""
+    """MTurk shows the entry in a frame on its own site: allow exactly its origins. The
+    rest of the site's Content Security Policy stays (django-csp replaces one directive)."""
     if link is not None and link.platform == platforms.MTURK:
         response.xframe_options_exempt = True
-        ancestors = " ".join(["'self'", *settings.CROWD_FRAME_ANCESTORS])
-        response["Content-Security-Policy"] = f"frame-ancestors {ancestors}"
+        response._csp_replace = {"frame-ancestors": ["'self'", *settings.CROWD_FRAME_ANCESTORS]}
     return response
 
 
@@ -272,7 +274,13 @@ def done(request, session_id: int):
     else:
         context["return_url"] = _return_url(session, link.completion_code)
         context["code"] = link.completion_code
-    return render(request, "crowd/done.html", context)
+    response = render(request, "crowd/done.html", context)
+    if "submit_url" in context:
+        # The page's form posts the HIT to MTurk: the policy's form-action lets it go to
+        # that origin alone (checked against CROWD_MTURK_SUBMIT_ORIGINS at arrival).
+        submit_to = urlsplit(context["submit_url"])
+        response._csp_update = {"form-action": [f"{submit_to.scheme}://{submit_to.netloc}"]}
+    return response
 
 
 def _return_url(session, code: str) -> str:

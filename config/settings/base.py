@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "config.auth.SignedInUserMiddleware",
     "config.middleware.LazyMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "config.exceptions.ApplicationErrorMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
     # Last, as axes asks: turns a locked-out sign-in into its answer (config/login_lockout.py).
@@ -253,6 +254,27 @@ CROWD_FRAME_ANCESTORS = env.list(
         "https://www.mturk.com",
     ],
 )
+# Content Security Policy (django-csp), in every environment so that the tests see what
+# production sends: scripts, styles, fonts and requests from this site only, with no
+# inline script, style element or style attribute (the pages' code is in static files;
+# tests/e2e/test_csp_pages.py opens each page in Chromium and fails on any refusal). Images
+# also as data: URLs (the API docs' icons). No site may frame a page but MTurk the crowd
+# entry, and no form may post elsewhere but a finished HIT to MTurk: crowd/views.py widens
+# those two directives on those pages alone.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 # Where Prolific takes participants back; {code} is the completion or screen-out code.
 CROWD_PROLIFIC_COMPLETION_URL = env.str(
     "CROWD_PROLIFIC_COMPLETION_URL",

@@ -129,3 +129,20 @@ def test_the_deployment_checklist_passes_but_for_the_operators_hsts_choices():
 
     assert done.returncode == 0, done.stderr
     assert set(re.findall(r"\(security\.(W\d+)\)", done.stdout + done.stderr)) == {"W005", "W021"}
+
+
+def test_production_sends_the_content_security_policy_the_browser_tests_run_under():
+    """The policy is set in the base settings, so the browser tests' server
+    (tests/e2e/test_csp_pages.py) sends exactly what production sends."""
+    from csp.utils import build_policy
+
+    _, over_https = _login_page()
+
+    sent = csp_directives(over_https["headers"]["Content-Security-Policy"])
+    assert sent == csp_directives(build_policy())  # django-csp's order varies by process
+    assert sent["script-src"] == "'self'" and sent["style-src"] == "'self'"
+    assert sent["frame-ancestors"] == "'none'" and sent["object-src"] == "'none'"
+
+
+def csp_directives(header: str) -> dict[str, str]:
+    return dict(directive.strip().split(" ", 1) for directive in header.split(";"))

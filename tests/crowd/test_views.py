@@ -102,8 +102,13 @@ def test_the_mturk_preview_shows_instructions_and_makes_no_account(study):
     assert not User.objects.filter(username__startswith="mturk.").exists()
     # MTurk frames the page: only its origins may
     assert "X-Frame-Options" not in response.headers
-    assert response["Content-Security-Policy"].startswith("frame-ancestors 'self' https://")
-    assert "https://worker.mturk.com" in response["Content-Security-Policy"]
+    policy = dict(
+        directive.strip().split(" ", 1)
+        for directive in response["Content-Security-Policy"].split(";")
+    )
+    assert policy["frame-ancestors"].startswith("'self' https://")
+    assert "https://worker.mturk.com" in policy["frame-ancestors"]
+    assert policy["script-src"] == "'self'", "the rest of the site's policy stays"
 
 
 def test_a_preview_of_an_allocated_link_shows_no_variant(mturk_link):
@@ -155,8 +160,14 @@ def test_entry_consent_work_and_the_mturk_submit_form(mturk_link):
     assert client.get(reverse("crowd:done", args=[session.pk]))["Location"].endswith("/work/")
     work_items(mturk_link.project, session.worker, 3)
     crowd_session_finish(session=session)
-    page = client.get(reverse("crowd:done", args=[session.pk])).content.decode()
+    done = client.get(reverse("crowd:done", args=[session.pk]))
+    page = done.content.decode()
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in page
+    # The Content Security Policy lets this page's form go to that origin alone.
+    assert (
+        "form-action 'self' https://workersandbox.mturk.com;"
+        in done["Content-Security-Policy"] + ";"
+    )
     assert 'name="assignmentId" value="AS1"' in page
     token = re.search(r'name="completion_token" value="([0-9a-f]+)"', page).group(1)
     assert completion_token_valid(

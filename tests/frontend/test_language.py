@@ -190,3 +190,13 @@ def test_error_pages_speak_the_page_language(db, client):
     assert "返回我的项目" in not_member.content.decode()
     assert no_page.status_code == 404
     assert "未找到" in no_page.content.decode()
+
+
+def test_the_server_error_page_renders_in_chinese_without_a_request(db):
+    from django.template import loader
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        html = loader.get_template("500.html").render()
+
+    assert "服务器错误" in html and "style=\"" not in html

@@ -61,9 +61,18 @@ class StrictRegexField(_JsonTyped, serializers.RegexField):
     json_types = (str,)
 
 
+# The largest integer a database column (bigint) holds: a larger id or count is refused
+# with a 400 instead of failing in the database with a 500.
+BIGINT_MAX = 2**63 - 1
+
+
 class StrictIntegerField(_JsonTyped, serializers.IntegerField):
     # 3.0 is an integer to JSON Schema; DRF refuses 2.5 as it always did.
     json_types = (int, float)
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_value", BIGINT_MAX)
+        super().__init__(**kwargs)
 
 
 class StrictFloatField(_JsonTyped, serializers.FloatField):

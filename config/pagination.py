@@ -7,6 +7,8 @@ from __future__ import annotations
 from rest_framework import pagination
 from rest_framework.exceptions import ValidationError
 
+from config.api_fields import BIGINT_MAX
+
 
 class LimitOffsetPagination(pagination.LimitOffsetPagination):
     def get_limit(self, request):
@@ -23,13 +25,13 @@ class LimitOffsetPagination(pagination.LimitOffsetPagination):
     @staticmethod
     def _whole_number(request, name: str, *, lowest: int) -> int:
         given = request.query_params.getlist(name)
-        if len(given) != 1 or not given[0].isdigit() or int(given[0]) < lowest:
-            raise ValidationError({name: [f"one whole number, at least {lowest}"]})
+        if len(given) != 1 or not given[0].isdigit() or not lowest <= int(given[0]) <= BIGINT_MAX:
+            raise ValidationError({name: [f"one whole number from {lowest} to {BIGINT_MAX}"]})
         return int(given[0])
 
     def get_schema_operation_parameters(self, view):
         parameters = super().get_schema_operation_parameters(view)
         for parameter in parameters:
             lowest = 1 if parameter["name"] == self.limit_query_param else 0
-            parameter["schema"] = {**parameter["schema"], "minimum": lowest}
+            parameter["schema"] = {**parameter["schema"], "minimum": lowest, "maximum": BIGINT_MAX}
         return parameters

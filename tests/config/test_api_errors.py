@@ -30,7 +30,16 @@ def test_a_page_address_that_names_nothing_is_still_a_page(db):
 
 
 @pytest.mark.parametrize(
-    "query", ["offset=null", "offset=-1", "limit=abc", "limit=0", "offset=1&offset=2", "limit="]
+    "query",
+    [
+        "offset=null",
+        "offset=-1",
+        "limit=abc",
+        "limit=0",
+        "offset=1&offset=2",
+        "limit=",
+        "offset=1" + "0" * 30,
+    ],
 )
 def test_a_bad_limit_or_offset_is_refused_not_ignored(db, query):
     # Found by the schemathesis run: ?offset=null answered the first page.
@@ -50,6 +59,20 @@ def test_a_good_limit_and_offset_still_page(db):
     response = client.get("/api/projects/?limit=1&offset=0")
 
     assert response.status_code == 200 and response.json()["results"] == []
+
+
+def test_an_id_too_large_for_the_database_is_refused_not_a_500(db):
+    # Found by the schemathesis run: ?original=4510188343521948756221100032 on the
+    # perturbation list overflowed the database's integer (500).
+    from tests.annotate.workflow_helpers import make_project
+
+    project = make_project(items=1)
+    client = Client()
+    client.force_login(UserFactory(is_superuser=True))
+
+    response = client.get(f"/api/projects/{project.id}/perturbations/?original={10**28}")
+
+    assert response.status_code == 400 and "original" in response.json()
 
 
 def test_installing_presets_refuses_a_body_that_is_not_an_object(db):

@@ -8,7 +8,7 @@
 // The check runs *before* the workspace asks for its next item (by wrapping fetch for
 // that one request), so a worker who has just finished never leaves a leased item behind
 // that would sit out its lease while others wait for it.
-import { api } from "../frontend/http.js";
+import { api, el, errorText } from "../frontend/http.js";
 
 const box = document.getElementById("crowd-session");
 const workspace = document.getElementById("workspace");
@@ -20,6 +20,21 @@ if (box && workspace) {
   const extra = /** @type {HTMLElement} */ (box.querySelector(".crowd-extra"));
   const finishButton = /** @type {HTMLButtonElement} */ (box.querySelector(".crowd-finish"));
   /** @type {Promise<any>|null} */ let inFlight = null;
+  // Made on the first failure only: the template has no place for one, and most sessions never need it.
+  /** @type {HTMLElement|null} */ let problem = null;
+
+  /** Shows why the server's count could not be read, or takes the note away. @param {string} text */
+  const sayProblem = (text) => {
+    if (!problem && text) {
+      problem = el("p", undefined, "crowd-problem error");
+      problem.setAttribute("role", "alert");
+      box.appendChild(problem);
+    }
+    if (problem) {
+      problem.textContent = text;
+      problem.hidden = !text;
+    }
+  };
 
   /** @param {any} progress */
   const show = (progress) => {
@@ -41,6 +56,7 @@ if (box && workspace) {
     inFlight = api(`/api/crowd/sessions/${sessionId}/finish/`, "POST", body);
     const response = await inFlight;
     inFlight = null;
+    sayProblem(response.ok ? "" : errorText(response.data));
     if (response.ok) show(response.data);
     return response.ok ? response.data : null;
   };
@@ -66,5 +82,8 @@ if (box && workspace) {
 
   finishButton.addEventListener("click", () => check({ finish_now: true }));
   // The server's count on arrival: a resumed session shows where it stands.
-  api(`/api/crowd/sessions/${sessionId}/`, "GET").then((response) => { if (response.ok) show(response.data); });
+  api(`/api/crowd/sessions/${sessionId}/`, "GET").then((response) => {
+    sayProblem(response.ok ? "" : errorText(response.data));
+    if (response.ok) show(response.data);
+  });
 }

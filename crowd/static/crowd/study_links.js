@@ -3,8 +3,10 @@
 // completion-token check. Server strings are inserted as text only.
 import { api, el, errorText } from "../frontend/http.js";
 
-const panel = document.getElementById("crowd-panel");
-if (panel) {
+const found = document.getElementById("crowd-panel");
+if (found) {
+  // Named again so the functions below see an element, not "element or null".
+  const panel = found;
   const base = `/api/projects/${panel.dataset.projectId}`;
   const status = /** @type {HTMLElement} */ (panel.querySelector(".crowd-status"));
   /** @param {string} text @param {boolean} [bad] */
@@ -115,7 +117,8 @@ if (panel) {
   async function loadVariants() {
     const response = await api(`${base}/variants/`, "GET");
     const select = /** @type {HTMLSelectElement} */ (form.elements.namedItem("variant"));
-    for (const v of response.ok ? response.data : []) {
+    if (!response.ok) return say(errorText(response.data), true);
+    for (const v of response.data) {
       if (!v.active) continue;
       const option = /** @type {HTMLOptionElement} */ (el("option", `${v.name} v${v.version}`));
       option.value = String(v.id);
@@ -127,7 +130,8 @@ if (panel) {
     const response = await api(`${base}/crowd/earnings/`, "GET");
     const tbody = /** @type {HTMLElement} */ (panel.querySelector("#crowd-earnings tbody"));
     tbody.replaceChildren();
-    for (const w of response.ok ? response.data.workers : []) {
+    if (!response.ok) return say(errorText(response.data), true);
+    for (const w of response.data.workers) {
       const row = cells(el("tr"), [w.external_id, w.platform, String(w.sessions), String(w.items), String(w.accepted),
         `${w.currency} ${w.base}`, `${w.currency} ${w.bonus}`, `${w.currency} ${w.total}`]);
       [...row.children].slice(5).forEach((td) => td.classList.add("money"));
@@ -137,7 +141,7 @@ if (panel) {
 
   async function loadPay() {
     const response = await api(`${base}/crowd/pay-report/`, "GET");
-    if (!response.ok) return;
+    if (!response.ok) return say(errorText(response.data), true);
     /** @type {HTMLElement} */ (panel.querySelector("#pay-measure")).textContent = response.data.measure;
     const tbody = /** @type {HTMLElement} */ (panel.querySelector("#pay-report tbody"));
     tbody.replaceChildren();
@@ -162,7 +166,7 @@ if (panel) {
     const currency = /** @type {HTMLInputElement} */ (form.elements.namedItem("currency"));
     if (platform === "mturk") currency.value = "USD";
   }
-  form.elements.namedItem("platform")?.addEventListener("change", showPlatformFields);
+  /** @type {HTMLSelectElement} */ (form.elements.namedItem("platform")).addEventListener("change", showPlatformFields);
   showPlatformFields();
 
   form.addEventListener("submit", async (event) => {

@@ -2,6 +2,8 @@
 // Agreement dashboard: heat map, per-variant and per-worker tables, drawn client-side from
 // the cached report (no external libraries, works offline). Text is inserted as text.
 
+import { api, el, errorText } from "./http.js";
+
 /** Column headers by key: the key stays in data-column (English, for scripts and tests). */
 const COLUMNS = /** @type {Record<string, string>} */ ({
   "variant": gettext("variant"),
@@ -31,14 +33,14 @@ const COLUMNS = /** @type {Record<string, string>} */ ({
   "permutations": gettext("permutations"),
 });
 
-const root = document.getElementById("agreement");
-if (root) {
+const found = document.getElementById("agreement");
+if (found) {
+  // Named again so the functions below see an element, not "element or null".
+  const root = found;
   const base = `/api/projects/${root.dataset.projectId}/agreement/`;
   const status = /** @type {HTMLElement} */ (root.querySelector(".agreement-status"));
-  const token = () => decodeURIComponent((document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "");
-  /** @param {string} tag @param {string} [text] */
-  const el = (tag, text) => { const n = document.createElement(tag); if (text !== undefined) n.textContent = text; return n; };
-  /** @param {any} x @param {number} [digits] */
+  /** Unlike http.js's fmt, whole numbers keep their decimals: a column of kappas lines up.
+   * @param {any} x @param {number} [digits] */
   const fmt = (x, digits = 3) => (x === null || x === undefined ? gettext("n/a") : typeof x === "number" ? x.toFixed(digits) : String(x));
 
   /** A diverging colour for kappa in [-1, 1]. @param {number|null} k */
@@ -125,9 +127,14 @@ if (root) {
   }
 
   async function load() {
-    const response = await fetch(base, { credentials: "same-origin" });
-    if (!response.ok) { status.textContent = interpolate(gettext("Error %(status)s"), { status: response.status }, true); return; }
-    const body = await response.json();
+    const response = await api(base, "GET");
+    if (!response.ok) {
+      status.textContent = errorText(response.data);
+      status.className = "agreement-status error";
+      return;
+    }
+    const body = response.data;
+    status.className = "agreement-status muted";
     root.dataset.status = body.status;
     root.dataset.stale = String(body.stale);
     if (body.status === "running") {
@@ -146,7 +153,12 @@ if (root) {
   }
 
   root.querySelector("#refresh-report")?.addEventListener("click", async () => {
-    await fetch(`${base}refresh/`, { method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": token() } });
+    const response = await api(`${base}refresh/`, "POST");
+    if (!response.ok) {
+      status.textContent = errorText(response.data);
+      status.className = "agreement-status error";
+      return;
+    }
     load();
   });
   load();

@@ -6,8 +6,10 @@
 
 import { api, el, errorText } from "./http.js";
 
-const root = document.getElementById("datasheet");
-if (root) {
+const found = document.getElementById("datasheet");
+if (found) {
+  // Named again so the functions below see an element, not "element or null".
+  const root = found;
   const base = `/api/projects/${root.dataset.projectId}/datasheet`;
   const canEdit = root.dataset.canEdit === "1";
   const message = /** @type {HTMLElement} */ (root.querySelector(".message"));

@@ -2,6 +2,8 @@
 // Export panel for researchers and admins: start an export, watch progress, cancel, download.
 // Server strings are inserted as text only.
 
+import { api, el, errorText } from "./http.js";
+
 /** Job statuses and phases by their API names. */
 const STATUS = /** @type {Record<string, string>} */ ({
   pending: gettext("pending"),
@@ -23,32 +25,25 @@ if (panel) {
   const form = /** @type {HTMLFormElement} */ (panel.querySelector("#export-form"));
   const status = /** @type {HTMLElement} */ (panel.querySelector(".export-status"));
   const tbody = /** @type {HTMLElement} */ (panel.querySelector("#exports tbody"));
-  const token = () => decodeURIComponent((document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "");
-
-  /** @param {string} url @param {string} method @param {any} [body] */
-  async function api(url, method, body) {
-    const response = await fetch(url, {
-      method, credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "X-CSRFToken": token() },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { ok: response.ok, data: await response.json().catch(() => null) };
+  /** @param {string} text @param {boolean} failed */
+  function say(text, failed) {
+    status.textContent = text;
+    status.className = `export-status ${failed ? "error" : "muted"}`;
   }
-
-  /** @param {any} data */
-  function problems(data) {
-    if (!data) return gettext("request failed");
-    if (data.problems) return data.problems.join("; ");
-    if (data.detail) return data.detail;
-    return Object.entries(data).map(([k, v]) => `${k}: ${[].concat(v).join(" ")}`).join("; ");
-  }
-
-  /** @param {string} tag @param {string} [text] */
-  const el = (tag, text) => { const n = document.createElement(tag); if (text !== undefined) n.textContent = text; return n; };
+  /** Whether the line shows a failed poll, which the next good poll takes away. */
+  let showingLoadError = false;
 
   async function refresh() {
     const response = await api(base, "GET");
-    if (!response.ok) return;
+    // A failed poll keeps polling: the jobs run on the server whether or not the page hears.
+    if (!response.ok) {
+      say(errorText(response.data), true);
+      showingLoadError = true;
+      window.setTimeout(refresh, 5000);
+      return;
+    }
+    if (showingLoadError) say("", false);
+    showingLoadError = false;
     tbody.replaceChildren();
     let busy = false;
     for (const exp of response.data.results) {
@@ -69,7 +64,11 @@ if (panel) {
       }
       if (exp.status === "pending" || exp.status === "running") {
         const cancel = el("button", gettext("Cancel"));
-        cancel.addEventListener("click", async () => { await api(`${base}${exp.id}/cancel/`, "POST"); refresh(); });
+        cancel.addEventListener("click", async () => {
+          const response = await api(`${base}${exp.id}/cancel/`, "POST");
+          if (!response.ok) say(errorText(response.data), true);
+          refresh();
+        });
         result.appendChild(cancel);
       }
       row.appendChild(result);
@@ -87,8 +86,7 @@ if (panel) {
     body.seed = Number(data.get("seed") || 0);
     if (body.splits === "ratios") body.ratios = String(data.get("ratios")).split(",").map(Number);
     const response = await api(base, "POST", body);
-    status.textContent = response.ok ? interpolate(gettext("Export %(id)s started."), response.data, true) : problems(response.data);
-    status.className = `export-status ${response.ok ? "muted" : "error"}`;
+    say(response.ok ? interpolate(gettext("Export %(id)s started."), response.data, true) : errorText(response.data), !response.ok);
     refresh();
   });
   refresh();

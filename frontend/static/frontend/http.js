@@ -1,8 +1,15 @@
 // @ts-check
 // Shared helpers for the page scripts: DOM nodes from text (never HTML), JSON API calls
-// with the CSRF token, and readable error messages.
+// with the CSRF token, and readable error messages. Every page script calls the server
+// through `api`, so a dropped connection or a server error reaches the page the same way
+// everywhere: as a failed response whose `errorText` the page shows.
 
-/** @param {string} tag @param {string} [text] @param {string} [cls] */
+/** @typedef {{ok: boolean, status: number, data: any, networkError?: boolean}} ApiResponse */
+
+/** An element of the tag's own type holding `text` as text.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag @param {string} [text] @param {string} [cls]
+ * @returns {HTMLElementTagNameMap[K]} */
 export function el(tag, text, cls) {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;
@@ -15,19 +22,36 @@ export function csrfToken() {
   return match ? decodeURIComponent(match[1]) : "";
 }
 
-/** @param {string} url @param {string} method @param {any} [body] */
+/** A JSON (or form) request that never throws: a dropped connection comes back as
+ * `{ok: false, status: 0, networkError: true}`, and a failure always carries a `data` that
+ * `errorText` can word, even when the body was not JSON (a proxy's error page).
+ * @param {string} url @param {string} method @param {any} [body]
+ * @returns {Promise<ApiResponse>} */
 export async function api(url, method, body) {
   const isForm = body instanceof FormData;
   /** @type {Record<string, string>} */ const headers = { "X-CSRFToken": csrfToken() };
   if (!isForm) headers["Content-Type"] = "application/json";
-  const response = await fetch(url, {
-    method,
-    credentials: "same-origin",
-    headers,
-    body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => null);
+  /** @type {Response} */ let response;
+  try {
+    response = await fetch(url, {
+      method,
+      credentials: "same-origin",
+      headers,
+      body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
+    });
+  } catch (_) {
+    // fetch rejects only when no answer arrived (offline, connection reset, aborted).
+    return { ok: false, status: 0, data: { detail: connectionDropped() }, networkError: true };
+  }
+  let data = await response.json().catch(() => null);
+  if (!response.ok && (data === null || typeof data !== "object")) {
+    data = { detail: interpolate(gettext("The server answered %(status)s."), { status: response.status }, true) };
+  }
   return { ok: response.ok, status: response.status, data };
+}
+
+function connectionDropped() {
+  return gettext("The connection dropped before the server answered. Check your network and try again.");
 }
 
 /** @param {any} data */

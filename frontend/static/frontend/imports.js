@@ -1,58 +1,61 @@
+// @ts-check
 // Import panel: upload a file, then poll the job list until every job has finished.
 // Everything from the server is inserted as text (textContent), never as markup.
-(function () {
-  "use strict";
-  /** Job statuses and phases by their API names. */
-  const STATUS = /** @type {Record<string, string>} */ ({
-    pending: gettext("pending"),
-    running: gettext("running"),
-    succeeded: gettext("succeeded"),
-    failed: gettext("failed"),
-  });
-  const PHASE = /** @type {Record<string, string>} */ ({
-    queued: gettext("queued"),
-    reading: gettext("reading"),
-    validating: gettext("validating"),
-    writing: gettext("writing"),
-    documents: gettext("documents"),
-    done: gettext("done"),
-  });
-  const panel = document.getElementById("import-panel");
-  if (!panel) return;
-  const projectId = panel.dataset.projectId;
-  const base = `/api/projects/${projectId}/imports/`;
-  const tbody = panel.querySelector("#import-jobs tbody");
-  const form = panel.querySelector("#import-form");
 
-  function csrfToken() {
-    const match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
+import { api, el, errorText } from "./http.js";
 
-  function cell(row, text) {
-    const td = document.createElement("td");
-    td.textContent = text;
-    row.appendChild(td);
-    return td;
-  }
+/** Job statuses and phases by their API names. */
+const STATUS = /** @type {Record<string, string>} */ ({
+  pending: gettext("pending"),
+  running: gettext("running"),
+  succeeded: gettext("succeeded"),
+  failed: gettext("failed"),
+});
+const PHASE = /** @type {Record<string, string>} */ ({
+  queued: gettext("queued"),
+  reading: gettext("reading"),
+  validating: gettext("validating"),
+  writing: gettext("writing"),
+  documents: gettext("documents"),
+  done: gettext("done"),
+});
 
+const panel = document.getElementById("import-panel");
+if (panel) {
+  const base = `/api/projects/${panel.dataset.projectId}/imports/`;
+  const tbody = /** @type {HTMLElement} */ (panel.querySelector("#import-jobs tbody"));
+  const form = /** @type {HTMLFormElement} */ (panel.querySelector("#import-form"));
+  const status = /** @type {HTMLElement} */ (panel.querySelector(".import-status"));
+  /** Whether the line shows a failed poll, which the next good poll takes away. */
+  let showingLoadError = false;
+
+  /** @param {string} text @param {boolean} failed */
+  const say = (text, failed) => {
+    status.textContent = text;
+    status.className = `import-status ${failed ? "error" : "muted"}`;
+  };
+
+  /** @param {HTMLElement} row @param {string} text */
+  const cell = (row, text) => row.appendChild(el("td", text));
+
+  /** @param {any} job */
   function describe(job) {
     if (job.status === "succeeded") {
-      const s = job.summary;
-      return interpolate(gettext("%(items_created)s items, %(documents_created)s documents created; %(items_unchanged)s items already present"), s, true);
+      return interpolate(gettext("%(items_created)s items, %(documents_created)s documents created; %(items_unchanged)s items already present"), job.summary, true);
     }
     if (job.status === "failed") {
       const lines = job.problems.slice(0, 20).map(
-        (p) => `${p.file}${p.line ? ":" + p.line : ""}${p.field ? " " + p.field : ""}: ${p.message}`);
+        (/** @type {any} */ p) => `${p.file}${p.line ? ":" + p.line : ""}${p.field ? " " + p.field : ""}: ${p.message}`);
       return [job.error].concat(lines).join("\n");
     }
     return "";
   }
 
+  /** @param {any[]} jobs */
   function render(jobs) {
     tbody.replaceChildren();
     for (const job of jobs) {
-      const row = document.createElement("tr");
+      const row = el("tr");
       row.dataset.status = job.status;
       cell(row, String(job.id));
       cell(row, job.source_name);
@@ -66,30 +69,33 @@
   }
 
   async function refresh() {
-    const response = await fetch(base, { credentials: "same-origin" });
-    if (!response.ok) return;
-    const body = await response.json();
-    render(body.results);
-    if (body.results.some((j) => j.status === "pending" || j.status === "running")) {
-      setTimeout(refresh, 1000);
+    const response = await api(base, "GET");
+    if (!response.ok) {
+      // Polled again: an import runs on the server whether or not the page hears about it.
+      say(errorText(response.data), true);
+      showingLoadError = true;
+      window.setTimeout(refresh, 5000);
+      return;
+    }
+    if (showingLoadError) say("", false);
+    showingLoadError = false;
+    render(response.data.results);
+    if (response.data.results.some((/** @type {any} */ j) => j.status === "pending" || j.status === "running")) {
+      window.setTimeout(refresh, 1000);
     }
   }
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const response = await fetch(base, {
-      method: "POST",
-      body: new FormData(form),
-      credentials: "same-origin",
-      headers: { "X-CSRFToken": csrfToken() },
-    });
+    const response = await api(base, "POST", new FormData(form));
     if (!response.ok) {
-      const body = await response.json().catch(() => ({}));
-      alert(body.detail || JSON.stringify(body));
+      say(errorText(response.data), true);
+      // The file stays chosen when the upload never arrived, so that Import can be pressed again.
+      if (response.networkError) return;
     }
     form.reset();
     refresh();
   });
 
   refresh();
-})();
+}

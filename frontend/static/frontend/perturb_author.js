@@ -23,10 +23,10 @@ const hint = /** @type {HTMLElement} */ (document.getElementById("save-hint"));
 
 /** @type {any} */ let settings;
 /** @type {any} */ let original;
-/** @type {{value: () => string[]}} */ let picker;
-/** @type {Array<{value: () => string, changed: () => boolean, words: () => boolean}>} */ let editors = [];
-/** @type {{value: () => string, changed: () => boolean, words: () => boolean}|null} */ let queryEditor = null;
-/** @type {{label: () => string|null, answer: () => any}} */ let gold;
+/** @type {ReturnType<typeof typePicker>} */ let picker;
+/** @type {Array<ReturnType<typeof textEditor>>} */ let editors = [];
+/** @type {ReturnType<typeof textEditor>|null} */ let queryEditor = null;
+/** @type {ReturnType<typeof goldEditor>} */ let gold;
 
 /** @param {string} text @param {string} kind */
 function say(text, kind) {
@@ -127,6 +127,10 @@ async function submit() {
   if (fresh.ok) {
     original.perturbations = fresh.data.perturbations;
     renderExisting();
+  } else {
+    // Saved all the same: only the list of this original's perturbations is out of date.
+    say(interpolate(gettext("Saved perturbation #%(id)s, but the list below could not be refreshed: %(error)s"),
+      { id: response.data.id, error: errorText(fresh.data) }, true), "error");
   }
   refreshSave();
 }

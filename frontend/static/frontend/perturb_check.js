@@ -105,7 +105,7 @@ function showView() {
   meta.append(statusBadge(p.status), typeBadges(p.types, settings.types),
     el("span", interpolate(gettext("#%(id)s of %(original)s"), { id: p.id, original: p.original.annotation_id }, true)),
     el("span", interpolate(gettext("by %(author)s"), p, true)), el("span", new Date(p.created_at).toLocaleString()));
-  const parts = [el("h2", interpolate(gettext("Perturbation #%(id)s"), p, true)), meta];
+  /** @type {HTMLElement[]} */ const parts = [el("h2", interpolate(gettext("Perturbation #%(id)s"), p, true)), meta];
   p.original.documents.forEach((/** @type {any} */ doc, /** @type {number} */ n) => parts.push(comparison(doc.name, doc.text, p.texts[n])));
   if (p.original.query_mode === "free") parts.push(comparison(gettext("Query"), p.original.query, p.query));
   const gold = el("section", undefined, "card");
@@ -119,7 +119,7 @@ function showView() {
 
 function showEditor() {
   const p = current;
-  const parts = [el("h2", interpolate(gettext("Edit perturbation #%(id)s"), p, true))];
+  /** @type {HTMLElement[]} */ const parts = [el("h2", interpolate(gettext("Edit perturbation #%(id)s"), p, true))];
   const typesCard = el("section", undefined, "card");
   const picker = typePicker(settings.types, p.types, () => {});
   typesCard.append(el("h3", gettext("Types")), picker.node);

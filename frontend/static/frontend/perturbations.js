@@ -134,7 +134,7 @@ async function loadSettings() {
   const table = root.querySelector("#project-types tbody");
   if (!table) return;
   const response = await api(`${base}/settings/`, "GET");
-  if (!response.ok) return;
+  if (!response.ok) return say(errorText(response.data), "error");
   projectTypes = response.data.types.filter((/** @type {any} */ t) => !t.builtin)
     .map((/** @type {any} */ t) => ({ key: t.key, name: t.name, description: t.description }));
   table.replaceChildren();

@@ -15,8 +15,10 @@ const ROLES = /** @type {Record<string, string>} */ ({
 });
 const GRANULARITIES = /** @type {Record<string, string>} */ ({ word: gettext("word"), span: gettext("span") });
 
-const panel = document.getElementById("admin-panel");
-if (panel) {
+const found = document.getElementById("admin-panel");
+if (found) {
+  // Named again so the functions below see an element, not "element or null".
+  const panel = found;
   const projectId = panel.dataset.projectId;
   const base = `/api/projects/${projectId}`;
   const status = /** @type {HTMLElement} */ (panel.querySelector(".admin-status"));
@@ -27,7 +29,8 @@ if (panel) {
     const response = await api(`${base}/variants/`, "GET");
     const tbody = /** @type {HTMLElement} */ (panel.querySelector("#variants tbody"));
     tbody.replaceChildren();
-    for (const v of response.data || []) {
+    if (!response.ok) return say(errorText(response.data), true);
+    for (const v of response.data) {
       const row = el("tr");
       row.appendChild(el("td", v.name));
       row.appendChild(el("td", String(v.version)));
@@ -59,7 +62,7 @@ if (panel) {
 
   async function loadProgress() {
     const response = await api(`${base}/progress/`, "GET");
-    if (!response.ok) return;
+    if (!response.ok) return say(errorText(response.data), true);
     const variants = /** @type {HTMLElement} */ (panel.querySelector("#progress-variants tbody"));
     variants.replaceChildren();
     for (const v of response.data.variants) {

@@ -279,7 +279,7 @@ if (root) {
 
   async function loadAudit() {
     const response = await api(`${qc}/audit/`, "GET");
-    if (!response.ok) return;
+    if (!response.ok) return say(errorText(response.data), true);
     fill(table("audit"), ["When", "Action", "Worker", "By", "Why"],
       response.data.events.map((/** @type {any} */ e) => [new Date(e.at).toLocaleString(), named(ACTIONS, e.action), e.worker, e.actor, e.reason]));
   }

@@ -2,6 +2,8 @@
 // Results board: explainer runs on an export, every metric side by side, sortable.
 // Server strings are inserted as text only. Metric names are the scores' own keys, untranslated.
 
+import { api, el, errorText } from "./http.js";
+
 /** The two fixed columns and run statuses, by their API names. */
 const HEADINGS = /** @type {Record<string, string>} */ ({ name: gettext("name"), status: gettext("status") });
 const STATUS = /** @type {Record<string, string>} */ ({
@@ -20,13 +22,26 @@ if (board) {
   const table = /** @type {HTMLTableElement} */ (board.querySelector("#runs"));
   const variantsTable = /** @type {HTMLTableElement} */ (board.querySelector("#plausibility"));
   const problemsBox = /** @type {HTMLElement} */ (board.querySelector("#run-problems"));
-  const token = () => decodeURIComponent((document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/) || [])[1] || "");
   /** @type {any[]} */ let runs = [];
   let sortKey = "name";
   let sortDescending = false;
 
-  /** @param {string} tag @param {string} [text] */
-  const el = (tag, text) => { const n = document.createElement(tag); if (text !== undefined) n.textContent = text; return n; };
+  /** @param {string} text @param {boolean} failed */
+  function say(text, failed) {
+    status.textContent = text;
+    status.className = `run-status ${failed ? "error" : "muted"}`;
+  }
+  /** Whether the line shows a failed load, which the next good load takes away. */
+  let showingLoadError = false;
+  /** @param {import("./http.js").ApiResponse} response */
+  function loadFailed(response) {
+    say(errorText(response.data), true);
+    showingLoadError = true;
+  }
+  function loadRecovered() {
+    if (showingLoadError) say("", false);
+    showingLoadError = false;
+  }
 
   /** Flatten numeric leaves: "token_prf.instance_macro.f1" -> number. @param {any} value @param {string} path @param {Record<string, number>} out */
   function flatten(value, path, out) {
@@ -46,15 +61,15 @@ if (board) {
   }
 
   async function loadExports() {
-    const response = await fetch(`/api/projects/${projectId}/exports/?limit=200`, { credentials: "same-origin" });
-    if (!response.ok) return;
-    const body = await response.json();
+    const response = await api(`/api/projects/${projectId}/exports/?limit=200`, "GET");
+    if (!response.ok) return loadFailed(response);
+    const body = response.data;
     const current = select.value;
     select.replaceChildren();
     for (const exp of body.results.filter((/** @type {any} */ e) => e.status === "succeeded")) {
       // Runs on a benchmark-layout export are scored with the benchmark's metrics (MAP, New-P).
       const layout = exp.params.layout === "benchmark" ? gettext(" (fine-grained benchmark)") : "";
-      const option = /** @type {HTMLOptionElement} */ (el("option", `#${exp.id} ${exp.params.selection}/${exp.params.aggregation}${layout}`));
+      const option = el("option", `#${exp.id} ${exp.params.selection}/${exp.params.aggregation}${layout}`);
       option.value = String(exp.id);
       select.appendChild(option);
     }
@@ -64,9 +79,11 @@ if (board) {
 
   async function loadRuns() {
     if (!select.value) return;
-    const response = await fetch(`/api/projects/${projectId}/exports/${select.value}/runs/?limit=200`, { credentials: "same-origin" });
-    if (!response.ok) return;
-    runs = (await response.json()).results;
+    const response = await api(`/api/projects/${projectId}/exports/${select.value}/runs/?limit=200`, "GET");
+    // No retry here: loadExports, every ten seconds, loads the runs again.
+    if (!response.ok) return loadFailed(response);
+    loadRecovered();
+    runs = response.data.results;
     render();
     if (runs.some((r) => r.status === "pending" || r.status === "running")) window.setTimeout(loadRuns, 1000);
   }
@@ -154,12 +171,8 @@ if (board) {
     const file = /** @type {File|null} */ (data.get("file"));
     if (!file || !file.name) data.delete("file");
     if (!data.get("explainer")) data.delete("explainer");
-    const response = await fetch(`/api/projects/${projectId}/exports/${select.value}/runs/`, {
-      method: "POST", credentials: "same-origin", headers: { "X-CSRFToken": token() }, body: data,
-    });
-    const body = await response.json().catch(() => ({}));
-    status.textContent = response.ok ? interpolate(gettext("Run %(name)s started."), body, true) : (body.detail || Object.entries(body).map(([k, v]) => `${k}: ${v}`).join("; "));
-    status.className = `run-status ${response.ok ? "muted" : "error"}`;
+    const response = await api(`/api/projects/${projectId}/exports/${select.value}/runs/`, "POST", data);
+    say(response.ok ? interpolate(gettext("Run %(name)s started."), response.data, true) : errorText(response.data), !response.ok);
     loadRuns();
   });
   select.addEventListener("change", loadRuns);

@@ -117,7 +117,8 @@ class ReviewQueue {
   async loadQueue() {
     const response = await api(`/api/projects/${this.projectId}/reviews/queue/`, "GET");
     const box = /** @type {HTMLElement} */ (this.root.querySelector(".review-queue"));
-    if (!response.ok || !box) return;
+    if (!box) return;
+    if (!response.ok) { this.say(errorText(response.data), "error"); return; }
     this.queueCount = response.data.count;
     box.replaceChildren(el("h2", interpolate(gettext("Waiting for your review (%(count)s)"), response.data, true)));
     const table = el("table", undefined, "grid");

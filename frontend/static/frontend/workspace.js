@@ -18,7 +18,7 @@
 /** A document as shown: questions first, and whether its tokens can be highlighted. */
 /** @typedef {{doc: Doc, selectable: boolean}} Shown */
 
-import { api, errorText, fmt } from "./http.js";
+import { api, el, errorText, fmt } from "./http.js";
 
 const COLOURS = 6;
 const TASK_NAMES = /** @type {Record<string, string>} */ ({
@@ -33,14 +33,6 @@ const PROPERTY_NAMES = /** @type {Record<string, string>} */ ({
   compactness: gettext("compactness"),
   comprehensiveness: gettext("comprehensiveness"),
 });
-
-/** @param {string} tag @param {string} [cls] @param {string} [text] */
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /** @param {Answer|undefined} answer @returns {answer is {none: true}} */
 function isNoAnswer(answer) {
@@ -70,6 +62,13 @@ class Workspace {
     /** @type {{doc: number, token: number}|null} */ this.lastClicked = null;
     this.saveTimer = 0;
     this.submitting = false;
+    /** The body of a submit that got no answer (or a refusal), frozen at its first attempt:
+     * a retry sends exactly these bytes, so that the server, which keys a submit by its
+     * client UUID, stores it once and answers a replay instead of a conflict.
+     * `choice` is what the annotator chose, to tell a retry from a changed answer.
+     * @type {{choice: string, body: Record<string, any>}|null} */
+    this.pendingSubmit = null;
+    /** @type {HTMLButtonElement|null} */ this.submitButton = null;
     this.testMode = false;
     document.addEventListener("visibilitychange", () => this.trackVisibility());
     document.addEventListener("keydown", (e) => this.onKey(e));
@@ -124,14 +123,14 @@ class Workspace {
   /** Why this worker is not served work, in plain words. @param {any} data */
   renderRefusal(data) {
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
-    const box = el("div", `refusal refusal-${data.code}`);
-    box.appendChild(el("h2", "", {
+    const box = el("div", undefined, `refusal refusal-${data.code}`);
+    box.appendChild(el("h2", {
       pending_selection: gettext("Waiting for a decision"),
       not_qualified: gettext("Not qualified for this project"),
       blocked: gettext("Blocked on this project"),
     }[/** @type {string} */ (data.code)] || gettext("Not available")));
-    box.appendChild(el("p", "", data.detail));
-    if (data.reason) box.appendChild(el("p", "muted", interpolate(gettext("Why: %(reason)s"), { reason: data.reason }, true)));
+    box.appendChild(el("p", data.detail));
+    if (data.reason) box.appendChild(el("p", interpolate(gettext("Why: %(reason)s"), { reason: data.reason }, true), "muted"));
     body.replaceChildren(box);
     this.assignment = null;
     this.root.dataset.ready = "true";
@@ -140,7 +139,7 @@ class Workspace {
 
   /** @param {{attempt: number, max_attempts: number, position: number, total: number}} test */
   renderTestBanner(test) {
-    const banner = el("div", "test-banner", interpolate(gettext("Qualification test: item %(position)s of %(total)s (attempt %(attempt)s of %(max_attempts)s). Your answers are scored when the test is complete."), test, true));
+    const banner = el("div", interpolate(gettext("Qualification test: item %(position)s of %(total)s (attempt %(attempt)s of %(max_attempts)s). Your answers are scored when the test is complete."), test, true), "test-banner");
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
     body.prepend(banner);
     this.root.querySelector(".progress")?.remove();
@@ -150,23 +149,27 @@ class Workspace {
   /** The reviewers' verdict on the previous round, shown above a revision. @param {number} id */
   async loadFeedback(id) {
     const response = await api(`/api/assignments/${id}/feedback/`, "GET");
-    if (!response.ok || !response.data.revision) return;
+    if (!response.ok) {
+      this.showMessage(interpolate(gettext("The reviewers' feedback could not be loaded: %(error)s"), { error: errorText(response.data) }, true), "error");
+      return;
+    }
+    if (!response.data.revision) return;
     const f = response.data;
-    const box = el("section", "feedback");
-    box.appendChild(el("h2", "", interpolate(gettext("Revision: round %(round)s of %(max_rounds)s"), f, true)));
+    const box = el("section", undefined, "feedback");
+    box.appendChild(el("h2", interpolate(gettext("Revision: round %(round)s of %(max_rounds)s"), f, true)));
     const failed = (f.verdict && f.verdict.failed) || [];
-    box.appendChild(el("p", "", failed.length
+    box.appendChild(el("p", failed.length
       ? interpolate(gettext("The reviewers found these below the bar: %(properties)s."), {
         properties: failed.map((/** @type {string} */ p) => interpolate(gettext("%(property)s (mean %(mean)s, needs %(needed)s)"), {
           property: PROPERTY_NAMES[p] || p, mean: fmt(f.verdict.means[p]), needed: fmt(f.thresholds[p]),
         }, true)).join(gettext("; ")),
       }, true)
       : gettext("Please revise your highlights.")));
-    box.appendChild(el("p", "muted", gettext("Your previous highlights are loaded below; change them and submit again.")));
-    const table = el("table", "grid feedback-scores");
+    box.appendChild(el("p", gettext("Your previous highlights are loaded below; change them and submit again."), "muted"));
+    const table = el("table", undefined, "grid feedback-scores");
     const head = el("tr");
     [gettext("Reviewer"), gettext("Set"), gettext("Sufficiency (1–3)"), gettext("Compactness (1–4)"),
-      gettext("Comprehensiveness (1–3)"), gettext("Comment")].forEach((h) => head.appendChild(el("th", "", h)));
+      gettext("Comprehensiveness (1–3)"), gettext("Comment")].forEach((h) => head.appendChild(el("th", h)));
     table.appendChild(head);
     for (const review of f.reviews) {
       const sets = review.sets.length ? review.sets : [{ position: null, sufficiency: null, compactness: null, comment: "" }];
@@ -175,7 +178,7 @@ class Workspace {
         [review.reviewer, set.position === null ? "" : interpolate(gettext("Set %(set)s"), { set: set.position + 1 }, true),
           fmt(set.sufficiency), fmt(set.compactness),
           n === 0 ? fmt(review.comprehensiveness) : "", [set.comment, n === 0 ? review.comment : ""].filter(Boolean).join(" · ")]
-          .forEach((text) => row.appendChild(el("td", "", text)));
+          .forEach((text) => row.appendChild(el("td", text)));
         table.appendChild(row);
       });
     }
@@ -189,10 +192,10 @@ class Workspace {
     if (!this.assignment) return;
     const response = await api(`/api/projects/${this.assignment.project.id}/progress/mine/`, "GET");
     const box = this.root.querySelector(".progress");
-    if (response.ok && box) {
-      const p = response.data;
-      box.textContent = interpolate(gettext("Done by you: %(submitted_by_you)s · your variant: %(variant_submitted)s / %(variant_quota)s"), p, true);
-    }
+    if (!box) return;
+    box.textContent = response.ok
+      ? interpolate(gettext("Done by you: %(submitted_by_you)s · your variant: %(variant_submitted)s / %(variant_quota)s"), response.data, true)
+      : errorText(response.data);
   }
 
   /** @param {Assignment} assignment */
@@ -217,11 +220,26 @@ class Workspace {
     this.clientUuid = crypto.randomUUID();
     const draft = assignment.draft || this.localDraft();
     if (draft) this.restore(draft);
+    this.pendingSubmit = this.storedSubmit();
+    // A reload after a dropped submit sends that submit's own UUID (and body) again.
+    if (this.pendingSubmit) this.clientUuid = this.pendingSubmit.body.client_uuid;
     this.render();
     this.root.dataset.assignment = String(assignment.id);
   }
 
   localKey() { return `rw-draft-${this.testMode ? "test-" : ""}${this.assignment ? this.assignment.id : "none"}`; }
+
+  submitKey() { return `rw-submit-${this.assignment ? this.assignment.id : "none"}`; }
+
+  /** A submit left unanswered before a reload, from this tab's sessionStorage. */
+  storedSubmit() {
+    if (this.testMode) return null;
+    try {
+      const stored = JSON.parse(sessionStorage.getItem(this.submitKey()) || "null");
+      return stored && typeof stored.choice === "string" && stored.body && typeof stored.body.client_uuid === "string"
+        ? /** @type {{choice: string, body: Record<string, any>}} */ (stored) : null;
+    } catch (_) { return null; }
+  }
 
   localDraft() {
     try { return JSON.parse(localStorage.getItem(this.localKey()) || "null"); } catch (_) { return null; }
@@ -266,35 +284,35 @@ class Workspace {
     body.replaceChildren();
     this.root.dataset.task = this.taskType();
 
-    const instructions = el("details", "instructions");
+    const instructions = el("details", undefined, "instructions");
     instructions.open = true;
-    instructions.appendChild(el("summary", "", interpolate(gettext("Instructions (%(name)s, version %(version)s)"), a.variant, true)));
-    instructions.appendChild(el("p", "instruction-text", a.variant.text));
+    instructions.appendChild(el("summary", interpolate(gettext("Instructions (%(name)s, version %(version)s)"), a.variant, true)));
+    instructions.appendChild(el("p", a.variant.text, "instruction-text"));
     // Chinese examples are written without spaces between their (one-character) tokens.
     const gap = a.project.language === "zh" ? "" : " ";
     for (const example of a.variant.examples || []) {
-      const box = el("div", "example");
-      box.appendChild(el("span", "muted", gettext("Example: ")));
+      const box = el("div", undefined, "example");
+      box.appendChild(el("span", gettext("Example: "), "muted"));
       const marked = new Set(example.highlighted);
       example.tokens.forEach((/** @type {string} */ token, /** @type {number} */ i) => {
-        box.appendChild(el("span", marked.has(i) ? "tok example-on" : "tok", token));
+        box.appendChild(el("span", token, marked.has(i) ? "tok example-on" : "tok"));
         if (gap) box.appendChild(document.createTextNode(gap));
       });
-      if (example.label) box.appendChild(el("span", "muted", ` → ${example.label}`));
-      if (example.note) box.appendChild(el("p", "muted", example.note));
+      if (example.label) box.appendChild(el("span", ` → ${example.label}`, "muted"));
+      if (example.note) box.appendChild(el("p", example.note, "muted"));
       instructions.appendChild(box);
     }
     body.appendChild(instructions);
 
-    const bar = el("div", "item-bar");
-    bar.appendChild(el("span", "chip task-chip", TASK_NAMES[this.taskType()] || gettext("Task")));
-    bar.appendChild(el("span", "item-id", interpolate(gettext("Item %(id)s"), { id: a.item.annotation_id }, true)));
-    bar.appendChild(el("span", "progress", gettext("Progress: …")));
+    const bar = el("div", undefined, "item-bar");
+    bar.appendChild(el("span", TASK_NAMES[this.taskType()] || gettext("Task"), "chip task-chip"));
+    bar.appendChild(el("span", interpolate(gettext("Item %(id)s"), { id: a.item.annotation_id }, true), "item-id"));
+    bar.appendChild(el("span", gettext("Progress: …"), "progress"));
     body.appendChild(bar);
 
-    const layout = el("div", "ws-layout");
-    const main = el("div", "ws-main");
-    const side = el("aside", "ws-side");
+    const layout = el("div", undefined, "ws-layout");
+    const main = el("div", undefined, "ws-main");
+    const side = el("aside", undefined, "ws-side");
     side.setAttribute("aria-label", gettext("Label, rationale sets and submit"));
     layout.append(main, side);
     body.appendChild(layout);
@@ -318,7 +336,7 @@ class Workspace {
 
     for (const shown of questions) {
       const panel = this.panel(gettext("Question"), "question-panel");
-      if (!shown.selectable) panel.head.appendChild(el("span", "panel-note", gettext("not for highlighting in this project")));
+      if (!shown.selectable) panel.head.appendChild(el("span", gettext("not for highlighting in this project"), "panel-note"));
       panel.box.appendChild(this.renderDocument(shown, this.docs.indexOf(shown)));
       main.appendChild(panel.box);
     }
@@ -328,14 +346,14 @@ class Workspace {
 
     const answer = showGold ? a.item.answer || null : null;
     const names = this.textNames(texts.length);
-    const group = el("div", `documents${task === "sentence_pair" ? " pair" : ""}`);
+    const group = el("div", undefined, `documents${task === "sentence_pair" ? " pair" : ""}`);
     texts.forEach((shown, n) => {
       const panel = this.panel(names[n], "doc-panel");
       panel.box.setAttribute("aria-label", names[n]);
       if (isNoAnswer(answer) && n === 0) {
-        panel.head.appendChild(el("span", "badge no-answer-badge", gettext("∅ No answer in this passage")));
+        panel.head.appendChild(el("span", gettext("∅ No answer in this passage"), "badge no-answer-badge"));
       }
-      const count = el("span", "doc-count");
+      const count = el("span", undefined, "doc-count");
       count.dataset.docid = shown.doc.docid;
       panel.head.appendChild(count);
       panel.box.appendChild(this.renderDocument(shown, this.docs.indexOf(shown), answer));
@@ -350,9 +368,9 @@ class Workspace {
 
   /** @param {string} title @param {string} cls */
   panel(title, cls) {
-    const box = el("section", `panel ${cls}`);
-    const head = el("header", "panel-head");
-    head.appendChild(el("h2", "panel-title", title));
+    const box = el("section", undefined, `panel ${cls}`);
+    const head = el("header", undefined, "panel-head");
+    head.appendChild(el("h2", title, "panel-title"));
     box.appendChild(head);
     return { box, head };
   }
@@ -377,10 +395,10 @@ class Workspace {
   queryPanel(query) {
     const panel = this.panel(gettext("Question"), "question-panel query");
     const cut = this.taskType() === "reading_comprehension" ? query.indexOf(" || ") : -1;
-    panel.box.appendChild(el("p", "query-text", cut < 0 ? query : query.slice(0, cut)));
+    panel.box.appendChild(el("p", cut < 0 ? query : query.slice(0, cut), "query-text"));
     if (cut >= 0) {
-      const line = el("p", "candidate");
-      line.append(el("span", "muted", gettext("Candidate answer: ")), el("strong", "", query.slice(cut + 4)));
+      const line = el("p", undefined, "candidate");
+      line.append(el("span", gettext("Candidate answer: "), "muted"), el("strong", query.slice(cut + 4)));
       panel.box.appendChild(line);
     }
     return panel.box;
@@ -390,7 +408,7 @@ class Workspace {
   renderOptions(options, gold) {
     const picking = this.picksLabel();
     const panel = this.panel(picking ? gettext("Options: choose the right one") : gettext("Options"), "options-panel");
-    const list = el(picking ? "div" : "ol", "options");
+    const list = el(picking ? "div" : "ol", undefined, "options");
     if (picking) {
       list.setAttribute("role", "radiogroup");
       list.setAttribute("aria-label", gettext("Options"));
@@ -398,7 +416,7 @@ class Workspace {
     }
     options.forEach((option, n) => {
       const correct = !picking && option === gold;
-      const row = el(picking ? "label" : "li", `option${correct ? " gold" : ""}`);
+      const row = el(picking ? "label" : "li", undefined, `option${correct ? " gold" : ""}`);
       if (picking) {
         const input = /** @type {HTMLInputElement} */ (el("input"));
         input.type = "radio";
@@ -408,12 +426,12 @@ class Workspace {
         input.addEventListener("change", () => this.pick(option));
         row.appendChild(input);
       }
-      const key = el("span", "key", String.fromCharCode(65 + (n % 26)));
+      const key = el("span", String.fromCharCode(65 + (n % 26)), "key");
       key.setAttribute("aria-hidden", "true");
       row.appendChild(key);
-      row.appendChild(el("span", "option-text", option));
+      row.appendChild(el("span", option, "option-text"));
       if (correct) {
-        row.appendChild(el("span", "correct-tag", gettext("✓ Correct")));
+        row.appendChild(el("span", gettext("✓ Correct"), "correct-tag"));
         row.setAttribute("aria-label", interpolate(gettext("%(option)s (the correct answer)"), { option }, true));
       }
       list.appendChild(row);
@@ -428,38 +446,38 @@ class Workspace {
     const a = /** @type {Assignment} */ (this.assignment);
     const task = this.taskType();
     const hasOptions = task === "multiple_choice" && (a.item.options || []).length > 0;
-    const card = el("section", "panel side-card answer-card");
+    const card = el("section", undefined, "panel side-card answer-card");
     if (this.picksLabel()) {
       if (!hasOptions) {
         const typed = task === "reading_comprehension" && !a.project.labels.length;
-        card.appendChild(el("h2", "side-title", typed ? gettext("Your answer") : gettext("Your label")));
+        card.appendChild(el("h2", typed ? gettext("Your answer") : gettext("Your label"), "side-title"));
         card.appendChild(this.renderPicker(typed));
         side.appendChild(card);
       }
     } else if (task === "reading_comprehension") {
-      card.appendChild(el("h2", "side-title", gettext("Gold answer")));
+      card.appendChild(el("h2", gettext("Gold answer"), "side-title"));
       const answer = a.item.answer;
-      if (isNoAnswer(answer)) card.appendChild(el("p", "gold-answer-text none", gettext("No answer: the passage does not hold one.")));
-      else if (answer) card.appendChild(el("p", "gold-answer-text", answer.text));
-      else card.appendChild(el("p", "muted", gettext("No answer span was given for this item.")));
+      if (isNoAnswer(answer)) card.appendChild(el("p", gettext("No answer: the passage does not hold one."), "gold-answer-text none"));
+      else if (answer) card.appendChild(el("p", answer.text, "gold-answer-text"));
+      else card.appendChild(el("p", gettext("No answer span was given for this item."), "muted"));
       if (a.item.label) {
-        const line = el("p", "gold-line");
-        line.append(el("span", "muted", gettext("Label ")), el("span", "gold-label", a.item.label));
+        const line = el("p", undefined, "gold-line");
+        line.append(el("span", gettext("Label "), "muted"), el("span", a.item.label, "gold-label"));
         card.appendChild(line);
       }
       side.appendChild(card);
     } else if (!hasOptions) {
-      card.appendChild(el("h2", "side-title", gettext("Gold label")));
-      card.appendChild(el("span", "gold-label", a.item.label ?? gettext("(none)")));
+      card.appendChild(el("h2", gettext("Gold label"), "side-title"));
+      card.appendChild(el("span", a.item.label ?? gettext("(none)"), "gold-label"));
       side.appendChild(card);
     }
 
-    const sets = el("section", "panel side-card sets-card");
-    sets.appendChild(el("h2", "side-title", gettext("Rationale sets")));
-    const legend = el("div", "legend");
+    const sets = el("section", undefined, "panel side-card sets-card");
+    sets.appendChild(el("h2", gettext("Rationale sets"), "side-title"));
+    const legend = el("div", undefined, "legend");
     legend.setAttribute("aria-label", gettext("Rationale sets"));
     sets.appendChild(legend);
-    const controls = el("div", "controls");
+    const controls = el("div", undefined, "controls");
     const buttons = [
       [gettext("New set (n)"), () => this.nextSet()],
       [gettext("Undo (z)"), () => this.undo()],
@@ -467,7 +485,7 @@ class Workspace {
       [gettext("Clear all"), () => this.clearSet(true)],
     ];
     for (const [label, action] of buttons) {
-      const button = el("button", "secondary", /** @type {string} */ (label));
+      const button = el("button", /** @type {string} */ (label), "secondary");
       button.type = "button";
       button.addEventListener("click", /** @type {() => void} */ (action));
       controls.appendChild(button);
@@ -475,19 +493,20 @@ class Workspace {
     sets.appendChild(controls);
     side.appendChild(sets);
 
-    const actions = el("div", "actions");
+    const actions = el("div", undefined, "actions");
     if (!this.testMode) {
-      const skip = el("button", "secondary", gettext("Skip item"));
+      const skip = el("button", gettext("Skip item"), "secondary");
       skip.type = "button";
       skip.addEventListener("click", () => this.skip());
       actions.appendChild(skip);
     }
-    const submit = el("button", "primary submit", gettext("Submit (Enter)"));
+    const submit = el("button", gettext("Submit (Enter)"), "primary submit");
     submit.type = "button";
+    this.submitButton = submit;
     submit.addEventListener("click", () => this.submit());
     actions.appendChild(submit);
     side.appendChild(actions);
-    side.appendChild(el("p", "muted keys", gettext("Mouse: click a word, drag across words, shift-click to extend. Keys: ← → move, space toggles, shift+← → extends, n new set, 1–9 choose set, z undo, Enter submits.")));
+    side.appendChild(el("p", gettext("Mouse: click a word, drag across words, shift-click to extend. Keys: ← → move, space toggles, shift+← → extends, n new set, 1–9 choose set, z undo, Enter submits."), "muted keys"));
   }
 
   /** The required picker: the project's labels, or a typed answer and "no answer".
@@ -496,20 +515,20 @@ class Workspace {
     const a = /** @type {Assignment} */ (this.assignment);
     if (typed) {
       const noAnswer = a.project.no_answer_label || "(no answer)";
-      const box = el("div", "answer-picker");
-      const field = el("label", "field");
-      field.appendChild(el("span", "field-label", gettext("The answer, as the passage words it")));
+      const box = el("div", undefined, "answer-picker");
+      const field = el("label", undefined, "field");
+      field.appendChild(el("span", gettext("The answer, as the passage words it"), "field-label"));
       const input = /** @type {HTMLInputElement} */ (el("input"));
       input.type = "text";
       input.name = "answer";
       input.required = true;
       input.autocomplete = "off";
       field.appendChild(input);
-      const none = el("label", "check");
+      const none = el("label", undefined, "check");
       const check = /** @type {HTMLInputElement} */ (el("input"));
       check.type = "checkbox";
       check.name = "no_answer";
-      none.append(check, el("span", "", gettext("No answer in the passage")));
+      none.append(check, el("span", gettext("No answer in the passage")));
       if (this.label === noAnswer) check.checked = true;
       else if (this.label) input.value = this.label;
       input.disabled = check.checked;
@@ -522,10 +541,10 @@ class Workspace {
       box.append(field, none);
       return box;
     }
-    const group = el("fieldset", "choices");
-    group.appendChild(el("legend", "sr-only", gettext("Label (required)")));
+    const group = el("fieldset", undefined, "choices");
+    group.appendChild(el("legend", gettext("Label (required)"), "sr-only"));
     for (const label of a.project.labels) {
-      const choice = el("label", "choice");
+      const choice = el("label", undefined, "choice");
       const input = /** @type {HTMLInputElement} */ (el("input"));
       input.type = "radio";
       input.name = "label";
@@ -533,7 +552,7 @@ class Workspace {
       input.required = true;
       input.checked = this.label === label;
       input.addEventListener("change", () => this.pick(label));
-      choice.append(input, el("span", "", label));
+      choice.append(input, el("span", label));
       group.appendChild(choice);
     }
     return group;
@@ -549,7 +568,7 @@ class Workspace {
    * lies here, wrapped in a mark. @param {Shown} shown @param {number} d @param {Answer} [answer] */
   renderDocument(shown, d, answer) {
     const doc = shown.doc;
-    const box = el("div", `document${shown.selectable ? "" : " readonly-doc"}`);
+    const box = el("div", undefined, `document${shown.selectable ? "" : " readonly-doc"}`);
     box.dataset.docid = doc.docid;
     box.lang = (this.assignment && this.assignment.project.language) || "en";
     const span = answer && "docid" in answer && answer.docid === doc.docid ? answer : null;
@@ -559,10 +578,10 @@ class Workspace {
     const target = (at) => {
       if (!span || at < span.start_char || at >= span.end_char) return fragment;
       if (!mark) {
-        mark = el("mark", "gold-answer");
+        mark = el("mark", undefined, "gold-answer");
         mark.title = gettext("Gold answer");
-        mark.appendChild(el("span", "sr-only", gettext("Gold answer: ")));
-        const tag = el("span", "answer-tag", gettext("Answer"));
+        mark.appendChild(el("span", gettext("Gold answer: "), "sr-only"));
+        const tag = el("span", gettext("Answer"), "answer-tag");
         tag.setAttribute("aria-hidden", "true");
         mark.appendChild(tag);
         fragment.appendChild(mark);
@@ -581,7 +600,7 @@ class Workspace {
     let previous = 0;
     doc.tokens.forEach(([start, end], i) => {
       if (start > previous) text(previous, start);
-      const token = el("span", shown.selectable ? "tok" : "plain-tok", doc.text.slice(start, end));
+      const token = el("span", doc.text.slice(start, end), shown.selectable ? "tok" : "plain-tok");
       if (shown.selectable) {
         token.dataset.d = String(d);
         token.dataset.i = String(i);
@@ -593,7 +612,7 @@ class Workspace {
       previous = end;
     });
     if (previous < doc.text.length) text(previous, doc.text.length);
-    if (mark) /** @type {HTMLElement} */ (mark).appendChild(el("span", "sr-only", gettext(" (end of gold answer)")));
+    if (mark) /** @type {HTMLElement} */ (mark).appendChild(el("span", gettext(" (end of gold answer)"), "sr-only"));
     box.appendChild(fragment);
     if (shown.selectable) {
       box.addEventListener("mousedown", (e) => this.onMouseDown(/** @type {MouseEvent} */ (e)));
@@ -627,8 +646,7 @@ class Workspace {
     legend.replaceChildren();
     this.sets.forEach((set, s) => {
       const count = [...set.values()].reduce((n, tokens) => n + tokens.size, 0);
-      const chip = el("button", `legend-set set-${s % COLOURS}${s === this.current ? " current" : ""}`,
-        interpolate(ngettext("Set %(set)s: %(count)s token", "Set %(set)s: %(count)s tokens", count), { set: s + 1, count }, true));
+      const chip = el("button", interpolate(ngettext("Set %(set)s: %(count)s token", "Set %(set)s: %(count)s tokens", count), { set: s + 1, count }, true), `legend-set set-${s % COLOURS}${s === this.current ? " current" : ""}`);
       chip.type = "button";
       chip.dataset.set = String(s);
       chip.setAttribute("aria-pressed", String(s === this.current));
@@ -675,6 +693,10 @@ class Workspace {
     const response = await api(`/api/assignments/${this.assignment.id}/draft/`, "PUT", { draft: this.serialize() });
     this.root.dataset.draftSaved = response.ok ? "true" : "false";
     if (response.ok) this.showMessage(gettext("Draft saved."), "muted");
+    else {
+      // The browser's own copy (localStorage) still holds the draft; the next change retries.
+      this.showMessage(interpolate(gettext("Draft not saved on the server: %(error)s"), { error: errorText(response.data) }, true), "error");
+    }
   }
 
   /** @param {MouseEvent} event */
@@ -845,21 +867,27 @@ class Workspace {
       return;
     }
     this.submitting = true;
+    if (this.submitButton) this.submitButton.disabled = true;
     window.clearTimeout(this.saveTimer);
-    const response = this.testMode
-      ? await api(`/api/projects/${this.projectId}/qualification/answers/`, "POST", {
-        gold_item: this.assignment.id, rationale_sets: sets, time_spent_ms: this.timeSpent(),
-      })
-      : await api(`/api/assignments/${this.assignment.id}/submit/`, "POST", {
-        client_uuid: this.clientUuid, rationale_sets: sets, time_spent_ms: this.timeSpent(),
-        ...(picking ? { label: this.label } : {}),
-      });
-    this.submitting = false;
+    let response;
+    try {
+      response = this.testMode
+        ? await api(`/api/projects/${this.projectId}/qualification/answers/`, "POST", {
+          gold_item: this.assignment.id, rationale_sets: sets, time_spent_ms: this.timeSpent(),
+        })
+        : await api(`/api/assignments/${this.assignment.id}/submit/`, "POST", this.submitBody(sets, picking));
+    } finally {
+      // Whatever happened, the annotator can press Submit again.
+      this.submitting = false;
+      if (this.submitButton) this.submitButton.disabled = false;
+    }
     if (!response.ok) {
-      this.showMessage(response.data ? errorText(response.data)
-        : interpolate(gettext("Submit failed (%(status)s)."), { status: response.status }, true), "error");
+      this.showMessage(response.networkError
+        ? interpolate(gettext("Not submitted: %(error)s Your highlights are kept; press Submit again."), { error: errorText(response.data) }, true)
+        : errorText(response.data), "error");
       return;
     }
+    this.forgetSubmit();
     try { localStorage.removeItem(this.localKey()); } catch (_) { /* ignore */ }
     this.root.dataset.lastSubmitted = String(this.assignment.id);
     this.showMessage(response.data.late ? gettext("Submitted (your lease had expired, but your work was kept).")
@@ -871,9 +899,35 @@ class Workspace {
     await this.start();
   }
 
+  /** The submit's body: the frozen one while the annotator's choice is unchanged, else a
+   * new one under a new UUID (the old UUID may already be stored with the old choice).
+   * @param {{docid: string, start_token: number, end_token: number}[][]} sets @param {boolean} picking */
+  submitBody(sets, picking) {
+    const choice = JSON.stringify([sets, picking ? this.label : null]);
+    if (this.pendingSubmit && this.pendingSubmit.choice === choice) return this.pendingSubmit.body;
+    if (this.pendingSubmit) this.clientUuid = crypto.randomUUID();
+    const body = {
+      client_uuid: this.clientUuid, rationale_sets: sets, time_spent_ms: this.timeSpent(),
+      ...(picking ? { label: this.label } : {}),
+    };
+    this.pendingSubmit = { choice, body };
+    try { sessionStorage.setItem(this.submitKey(), JSON.stringify(this.pendingSubmit)); } catch (_) { /* full: kept in memory */ }
+    return body;
+  }
+
+  forgetSubmit() {
+    this.pendingSubmit = null;
+    try { sessionStorage.removeItem(this.submitKey()); } catch (_) { /* ignore */ }
+  }
+
   async skip() {
     if (!this.assignment) return;
-    await api(`/api/assignments/${this.assignment.id}/skip/`, "POST");
+    const response = await api(`/api/assignments/${this.assignment.id}/skip/`, "POST");
+    if (!response.ok) {
+      this.showMessage(errorText(response.data), "error");
+      return;
+    }
+    this.forgetSubmit();
     try { localStorage.removeItem(this.localKey()); } catch (_) { /* ignore */ }
     await this.start();
   }
@@ -881,7 +935,7 @@ class Workspace {
   /** @param {any} data */
   renderDone(data) {
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
-    body.replaceChildren(el("p", "done", data.detail || gettext("No more items.")));
+    body.replaceChildren(el("p", data.detail || gettext("No more items."), "done"));
     this.assignment = null;
     this.root.dataset.ready = "true";
     this.root.dataset.done = "true";

@@ -5,12 +5,13 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+NODE_STAMP := node_modules/.installed-stamp
 
 CI_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
 CI_BROKER_URL ?= redis://127.0.0.1:6379/13
 CI_CACHE_URL ?= redis://127.0.0.1:6379/12
 
-.PHONY: install run test lint check-migrations bench-smoke messages
+.PHONY: install run test lint check-migrations typecheck bench-smoke messages
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +38,16 @@ lint: install
 check-migrations: install
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
+# npm ci empties node_modules, so the stamp inside it goes too: a changed lockfile reinstalls.
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+# TypeScript checks the page scripts' JSDoc types (tsconfig.json) and writes nothing. Only CI's
+# `make test` needs it, so that running the suite locally never needs node or npm.
+typecheck: $(NODE_STAMP)
+	node_modules/.bin/tsc --project tsconfig.json
+
 # After changing an interface string: update the catalogs, translate what is new in
 # locale/*/LC_MESSAGES/*.po, run it again (it compiles the .mo files) and commit both. Needs
 # GNU gettext (Debian: apt-get install gettext); `run` and `test` use the committed .mo files.
@@ -48,7 +59,7 @@ bench-smoke: install
 	$(BIN)/python bench/smoke.py $(if $(filter true,$(CI)),--require-all)
 
 ifeq ($(CI),true)
-test: install lint check-migrations
+test: install lint check-migrations typecheck
 	DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) CACHE_URL=$(CI_CACHE_URL) \
 	RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider --durations=15
 else

@@ -199,4 +199,4 @@ def test_the_server_error_page_renders_in_chinese_without_a_request(db):
     with translation.override("zh-hans"):
         html = loader.get_template("500.html").render()
 
-    assert "服务器错误" in html and "style=\"" not in html
+    assert "服务器错误" in html and 'style="' not in html

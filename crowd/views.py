@@ -22,6 +22,8 @@ from crowd.models import SessionStatus
 from crowd.throttling import CrowdEntryThrottle
 from qc.models import QualificationStatus
 
+CROWD_SIGN_IN_BACKEND = "config.auth.ModelBackend"
+
 # Words the pages put into their sentences, in the worker's language (their browser's).
 _PLATFORM_WORDS = {
     platforms.MTURK: {"name": "MTurk", "task": "HIT", "leave": gettext_lazy("return the HIT")},
@@ -137,7 +139,9 @@ def entry(request, key: str):
             status=403,
             link=link,
         )
-    login(request, arrived.worker)
+    # The platform's ids are the credential here, not a password: sign the worker in with
+    # the model backend by name (with several backends configured, login() must be told).
+    login(request, arrived.worker, backend=CROWD_SIGN_IN_BACKEND)
     return redirect(session_page_url(arrived.session))
 
 

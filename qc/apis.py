@@ -306,20 +306,24 @@ class AuditListApi(APIView):
 
 
 class WorkerCsvImportApi(APIView):
-    """A crowd platform's worker CSV. Profiles are shared across projects, so this is
-    open to admins of a project, who run the crowd campaigns."""
+    """A crowd platform's worker CSV, imported into this project's records only: its
+    admins run its crowd campaigns, and no other project's rules read what they import."""
 
     # A file travels in a multipart body only; an urlencoded form cannot carry one.
     parser_classes = [MultiPartParser]
 
     @extend_schema(request=WorkerCsvInputSerializer, responses={200: dict, **errors(400, 403, 404)})
     def post(self, request, project_id: int):
-        _project_as(request, project_id, ADMIN_ROLES)
+        project = _project_as(request, project_id, ADMIN_ROLES)
         data = WorkerCsvInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
         summary = qc_services.worker_profiles_import_csv(
-            data=upload.read(), source=upload.name, platform=data.validated_data["platform"]
+            project=project,
+            acting_user=request.user,
+            data=upload.read(),
+            source=upload.name,
+            platform=data.validated_data["platform"],
         )
         return Response(
             {"created": summary.created, "updated": summary.updated, "linked": summary.linked}

@@ -171,9 +171,6 @@ def _verdicts(project: Project) -> int:
 def demo_qualification_project(*, admin, reviewer, candidates) -> Project:
     """A small project whose annotators must meet rules, pass a gold test and be selected
     by an admin. Gold answers come from the imported reference rationales."""
-    worker_profiles_import_csv(
-        data=(DEMO_DATA / "workers.csv").read_bytes(), source="demo workers.csv"
-    )
     project = Project.objects.filter(name=QUALIFICATION_PROJECT).first()
     if project is None:
         project = project_create(
@@ -184,6 +181,13 @@ def demo_qualification_project(*, admin, reviewer, candidates) -> Project:
             labels=["NEG", "POS"],
         )
     dataset_import(project=project, path=DEMO_DATA / "qualification")
+    # The attributes its rules read are this project's own import.
+    worker_profiles_import_csv(
+        project=project,
+        acting_user=admin,
+        data=(DEMO_DATA / "workers.csv").read_bytes(),
+        source="demo workers.csv",
+    )
     membership_add(project=project, user=admin, role=Role.ADMIN)
     membership_add(project=project, user=reviewer, role=Role.REVIEWER)
     for candidate in candidates:

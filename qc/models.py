@@ -62,7 +62,9 @@ class Platform(models.TextChoices):
 
 
 class WorkerProfile(models.Model):
-    """A worker as a crowd platform describes them, kept up to date by our own reviews.
+    """Who a worker is: their platform id, their account, and a block on every project
+    (site staff only). Shared by every project, so it holds no attribute a project's
+    rules read: those are each project's own `WorkerRecord`.
 
     A profile imported from a platform's CSV may exist before its account does. Without a
     platform it is linked to the user whose username equals its external id on their
@@ -80,15 +82,6 @@ class WorkerProfile(models.Model):
         max_length=16, choices=Platform.choices, default=Platform.UNSPECIFIED, blank=True
     )
     external_id = models.CharField(max_length=200)
-    approval_rate = models.FloatField(
-        null=True, blank=True, help_text="Percent of judged work approved (0-100)."
-    )
-    approved_count = models.PositiveIntegerField(default=0)
-    judged_count = models.PositiveIntegerField(
-        default=0, help_text="Work judged (approved or rejected), imported and reviewed here."
-    )
-    locale = models.CharField(max_length=16, blank=True, help_text="Country code, e.g. US.")
-    is_master = models.BooleanField(default=False)
     status = models.CharField(
         max_length=16, choices=WorkerStatus.choices, default=WorkerStatus.ACTIVE
     )
@@ -100,19 +93,51 @@ class WorkerProfile(models.Model):
             models.UniqueConstraint(
                 fields=["platform", "external_id"], name="workerprofile_unique_platform_id"
             ),
-            models.CheckConstraint(
-                condition=Q(approval_rate__isnull=True)
-                | Q(approval_rate__gte=0, approval_rate__lte=100),
-                name="workerprofile_approval_rate_percent",
-            ),
-            models.CheckConstraint(
-                condition=Q(approved_count__lte=models.F("judged_count")),
-                name="workerprofile_approved_within_judged",
-            ),
         ]
 
     def __str__(self) -> str:
         return self.external_id
+
+
+class WorkerRecord(models.Model):
+    """A worker's platform record as one project knows it: written only by that project's
+    CSV imports and its own review outcomes, and read by its rules. Per project because
+    any project's admin may import and review; a shared record would let them move what
+    every other project's rules see."""
+
+    project = models.ForeignKey(
+        "annotate.Project", on_delete=models.CASCADE, related_name="worker_records"
+    )
+    profile = models.ForeignKey(WorkerProfile, on_delete=models.CASCADE, related_name="records")
+    approval_rate = models.FloatField(
+        null=True, blank=True, help_text="Percent of judged work approved (0-100)."
+    )
+    approved_count = models.PositiveIntegerField(default=0)
+    judged_count = models.PositiveIntegerField(
+        default=0, help_text="Work judged (approved or rejected), imported and reviewed here."
+    )
+    locale = models.CharField(max_length=16, blank=True, help_text="Country code, e.g. US.")
+    is_master = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "profile"], name="workerrecord_unique_project_profile"
+            ),
+            models.CheckConstraint(
+                condition=Q(approval_rate__isnull=True)
+                | Q(approval_rate__gte=0, approval_rate__lte=100),
+                name="workerrecord_approval_rate_percent",
+            ),
+            models.CheckConstraint(
+                condition=Q(approved_count__lte=models.F("judged_count")),
+                name="workerrecord_approved_within_judged",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.profile} in {self.project}"
 
 
 class QualityPolicy(models.Model):
@@ -426,11 +451,13 @@ class AuditAction(models.TextChoices):
     REJECT = "reject", "Reject"
     BLOCK = "block", "Block"
     UNBLOCK = "unblock", "Unblock"
+    IMPORT = "import", "Import worker attributes"
 
 
 class AuditEvent(models.Model):
-    """Who accepted, rejected, blocked or unblocked whom, when and why. `actor` None is
-    the platform itself (a rule or a threshold)."""
+    """Who accepted, rejected, blocked or unblocked whom, when and why, and who imported
+    which worker attributes into the project (`worker` None: an import is about many).
+    `actor` None is the platform itself (a rule or a threshold)."""
 
     project = models.ForeignKey(
         "annotate.Project",
@@ -443,7 +470,11 @@ class AuditEvent(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     worker = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="audit_events"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="audit_events",
     )
     action = models.CharField(max_length=16, choices=AuditAction.choices)
     reason = models.TextField()
@@ -453,7 +484,7 @@ class AuditEvent(models.Model):
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
-        return f"{self.action} {self.worker} by {self.actor or 'the platform'}"
+        return f"{self.action} {self.worker or 'workers'} by {self.actor or 'the platform'}"
 
 
 class SubmissionCheck(models.Model):

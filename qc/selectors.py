@@ -22,6 +22,8 @@ from qc.models import (
     Review,
     ReviewVerdict,
     VerdictOutcome,
+    WorkerProfile,
+    WorkerRecord,
 )
 from qc.review_rules import highlight_diff
 
@@ -286,6 +288,8 @@ def worker_table(*, project: Project) -> list[dict]:
         .annotate(n=Count("pk"))
     ):
         outcomes[worker_id][outcome] = n
+    # This project's records only: what its rules read, never another project's import.
+    records = {r.profile_id: r for r in WorkerRecord.objects.filter(project=project)}
     rows = []
     for standing in (
         ProjectWorker.objects.filter(project=project)
@@ -293,6 +297,7 @@ def worker_table(*, project: Project) -> list[dict]:
         .order_by("worker__username")
     ):
         profile = getattr(standing.worker, "worker_profile", None)
+        record = None if profile is None else records.get(profile.pk) or WorkerRecord()
         rows.append(
             {
                 "worker_id": standing.worker_id,
@@ -307,15 +312,22 @@ def worker_table(*, project: Project) -> list[dict]:
                 if profile is None
                 else {
                     "external_id": profile.external_id,
-                    "approval_rate": profile.approval_rate,
-                    "approved_count": profile.approved_count,
-                    "locale": profile.locale,
-                    "is_master": profile.is_master,
+                    "approval_rate": record.approval_rate,
+                    "approved_count": record.approved_count,
+                    "locale": record.locale,
+                    "is_master": record.is_master,
                     "status": profile.status,
                 },
             }
         )
     return rows
+
+
+def worker_record_get(*, project: Project, profile: WorkerProfile) -> WorkerRecord:
+    """The project's record of the worker; an unsaved empty one (no history) when the
+    project never imported or reviewed them. Never another project's."""
+    found = WorkerRecord.objects.filter(project=project, profile=profile).first()
+    return found if found is not None else WorkerRecord(project=project, profile=profile)
 
 
 def candidate_list(*, project: Project) -> list[dict]:
@@ -381,7 +393,7 @@ def audit_list(*, project: Project, limit: int = 200) -> list[dict]:
         {
             "at": e.created_at,
             "action": e.action,
-            "worker": e.worker.username,
+            "worker": e.worker.username if e.worker else "",
             "actor": e.actor.username if e.actor else "platform",
             "reason": e.reason,
         }

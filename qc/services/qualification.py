@@ -25,6 +25,7 @@ from qc.models import (
     QualificationStatus,
     QualityPolicy,
     WorkerProfile,
+    WorkerRecord,
     WorkerStatus,
 )
 from qc.rule_bands import (
@@ -33,6 +34,7 @@ from qc.rule_bands import (
     approved_count_failure,
     band_problem,
 )
+from qc.selectors import worker_record_get
 from qc.services.workers import audit_record, worker_profile_for_user
 from rationale_metrics.extensions import set_f1
 
@@ -96,34 +98,35 @@ def quality_policy_update(*, project: Project, **fields) -> QualityPolicy:
     return policy
 
 
-def rule_failures(policy: QualityPolicy, profile: WorkerProfile) -> list[str]:
-    """Which attribute rules the worker fails, in words; empty when they pass."""
+def rule_failures(policy: QualityPolicy, record: WorkerRecord) -> list[str]:
+    """Which attribute rules the worker fails, in words; empty when they pass. `record`
+    is the policy's own project's record of the worker."""
     failures = [
         failure
         for failure in (
             approval_rate_failure(
-                profile.approval_rate, policy.min_approval_rate, policy.max_approval_rate
+                record.approval_rate, policy.min_approval_rate, policy.max_approval_rate
             ),
             approved_count_failure(
-                profile.approved_count, policy.min_approved_count, policy.max_approved_count
+                record.approved_count, policy.min_approved_count, policy.max_approved_count
             ),
         )
         if failure
     ]
-    if policy.allowed_locales and profile.locale.upper() not in policy.allowed_locales:
+    if policy.allowed_locales and record.locale.upper() not in policy.allowed_locales:
         failures.append(
-            f"locale {profile.locale or 'unknown'} is not one of {', '.join(policy.allowed_locales)}"
+            f"locale {record.locale or 'unknown'} is not one of {', '.join(policy.allowed_locales)}"
         )
-    if policy.masters_only and not profile.is_master:
+    if policy.masters_only and not record.is_master:
         failures.append("the project takes master workers only")
     return failures
 
 
 def _admit(project: Project, worker) -> ProjectWorker:
     """First visit: decide the worker's standing from the rules and the policy."""
-    profile = worker_profile_for_user(worker)
+    record = worker_record_get(project=project, profile=worker_profile_for_user(worker))
     policy = quality_policy_get(project)
-    failures = rule_failures(policy, profile)
+    failures = rule_failures(policy, record)
     has_test = policy.test_enabled and GoldItem.objects.filter(item__project=project).exists()
     if failures:
         status, reason = QualificationStatus.REJECTED, "; ".join(failures)
@@ -133,7 +136,7 @@ def _admit(project: Project, worker) -> ProjectWorker:
         status, reason = QualificationStatus.PENDING, "meets the rules; awaiting an admin"
     else:
         status, reason = QualificationStatus.QUALIFIED, "meets the rules"
-    cohort = cohort_of(approval_rate=profile.approval_rate, is_master=profile.is_master)
+    cohort = cohort_of(approval_rate=record.approval_rate, is_master=record.is_master)
     if status != QualificationStatus.REJECTED:  # one statement: the common first visit
         standing = create_unless_taken(
             ProjectWorker,

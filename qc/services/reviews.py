@@ -126,7 +126,9 @@ def _decide(annotation: Annotation) -> ReviewVerdict:
         failed_properties=result.failed,
     )
     worker_verdict_record(
-        worker=annotation.assignment.worker, accepted=result.outcome == VerdictOutcome.ACCEPTED
+        project=project,
+        worker=annotation.assignment.worker,
+        accepted=result.outcome == VerdictOutcome.ACCEPTED,
     )
     if result.outcome == VerdictOutcome.REVISE:
         assignment_revision_create(annotation=annotation)

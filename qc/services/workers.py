@@ -1,5 +1,6 @@
-"""Worker profiles: import from a crowd platform's CSV, link to accounts, update from our
-own review outcomes, and block or unblock, always with an audit record."""
+"""Worker profiles and records: identity shared by every project, attributes per project
+(imported from a crowd platform's CSV into one project, updated by that project's review
+outcomes), and block or unblock, always with an audit record."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from qc.models import (
     ProjectWorker,
     QualificationStatus,
     WorkerProfile,
+    WorkerRecord,
     WorkerStatus,
 )
 
@@ -198,12 +200,19 @@ def _parse_row(cells: list[str], columns: dict[str, int], where: str, errors: li
 
 
 def worker_profiles_import_csv(
-    *, data: bytes, source: str = "workers.csv", platform: str = Platform.UNSPECIFIED
+    *,
+    project: Project,
+    acting_user,
+    data: bytes,
+    source: str = "workers.csv",
+    platform: str = Platform.UNSPECIFIED,
 ) -> CsvImportSummary:
-    """Create or update worker profiles from a crowd platform's CSV export. Every row is
-    checked first; one bad row rejects the whole file and nothing is written.
+    """Import a crowd platform's CSV export into `project`: the rows' attributes become
+    this project's records of those workers, which only its own rules read. Profiles
+    (identity) are made for ids seen for the first time. Every row is checked first; one
+    bad row rejects the whole file and nothing is written. The import is audited.
 
-    With a platform named, the rows are that platform's ids: they update the profiles
+    With a platform named, the rows are that platform's ids: they belong to the profiles
     that study-link accounts of that platform have, or wait for those accounts."""
     if platform not in Platform.values:
         raise ApplicationError(
@@ -265,39 +274,75 @@ def worker_profiles_import_csv(
         else {}
     )
     with transaction.atomic():
-        existing = {
+        profiles = {
             p.external_id: p
             for p in WorkerProfile.objects.select_for_update().filter(
                 platform=platform, external_id__in=seen
             )
         }
+        records = {
+            r.profile_id: r
+            for r in WorkerRecord.objects.select_for_update().filter(
+                project=project, profile__in=profiles.values()
+            )
+        }
         for row in rows:
-            profile = existing.get(row["external_id"])
+            external_id = row.pop("external_id")
+            profile = profiles.get(external_id)
             if profile is None:
-                profile = WorkerProfile(platform=platform, external_id=row["external_id"])
-                summary.created += 1
-            else:
-                summary.updated += 1
-            for name, value in row.items():
-                setattr(profile, name, value)
-            user = users.get(row["external_id"])
+                # A study-link arrival may make the same (platform, id) meanwhile: then it
+                # is that profile the row belongs to.
+                profile = create_unless_taken(
+                    WorkerProfile, platform=platform, external_id=external_id
+                ) or WorkerProfile.objects.get(platform=platform, external_id=external_id)
+            user = users.get(external_id)
             if profile.user_id is None and user is not None and not hasattr(user, "worker_profile"):
                 profile.user = user
+                profile.save(update_fields=["user", "updated_at"])
                 summary.linked += 1
-            profile.save()
+            record = records.get(profile.pk)
+            if record is None:
+                record = create_unless_taken(WorkerRecord, project=project, profile=profile, **row)
+                if record is not None:
+                    summary.created += 1
+                    continue
+                # A review verdict made the record meanwhile: the row updates it.
+                record = WorkerRecord.objects.select_for_update().get(
+                    project=project, profile=profile
+                )
+            summary.updated += 1
+            for name, value in row.items():
+                setattr(record, name, value)
+            record.save()
+        audit_record(
+            project=project,
+            actor=acting_user,
+            worker=None,
+            action=AuditAction.IMPORT,
+            reason=(
+                f"worker attributes from {source} ({platform or 'no platform named'}): "
+                f"{len(rows)} rows, {summary.created} new to this project, "
+                f"{summary.updated} updated, {summary.linked} linked to accounts"
+            ),
+        )
     return summary
 
 
 @transaction.atomic
-def worker_verdict_record(*, worker, accepted: bool) -> WorkerProfile:
-    """Our own review outcome counts like a platform's approval or rejection."""
+def worker_verdict_record(*, project: Project, worker, accepted: bool) -> WorkerRecord:
+    """Our own review outcome counts like a platform's approval or rejection, in the
+    project whose reviewers judged: its reviewers are appointed by its admin, so counting
+    it elsewhere would let them move another project's figures."""
     profile = worker_profile_for_user(worker)
-    profile = WorkerProfile.objects.select_for_update().get(pk=profile.pk)
-    profile.judged_count += 1
-    profile.approved_count += int(accepted)
-    profile.approval_rate = 100 * profile.approved_count / profile.judged_count
-    profile.save(update_fields=["judged_count", "approved_count", "approval_rate", "updated_at"])
-    return profile
+    # One INSERT, refused when the record exists (a concurrent verdict made it): both
+    # then lock the same row and count in turn.
+    create_unless_taken(WorkerRecord, project=project, profile=profile)
+    record = WorkerRecord.objects.select_for_update().get(project=project, profile=profile)
+    record.judged_count += 1
+    record.approved_count += int(accepted)
+    record.approval_rate = 100 * record.approved_count / record.judged_count
+    record.save(update_fields=["judged_count", "approved_count", "approval_rate", "updated_at"])
+    return record
 
 
 def _standing_locked(project: Project, worker) -> ProjectWorker:

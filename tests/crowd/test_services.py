@@ -246,7 +246,11 @@ def test_rules_screen_a_worker_out(study):
     quality_policy_update(project=project, min_approval_rate=95)
     link = make_link(project, admin, "prolific")
     worker_profiles_import_csv(
-        data=b"worker_id,approval_rate\nP1,90\n", platform="prolific", source="p.csv"
+        project=project,
+        acting_user=admin,
+        data=b"worker_id,approval_rate\nP1,90\n",
+        platform="prolific",
+        source="p.csv",
     )
     session, worker = arrive_and_consent(link, worker="P1", session="S1")
     from qc.services import qualification_standing

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotate.models import Item, ProjectMembership, Role
 from config.exceptions import ApplicationError
-from qc.models import AuditEvent, ProjectWorker, QualificationStatus, WorkerProfile
+from qc.models import AuditEvent, ProjectWorker, QualificationStatus, WorkerProfile, WorkerRecord
 from qc.services import quality_policy_update, worker_profiles_import_csv
 from tests.conftest import client_for
 from tests.factories import UserFactory
@@ -18,28 +18,40 @@ from tests.qc.helpers import add_reference, make_review_project
 GOLD = (5, 8)  # "rather good film" in the workflow helper's text
 
 
-def worker(project, name, **profile):
+def worker(project, name, **attributes):
+    """An annotator of `project`, with `attributes` as the project's record of them."""
     user = UserFactory(username=name)
     ProjectMembership.objects.create(project=project, user=user, role=Role.ANNOTATOR)
-    if profile:
-        WorkerProfile.objects.create(user=user, external_id=name, **profile)
+    if attributes:
+        profile = WorkerProfile.objects.create(user=user, external_id=name)
+        WorkerRecord.objects.create(project=project, profile=profile, **attributes)
     return user
+
+
+def record_of(external_id, project):
+    return WorkerRecord.objects.get(project=project, profile__external_id=external_id)
 
 
 # ---------------------------------------------------------------- CSV import
 
 
 def test_csv_import_reads_a_crowd_platform_export(db):
+    project, people = make_review_project()
     data = (
         b"Worker ID,Lifetime Approval Rate,Number of HITs approved,Country,Master\n"
         b"A1,98% (490/500),490,us,yes\n"
         b"A2,91.5,1200,GB,no\n"
     )
 
-    summary = worker_profiles_import_csv(data=data, source="batch.csv")
+    def run(data):
+        return worker_profiles_import_csv(
+            project=project, acting_user=people["admin"], data=data, source="batch.csv"
+        )
+
+    summary = run(data)
 
     assert (summary.created, summary.updated) == (2, 0)
-    a1 = WorkerProfile.objects.get(external_id="A1")
+    a1 = record_of("A1", project)
     assert (a1.approval_rate, a1.approved_count, a1.judged_count, a1.locale, a1.is_master) == (
         98.0,
         490,
@@ -47,11 +59,11 @@ def test_csv_import_reads_a_crowd_platform_export(db):
         "US",
         True,
     )
-    a2 = WorkerProfile.objects.get(external_id="A2")
+    a2 = record_of("A2", project)
     assert a2.judged_count == round(1200 * 100 / 91.5) and a2.is_master is False
-    again = worker_profiles_import_csv(data=data.replace(b"A2,91.5", b"A2,93"), source="batch.csv")
+    again = run(data.replace(b"A2,91.5", b"A2,93"))
     assert (again.created, again.updated) == (0, 2)
-    assert WorkerProfile.objects.get(external_id="A2").approval_rate == 93
+    assert record_of("A2", project).approval_rate == 93
 
 
 def test_csv_import_reports_every_bad_row_and_writes_nothing(db):
@@ -65,8 +77,11 @@ def test_csv_import_reports_every_bad_row_and_writes_nothing(db):
         b"A1,90,10,no\n"
     )
 
+    project, people = make_review_project()
     with pytest.raises(ApplicationError) as error:
-        worker_profiles_import_csv(data=data, source="bad.csv")
+        worker_profiles_import_csv(
+            project=project, acting_user=people["admin"], data=data, source="bad.csv"
+        )
 
     problems = error.value.extra["problems"]
     assert problems == [
@@ -76,14 +91,17 @@ def test_csv_import_reports_every_bad_row_and_writes_nothing(db):
         "bad.csv, line 6, field is_master: 'maybe' is not yes/no or true/false",
         "bad.csv, line 7, field external_id: 'A1' already on line 2",
     ]
-    assert WorkerProfile.objects.count() == 0
+    assert WorkerProfile.objects.count() == WorkerRecord.objects.count() == 0
+    assert not AuditEvent.objects.exists()
 
 
 def test_csv_without_an_id_column_or_not_utf8_is_refused(db):
+    project, people = make_review_project()
+    into = {"project": project, "acting_user": people["admin"], "source": "w.csv"}
     with pytest.raises(ApplicationError, match="line 1: no worker id column"):
-        worker_profiles_import_csv(data=b"name,rate\nx,1\n", source="w.csv")
+        worker_profiles_import_csv(data=b"name,rate\nx,1\n", **into)
     with pytest.raises(ApplicationError, match="not UTF-8"):
-        worker_profiles_import_csv(data=b"worker_id\n\xff\xfe\n", source="w.csv")
+        worker_profiles_import_csv(data=b"worker_id\n\xff\xfe\n", **into)
 
 
 def test_csv_upload_through_the_api_links_existing_accounts(db):
@@ -104,8 +122,12 @@ def test_csv_upload_through_the_api_links_existing_accounts(db):
 
 
 def test_an_imported_profile_is_linked_on_first_visit(db):
-    project, _ = make_review_project()
-    worker_profiles_import_csv(data=b"worker_id,approval_rate\nlate-joiner,99\n")
+    project, people = make_review_project()
+    worker_profiles_import_csv(
+        project=project,
+        acting_user=people["admin"],
+        data=b"worker_id,approval_rate\nlate-joiner,99\n",
+    )
     user = worker(project, "late-joiner")
 
     client_for(user).post(reverse("annotate:assignment-next", args=[project.id]))
@@ -366,3 +388,4 @@ def test_the_policy_and_profile_reads_give_what_the_orm_loads(db):
 
     assert values(policy) == values(QualityPolicy.objects.get(project=project))
     assert values(profile) == values(WorkerProfile.objects.get(user=user))
+    assert record_of("reader", project).approval_rate == 97

@@ -7,7 +7,7 @@ import pytest
 
 from annotate.models import Assignment, ProjectMembership, Role
 from annotate.services import annotation_submit, assignment_next
-from qc.models import Review, ReviewVerdict, WorkerProfile
+from qc.models import Review, ReviewVerdict, WorkerRecord
 from qc.services import review_submit
 from tests.annotate.workflow_helpers import make_project
 from tests.concurrency import run_at_once
@@ -50,4 +50,4 @@ def test_simultaneous_reviews_are_counted_once_and_decided_once(postgres_only, n
     assert Review.objects.filter(annotation=annotation).count() == needed
     assert ReviewVerdict.objects.filter(annotation=annotation).count() == 1
     assert Assignment.objects.filter(item=lease.item, worker=annotator, round=2).count() == 1
-    assert WorkerProfile.objects.get(user=annotator).judged_count == 1
+    assert WorkerRecord.objects.get(project=project, profile__user=annotator).judged_count == 1

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotate.models import Annotation, Assignment
-from qc.models import ReviewVerdict, WorkerProfile
+from qc.models import ReviewVerdict, WorkerRecord
 from tests.conftest import client_for
 from tests.qc.helpers import make_review_project, next_assignment, review, submit
 
@@ -77,9 +77,9 @@ def test_revise_then_pass_accepts_and_keeps_every_round(loop, django_capture_on_
         "accepted": 1,
         "discarded": 0,
     }
-    # Our own outcomes update the worker's approval statistics: one rejected, one approved.
-    profile = WorkerProfile.objects.get(user=people["annotator"])
-    assert (profile.approved_count, profile.judged_count, profile.approval_rate) == (1, 2, 50.0)
+    # Our own outcomes update the project's record of the worker: one rejected, one approved.
+    record = WorkerRecord.objects.get(project=project, profile__user=people["annotator"])
+    assert (record.approved_count, record.judged_count, record.approval_rate) == (1, 2, 50.0)
 
 
 def test_three_failed_rounds_discard_the_item(loop, django_capture_on_commit_callbacks):

@@ -133,10 +133,11 @@ def test_never_accepts_what_the_nested_serializers_refused(data):
 
 def test_the_openapi_schema_still_describes_sets_of_spans(db, client):
     schema = yaml.safe_load(client.get("/api/schema/").content)
-    submit = schema["components"]["schemas"]["SubmitInput"]["properties"]["rationale_sets"]
+    # COMPONENT_SPLIT_REQUEST names request bodies apart from responses: "...Request".
+    submit = schema["components"]["schemas"]["SubmitInputRequest"]["properties"]["rationale_sets"]
 
     assert submit["type"] == "array" and submit["maxItems"] == 50
-    assert submit["items"]["items"]["$ref"].endswith("/SpanInput")
+    assert submit["items"]["items"]["$ref"].endswith("/SpanInputRequest")
 
 
 def test_submit_fields_are_built_afresh_like_the_deep_copies_drf_makes():

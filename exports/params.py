@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from config.exceptions import ApplicationError
@@ -14,6 +15,9 @@ SPLIT_MODES = ("keep", "ratios")
 BENCHMARK_LAYOUT = "benchmark"
 LAYOUTS = ("docs", "docs.jsonl", BENCHMARK_LAYOUT)
 ARCHIVES = ("zip", "directory")
+# A seed is any 32-bit unsigned integer (numpy's and most tools' range). Beyond it a number
+# is a typo, and one beyond 64 bits could not even be written back as JSON by the API.
+SEED_MAX = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -58,17 +62,23 @@ def export_params_from(raw: dict) -> ExportParams:
             not isinstance(ratios, list | tuple)
             or len(ratios) != 3
             or not all(
-                isinstance(r, int | float) and not isinstance(r, bool) and r >= 0 for r in ratios
+                isinstance(r, int | float)
+                and not isinstance(r, bool)
+                and math.isfinite(r)
+                and 0 <= r <= 1
+                for r in ratios
             )
             or abs(sum(ratios) - 1) > 1e-6
         ):
-            problems.append("ratios: three non-negative numbers (train, val, test) that sum to 1")
+            problems.append("ratios: three numbers from 0 to 1 (train, val, test) that sum to 1")
         else:
             values["ratios"] = tuple(float(r) for r in ratios)
     if "seed" in values and (
-        not isinstance(values["seed"], int) or isinstance(values["seed"], bool)
+        not isinstance(values["seed"], int)
+        or isinstance(values["seed"], bool)
+        or not 0 <= values["seed"] <= SEED_MAX
     ):
-        problems.append("seed: must be an integer")
+        problems.append(f"seed: an integer from 0 to {SEED_MAX}")
     params = ExportParams(**values) if not problems else None
     if params is not None:
         if params.aggregation == "annotator" and not params.annotator:

@@ -6,7 +6,7 @@ from config.api_fields import (
     StrictIntegerField,
 )
 from exports.models import Export
-from exports.params import AGGREGATIONS, ARCHIVES, LAYOUTS, SELECTIONS, SPLIT_MODES
+from exports.params import AGGREGATIONS, ARCHIVES, LAYOUTS, SEED_MAX, SELECTIONS, SPLIT_MODES
 
 
 class ExportCreateInputSerializer(serializers.Serializer):
@@ -16,16 +16,36 @@ class ExportCreateInputSerializer(serializers.Serializer):
     annotator = StrictCharField(required=False, allow_null=True)
     splits = serializers.ChoiceField(choices=SPLIT_MODES, default="keep")
     ratios = serializers.ListField(
-        child=StrictFloatField(min_value=0), min_length=3, max_length=3, required=False
+        child=StrictFloatField(min_value=0, max_value=1), min_length=3, max_length=3, required=False
     )
-    seed = StrictIntegerField(min_value=0, default=0)
+    seed = StrictIntegerField(min_value=0, max_value=SEED_MAX, default=0)
     layout = serializers.ChoiceField(choices=LAYOUTS, default="docs")
     archive = serializers.ChoiceField(choices=ARCHIVES, default="zip")
+
+
+def _json_writable(value):
+    """`value` with every integer beyond 64 bits as text: the API's JSON writer (orjson)
+    refuses those, and a row stored before numbers were checked may hold one."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _json_writable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_writable(v) for v in value]
+    return value
+
+
+class _StoredJsonField(serializers.JSONField):
+    def to_representation(self, value):
+        return _json_writable(super().to_representation(value))
 
 
 class ExportOutputSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
     download_url = serializers.SerializerMethodField()
+    params = _StoredJsonField(read_only=True)
 
     class Meta:
         model = Export

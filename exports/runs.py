@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import zipfile
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
@@ -26,10 +25,12 @@ from django.utils import timezone
 from annotate.benchmark_mapping import benchmark_task
 from annotate.models import Assignment, AssignmentStatus, RationaleSpan
 from config.exceptions import ApplicationError
+from config.storage import local_path
 from exports.aggregation import AnnotationRow, evidences_for
 from exports.benchmark import benchmark_file_name
 from exports.models import ExplainerRun, Export, ExportStatus, RunStatus
 from exports.params import BENCHMARK_LAYOUT
+from exports.storage import open_stored_dataset
 from rationale_metrics.agreement import TokenAnnotation, explainer_plausibility_by_variant
 from rationale_metrics.benchmark_format import (
     BenchmarkInstance,
@@ -43,15 +44,13 @@ from rationale_metrics.prediction_table import PredictionTable
 from rationale_metrics.predictions import read_predictions
 from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.scoring import ScoreOptions, score_predictions
-from rationale_metrics.sources import open_dataset_source
 
 logger = logging.getLogger(__name__)
 MAX_PROBLEMS_SHOWN = 200
 
 
 def _dataset_of(export: Export) -> EraserDataset:
-    path = Path(settings.MEDIA_ROOT) / export.file_path
-    with open_dataset_source(path) as source:
+    with open_stored_dataset(export.file_path) as source:  # the storage, not a local path
         return read_eraser_dataset(source)
 
 
@@ -218,18 +217,11 @@ def _benchmark_gold(export: Export) -> tuple[list[BenchmarkInstance], str, str]:
     project = export.project
     task = benchmark_task(project.task_type)
     name = benchmark_file_name(project)
-    path = Path(settings.MEDIA_ROOT) / export.file_path
-    if path.is_dir():
-        found = next(path.rglob(name), None)
-        if found is None:
+    with open_stored_dataset(export.file_path) as source:  # the storage, not a local path
+        if not source.exists(name):
             raise ApplicationError(f"the export holds no {name}")
-        return read_benchmark_gold(found, task, project.language), task, project.language
-    with zipfile.ZipFile(path) as archive:
-        member = next((n for n in archive.namelist() if n.rsplit("/", 1)[-1] == name), None)
-        if member is None:
-            raise ApplicationError(f"the export holds no {name}")
-        with archive.open(member) as stream:
-            gold = read_benchmark_gold(stream, task, project.language, label=member)
+        with source.open(name) as stream:
+            gold = read_benchmark_gold(stream, task, project.language, label=source.display(name))
     return gold, task, project.language
 
 
@@ -240,11 +232,10 @@ def _fine_grained_scores(run: ExplainerRun) -> dict:
     gold, task, language = _benchmark_gold(run.export)
     ratios = gold_ratios(gold)
     if run.explainer:
-        out = Path(settings.MEDIA_ROOT) / "runs" / f"run-{run.pk}-{run.explainer}.jsonl"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        explain_benchmark(gold, task=task, explainer=run.explainer, out_path=out, ratios=ratios)
-        run.predictions.save(out.name, ContentFile(out.read_bytes()), save=False)
-        out.unlink()
+        with tempfile.TemporaryDirectory(prefix="run-") as scratch:
+            out = Path(scratch) / f"run-{run.pk}-{run.explainer}.jsonl"
+            explain_benchmark(gold, task=task, explainer=run.explainer, out_path=out, ratios=ratios)
+            run.predictions.save(out.name, ContentFile(out.read_bytes()), save=False)
     problems = ProblemList()
     with run.predictions.open("rb") as stream:
         predictions = read_benchmark_predictions(
@@ -281,8 +272,6 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
             return run
         dataset = _dataset_of(run.export)
         if run.explainer:
-            out = Path(settings.MEDIA_ROOT) / "runs" / f"run-{run.pk}-{run.explainer}.jsonl"
-            out.parent.mkdir(parents=True, exist_ok=True)
             train = next(
                 (
                     s
@@ -295,19 +284,25 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
                 raise ApplicationError(
                     "the export has no split with two labelled classes to train the baseline on"
                 )
-            explain_split(
-                dataset, split=run.split, explainer=run.explainer, out_path=out, train_split=train
-            )
-            run.predictions.save(out.name, ContentFile(out.read_bytes()), save=False)
-            out.unlink()
+            with tempfile.TemporaryDirectory(prefix="run-") as scratch:
+                out = Path(scratch) / f"run-{run.pk}-{run.explainer}.jsonl"
+                explain_split(
+                    dataset,
+                    split=run.split,
+                    explainer=run.explainer,
+                    out_path=out,
+                    train_split=train,
+                )
+                run.predictions.save(out.name, ContentFile(out.read_bytes()), save=False)
         problems = ProblemList()
-        predictions = read_predictions(
-            run.predictions.path,
-            dataset=dataset,
-            split=run.split,
-            aopc_thresholds=list(ScoreOptions().aopc_thresholds),
-            problems=problems,
-        )
+        with local_path(run.predictions.name, run.predictions.storage) as predictions_path:
+            predictions = read_predictions(
+                predictions_path,
+                dataset=dataset,
+                split=run.split,
+                aopc_thresholds=list(ScoreOptions().aopc_thresholds),
+                problems=problems,
+            )
         problems.raise_if_any()
         run.scores = score_predictions(dataset, run.split, predictions)
         by_variant = _variant_annotations(run.export, dataset, run.split)

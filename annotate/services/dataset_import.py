@@ -47,6 +47,7 @@ from annotate.task_types import options_from_query
 from annotate.tokenization import tokenize_texts, tokenizer_name
 from config.bulk_sql import statistics_refresh
 from config.exceptions import ApplicationError
+from config.storage import local_path
 from rationale_metrics.eraser import EraserDocument, Instance, read_eraser_dataset
 from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.sources import open_dataset_source
@@ -696,13 +697,15 @@ def import_job_run(*, job_id: int) -> ImportJob:
         )
 
     try:
-        summary = dataset_import(
-            project=job.project,
-            path=job.upload.path,
-            source_format=job.source_format,
-            label=job.source_name,
-            progress=report,
-        )
+        # Through the storage: the upload may have been received on another machine.
+        with local_path(job.upload.name, job.upload.storage) as upload_path:
+            summary = dataset_import(
+                project=job.project,
+                path=upload_path,
+                source_format=job.source_format,
+                label=job.source_name,
+                progress=report,
+            )
     except DataValidationError as exc:
         job.status = JobStatus.FAILED
         job.problems = [p.as_dict() for p in exc.problems]

@@ -6,6 +6,7 @@ every item of a large export.
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -30,15 +31,70 @@ class AnnotationRow:
         return chosen
 
 
+def _kappas() -> array:
+    return array("d")
+
+
 @dataclass
 class QualityTally:
+    """An export's quality figures, accumulated item by item.
+
+    The per-annotation times and per-item kappas are machine arrays (8 bytes a value)
+    rather than lists of Python numbers (32 to 36 bytes): at 100,000 items x 3 annotations
+    that is 3 MB instead of 14 MB, most of what an export held in proportion to its items.
+    They keep every value, in item order, so that chunks merged in order give the same
+    quartiles and means as one pass."""
+
     annotations: int = 0
     annotations_per_item: dict[int, int] = field(default_factory=dict)
-    time_spent_ms: list[int] = field(default_factory=list)
+    time_spent_ms: array = field(default_factory=lambda: array("q"))
     workers_per_variant: dict[str, set] = field(default_factory=lambda: defaultdict(set))
-    kappa_per_variant: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    kappa_per_variant: dict[str, array] = field(default_factory=lambda: defaultdict(_kappas))
     kappa_excluded: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     flags: dict[str, int] = field(default_factory=dict)  # automatic flags by kind
+
+    def merge(self, other: QualityTally) -> None:
+        """Add the figures of the items that follow (a later chunk)."""
+        self.annotations += other.annotations
+        for n, count in other.annotations_per_item.items():
+            self.annotations_per_item[n] = self.annotations_per_item.get(n, 0) + count
+        self.time_spent_ms.extend(other.time_spent_ms)
+        for name, workers in other.workers_per_variant.items():
+            self.workers_per_variant[name] |= workers
+        for name, values in other.kappa_per_variant.items():
+            self.kappa_per_variant[name].extend(values)
+        for name, n in other.kappa_excluded.items():
+            self.kappa_excluded[name] += n
+        for kind, n in other.flags.items():
+            self.flags[kind] = self.flags.get(kind, 0) + n
+
+    def as_json(self) -> dict:
+        """Plain JSON, exact: floats round-trip through their shortest repr."""
+        return {
+            "annotations": self.annotations,
+            "annotations_per_item": [[n, c] for n, c in sorted(self.annotations_per_item.items())],
+            "time_spent_ms": self.time_spent_ms.tolist(),
+            "workers_per_variant": {k: sorted(v) for k, v in self.workers_per_variant.items()},
+            "kappa_per_variant": {k: v.tolist() for k, v in self.kappa_per_variant.items()},
+            "kappa_excluded": dict(self.kappa_excluded),
+            "flags": self.flags,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> QualityTally:
+        tally = cls(
+            annotations=data["annotations"],
+            annotations_per_item={n: c for n, c in data["annotations_per_item"]},
+            time_spent_ms=array("q", data["time_spent_ms"]),
+            flags=dict(data["flags"]),
+        )
+        for name, workers in data["workers_per_variant"].items():
+            tally.workers_per_variant[name] = set(workers)
+        for name, values in data["kappa_per_variant"].items():
+            tally.kappa_per_variant[name] = array("d", values)
+        for name, n in data["kappa_excluded"].items():
+            tally.kappa_excluded[name] = n
+        return tally
 
 
 def evidences_for(annotations: list[AnnotationRow], aggregation: str) -> list[list[ExportEvidence]]:

@@ -75,12 +75,13 @@ class ExportDownloadApi(APIView):
     @extend_schema(responses={(200, "application/zip"): bytes, **errors(403, 404, 409)})
     def get(self, request, project_id: int, export_id: int):
         export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
-        path = services.export_file_path(export)
-        if path is None or not path.is_file():
+        stored = services.export_file_open(export)  # from the storage, wherever it was made
+        if stored is None:
             raise ConflictError(
                 f"export {export.pk} has no downloadable file (status {export.status})"
             )
-        response = FileResponse(open(path, "rb"), as_attachment=True, filename=path.name)  # noqa: SIM115
+        name = export.file_path.rsplit("/", 1)[-1]
+        response = FileResponse(stored, as_attachment=True, filename=name)
         response["X-Checksum-SHA256"] = export.sha256
         return response
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
+
+from django.db.models import QuerySet
 
 from annotate.benchmark_mapping import (
     BenchmarkMisfit,
@@ -34,24 +37,22 @@ from annotate.models import (
 )
 from config.exceptions import ApplicationError
 from exports.aggregation import evidences_for, tally_item
-from exports.params import ExportParams
-from exports.services import (
+from exports.build import (
     CHUNK,
+    LINES_KEY,
     BuildStats,
     ExportCancelled,
+    PartFiles,
     _annotation_rows,
     _perturbation_link,
+    benchmark_file_name,
 )
+from exports.params import ExportParams
 from rationale_metrics.benchmark_format import SentId, write_benchmark_gold
-from rationale_metrics.eraser_writer import DatasetSink
 
 # Aggregations that keep each annotator's sets apart: several sets for one item.
 SEVERAL_SETS = ("all_sets", "accepted_sets")
 SHOWN_IDS = 5
-
-
-def benchmark_file_name(project: Project) -> str:
-    return f"{benchmark_task(project.task_type)}_{project.language}.jsonl"
 
 
 def benchmark_export_check(*, project: Project, params: ExportParams) -> None:
@@ -71,68 +72,18 @@ def benchmark_export_check(*, project: Project, params: ExportParams) -> None:
         )
 
 
-def benchmark_export_write(
-    *,
-    project: Project,
-    params: ExportParams,
-    item_ids: list[int],
-    worker_id: int | None,
-    sink: DatasetSink,
-    progress: Callable[[str, int, int], None] | None = None,
-    should_cancel: Callable[[], bool] | None = None,
-) -> BuildStats:
-    """Write the chosen items (`item_ids`, in order) as the benchmark's gold file."""
+def benchmark_plan_check(*, project: Project, params: ExportParams, selected: QuerySet) -> None:
+    """Refuse, before any line is written, what the format cannot hold: the choices
+    (`benchmark_export_check`), and a chosen perturbed item whose original is not chosen:
+    its line would name no original, and the benchmark counts it as a pair that can never
+    score. One query, whatever the number of items."""
     benchmark_export_check(project=project, params=params)
-    task = benchmark_task(project.task_type)
-    assert task is not None
-    rel_ids = _exported_links(project, item_ids)
-    name = benchmark_file_name(project)
-    stats = BuildStats(instances={name: 0})
-    documents: set[int] = set()
-    handle = sink.open_text(name)
-    try:
-        for start in range(0, len(item_ids), CHUNK):
-            if should_cancel and should_cancel():
-                raise ExportCancelled
-            rows = _chunk_rows(
-                project, params, worker_id, item_ids[start : start + CHUNK], rel_ids, stats
-            )
-            instances = []
-            for item_rows, document_ids in rows:
-                documents.update(document_ids)
-                try:
-                    instances.append(instance_for_item(item_rows, task, project.language))
-                except BenchmarkMisfit as exc:
-                    raise ApplicationError(f"benchmark: {exc}") from exc
-            stats.instances[name] += write_benchmark_gold(instances, handle, task, project.language)
-            if progress:
-                progress("instances", min(start + CHUNK, len(item_ids)), len(item_ids))
-    finally:
-        handle.close()
-    stats.documents = len(documents)
-    return stats
-
-
-def _exported_links(project: Project, item_ids: list[int]) -> dict[int, list[SentId]]:
-    """The `rel_ids` of each chosen original: its chosen perturbed copies, in item order.
-
-    A chosen perturbed item whose original is not chosen is refused: its line would name
-    no original, and the benchmark counts it as a pair that can never score."""
-    chosen = set(item_ids)
-    rel_ids: dict[int, list[SentId]] = defaultdict(list)
-    orphans = []
-    perturbed = (
-        Item.objects.filter(project=project, perturbation_of__isnull=False)
+    orphans = list(
+        selected.filter(perturbation_of__isnull=False)
+        .exclude(perturbation_of__in=selected.values("pk"))
         .order_by("pk")
-        .values_list("pk", "perturbation_of_id", "annotation_id", "annotation_id_is_int")
+        .values_list("annotation_id", flat=True)
     )
-    for pk, original, annotation_id, is_int in perturbed:
-        if pk not in chosen:
-            continue
-        if original not in chosen:
-            orphans.append(annotation_id)
-            continue
-        rel_ids[original].append(int(annotation_id) if is_int else annotation_id)
     if orphans:
         shown = ", ".join(repr(a) for a in orphans[:SHOWN_IDS])
         more = f" and {len(orphans) - SHOWN_IDS} more" if len(orphans) > SHOWN_IDS else ""
@@ -142,6 +93,59 @@ def _exported_links(project: Project, item_ids: list[int]) -> dict[int, list[Sen
             "same file: choose items so that their originals are chosen too (annotate the "
             "originals, or use selection 'reference')"
         )
+
+
+def benchmark_write_chunk(
+    *,
+    project: Project,
+    params: ExportParams,
+    worker_id: int | None,
+    pks: list[int],
+    folder: Path,
+    prefix: str,
+    should_cancel: Callable[[], bool] | None = None,
+) -> tuple[dict[str, Path], BuildStats]:
+    """Write the chosen items `pks` (in order) as lines of the benchmark's gold file into
+    a local part; return it and the chunk's figures."""
+    from exports.build import selected_items
+
+    task = benchmark_task(project.task_type)
+    assert task is not None
+    name = benchmark_file_name(project)
+    stats = BuildStats(instances={name: 0})
+    selected = selected_items(project, params, worker_id)
+    files = PartFiles(folder, prefix)
+    try:
+        for start in range(0, len(pks), CHUNK):
+            if should_cancel and should_cancel():
+                raise ExportCancelled
+            batch = pks[start : start + CHUNK]
+            rel_ids = _exported_links(selected, batch)
+            instances = []
+            for item_rows in _chunk_rows(project, params, worker_id, batch, rel_ids, stats):
+                try:
+                    instances.append(instance_for_item(item_rows, task, project.language))
+                except BenchmarkMisfit as exc:
+                    raise ApplicationError(f"benchmark: {exc}") from exc
+            stats.instances[name] += write_benchmark_gold(
+                instances, files.handle(LINES_KEY), task, project.language
+            )
+    finally:
+        written = files.close()
+    return written, stats
+
+
+def _exported_links(selected: QuerySet, originals: list[int]) -> dict[int, list[SentId]]:
+    """The `rel_ids` of each of these originals: its chosen perturbed copies, in item
+    order (the plan refused chosen copies whose original is not chosen)."""
+    rel_ids: dict[int, list[SentId]] = defaultdict(list)
+    perturbed = (
+        selected.filter(perturbation_of__in=originals)
+        .order_by("pk")
+        .values_list("perturbation_of_id", "annotation_id", "annotation_id_is_int")
+    )
+    for original, annotation_id, is_int in perturbed:
+        rel_ids[original].append(int(annotation_id) if is_int else annotation_id)
     return rel_ids
 
 
@@ -168,9 +172,9 @@ def _chunk_rows(
     chunk: list[int],
     rel_ids: dict[int, list[SentId]],
     stats: BuildStats,
-) -> list[tuple[ItemRows, list[int]]]:
-    """Each item of the chunk as plain rows, with its document ids; a fixed number of
-    queries per chunk (five for reference rationales, six for annotations)."""
+) -> list[ItemRows]:
+    """Each item of the chunk as plain rows; a fixed number of queries per chunk (five for
+    reference rationales, six for annotations)."""
     items = list(Item.objects.filter(pk__in=chunk).order_by("pk").values(*_ITEM_FIELDS))
     links = list(
         ItemDocument.objects.filter(item_id__in=chunk)
@@ -228,7 +232,7 @@ def _chunk_rows(
             perturbation_types=list(item["perturbation_types"] or []),
             original_source_extra=item["perturbation_of__source_extra"] or {},
         )
-        out.append((rows, [d for _, d in item_documents[pk]]))
+        out.append(rows)
     return out
 
 

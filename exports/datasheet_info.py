@@ -9,10 +9,10 @@ from django.db import transaction
 
 from annotate.models import Project
 from config.exceptions import ApplicationError
+from exports.build import BuildStats, NothingToExport, export_build
 from exports.datasheet import datasheet_build, datasheet_markdown
 from exports.models import ProjectDatasheet
 from exports.params import export_params_from
-from exports.services import BuildStats, NothingToExport, export_build
 
 DATASHEET_FIELDS = (
     "annotator_background",
@@ -53,23 +53,28 @@ def datasheet_info_update(*, project: Project, acting_user, **fields) -> Project
     return info
 
 
-class _Discarded(io.TextIOBase):
-    """A text file that forgets what is written to it."""
+class _Discarded(io.IOBase):
+    """A file (text or bytes) that forgets what is written to it."""
 
     def writable(self) -> bool:
         return True
 
-    def write(self, text: str) -> int:
-        return len(text)
+    def write(self, data) -> int:
+        return len(data)
 
 
 class DiscardSink:
     """A dataset sink that writes nothing: the preview needs the export's figures only."""
 
+    keeps_nothing = True  # export_build then skips the documents and the assembly
+
     def write_text(self, name: str, text: str) -> None:
         return None
 
     def open_text(self, name: str):
+        return _Discarded()
+
+    def open_bytes(self, name: str):
         return _Discarded()
 
     def close(self) -> None:

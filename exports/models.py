@@ -26,14 +26,42 @@ class Export(BackgroundJob):
         max_length=16, choices=ExportStatus.choices, default=ExportStatus.PENDING
     )
     cancel_requested = models.BooleanField(default=False)
-    # Relative to MEDIA_ROOT; set only when the complete file is in place.
+    # Its name in the default storage; set only when the complete file is in place.
     file_path = models.CharField(max_length=500, blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
     size_bytes = models.BigIntegerField(null=True, blank=True)
     datasheet = models.JSONField(null=True, blank=True)
+    # Each run of the job has its own; its chunks and its assembly act only while the
+    # export is still running under it (a job started again supersedes them).
+    attempt = models.CharField(max_length=32, blank=True)
 
     def __str__(self) -> str:
         return f"export {self.pk} of {self.project} ({self.status})"
+
+
+class ExportPart(models.Model):
+    """A chunk of an export that is written: its part files in the storage (name, size and
+    sha256 of each, by key: a split, or the documents) and, for items, its figures for
+    the datasheet. A chunk run again replaces its row; the assembly reads the rows."""
+
+    export = models.ForeignKey(Export, on_delete=models.CASCADE, related_name="parts")
+    attempt = models.CharField(max_length=32)
+    kind = models.CharField(max_length=8)  # "items" or "docs"
+    index = models.PositiveIntegerField()
+    units = models.PositiveIntegerField()  # items or documents written
+    files = models.JSONField(default=dict)
+    stats = models.JSONField(null=True, blank=True)
+    written_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["export", "kind", "index"], name="exportpart_one_per_chunk"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} chunk {self.index} of export {self.export_id}"
 
 
 # An explainer run has the import job's states.

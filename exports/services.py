@@ -1,474 +1,71 @@
-"""Build ERASER exports: select items, turn highlights into evidences, split, write, publish.
+"""Export jobs: a frozen plan, chunks written as parts, one assembly that publishes.
 
-`export_build` writes a dataset directory and returns its statistics (used by the
-management command and the background job). `export_run` is the job: it builds into a
-private temporary folder, zips it if asked, and moves the finished file into place in one
-rename, so no partial file is ever visible where a complete one is expected.
+`export_run` (the job's task) claims the export and freezes its plan (exports/build.py).
+With a broker, the chunks then go to the workers as a Celery chord: one task per chunk of
+items or documents writes its part to the storage (`export_chunk_run`), and the chord's
+callback assembles the parts into the zip and publishes it (`export_assemble_run`).
+Without a broker (eager mode, `make run`), with one chunk, or with `EXPORT_CHUNKED` off,
+the same two functions run one after the other in the job's own process. The parts do not
+depend on where or in what order the chunks ran, so both ways publish the same bytes.
+
+While it works, every step refreshes the export's heartbeat and stops if the export is no
+longer running under its attempt (cancelled, found silent by a viewer, or started again).
+Publishing is the last step and is conditional on the same, so no partial or superseded
+file is ever published. Parts and published files go through Django's storage
+(exports/storage.py); a task's scratch files stay in a private local work folder that a
+killed worker leaves for the periodic sweep (`export_work_sweep`) or the next run.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
-import random
-import shutil
+import time
 import uuid
-from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.db import transaction
-from django.db.models import Prefetch
+from django.db import DatabaseError, transaction
+from django.db.models import IntegerField, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotate.models import (
-    Assignment,
-    AssignmentStatus,
-    Document,
-    InstructionVariant,
-    Item,
-    ItemDocument,
-    Project,
-    RationaleSet,
-    RationaleSpan,
-    Split,
-)
+from annotate.models import Project
 from config.exceptions import ApplicationError
-from exports.aggregation import AnnotationRow, QualityTally, evidences_for, tally_item
-from exports.datasheet import datasheet_build, datasheet_markdown
-from exports.models import Export, ExportStatus
-from exports.params import BENCHMARK_LAYOUT, ExportParams, export_params_from
-from qc.models import VerdictOutcome
-from qc.selectors import flag_counts
-from rationale_metrics.eraser_writer import (
-    DatasetSink,
-    DirectorySink,
-    DocumentNotExportable,
-    ExportDocument,
-    ExportEvidence,
-    ExportInstance,
-    ZipSink,
-    write_documents,
+from exports import storage as export_storage
+from exports import work
+from exports.build import (
+    CHUNK,
+    DOCUMENTS_KEY,
+    BuildStats,
+    ExportCancelled,
+    NothingToExport,
+    assemble_dataset,
+    empty_stats,
+    export_build,
+    export_plan,
+    export_write_datasheet,
+    resolve_annotator,
+    sha256_of,
+    write_document_chunk,
+    write_item_chunk,
 )
+from exports.models import Export, ExportPart, ExportStatus
+from exports.params import BENCHMARK_LAYOUT, export_params_from
+from rationale_metrics.eraser_writer import DirectorySink, DocumentNotExportable, ZipSink
+
+# What other modules and the tests import from here.
+__all__ = [
+    "CHUNK",
+    "BuildStats",
+    "ExportCancelled",
+    "NothingToExport",
+    "export_build",
+    "export_write_datasheet",
+]
 
 logger = logging.getLogger(__name__)
-CHUNK = 500
-SPLITS = ("train", "val", "test")
-
-
-class ExportCancelled(Exception):
-    pass
-
-
-class NothingToExport(ApplicationError):
-    """No item matches the parameters: a failed export, but a datasheet preview can still
-    show the rest of the sheet."""
-
-
-@dataclass
-class BuildStats:
-    instances: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
-    documents: int = 0
-    empty_evidence_items: int = 0
-    tally: QualityTally = field(default_factory=QualityTally)
-    perturbed_instances: int = 0
-    perturbed_per_type: dict[str, int] = field(default_factory=dict)
-
-    def count_perturbation(self, link: dict) -> None:
-        if link:
-            self.perturbed_instances += 1
-            for key in link["perturbation_types"]:
-                self.perturbed_per_type[key] = self.perturbed_per_type.get(key, 0) + 1
-
-
-def _perturbation_link(original_id: str | None, original_is_int: bool, types) -> dict:
-    """The extra keys of a perturbed instance's line (README, "Export"): its original's
-    annotation_id, with the JSON type it was imported with, and its perturbation types.
-    Lines of items that are not perturbations stay exactly as ERASER writes them."""
-    if original_id is None and not types:
-        return {}
-    original = int(original_id) if original_id is not None and original_is_int else original_id
-    return {"perturbation_of": original, "perturbation_types": list(types or [])}
-
-
-def _export_document(document: Document) -> ExportDocument:
-    return ExportDocument(
-        docid=document.docid, tokens=document.token_texts(), sentence_ranges=document.sentences
-    )
-
-
-def _submitted_assignments(project: Project, params: ExportParams, worker_id: int | None):
-    """The newest round of each annotation (earlier rounds sent back for revision are
-    superseded); only accepted ones for `accepted`; optionally one variant, one cohort."""
-    chosen = Assignment.objects.filter(
-        item__project=project,
-        status=AssignmentStatus.SUBMITTED,
-        annotation__revisions__isnull=True,
-    )
-    if params.selection == "accepted":
-        chosen = chosen.filter(annotation__verdict__outcome=VerdictOutcome.ACCEPTED)
-    if params.cohort:
-        chosen = chosen.filter(
-            worker__project_standings__project=project,
-            worker__project_standings__cohort=params.cohort,
-        )
-    if params.variant:
-        chosen = chosen.filter(variant__name=params.variant)
-    if worker_id is not None:
-        chosen = chosen.filter(worker_id=worker_id)
-    return chosen
-
-
-def _selected_item_ids(project: Project, params: ExportParams, worker_id: int | None) -> list[int]:
-    items = Item.objects.filter(project=project)
-    if params.selection != "reference":
-        items = items.filter(
-            pk__in=_submitted_assignments(project, params, worker_id).values("item_id")
-        )
-    return list(items.order_by("pk").values_list("pk", flat=True))
-
-
-def _document_rows(document_ids) -> dict[int, ExportDocument]:
-    rows = Document.objects.filter(pk__in=document_ids).values_list(
-        "pk", "docid", "text", "tokens", "sentences"
-    )
-    return {
-        pk: ExportDocument(
-            docid=docid, tokens=[text[s:e] for s, e in tokens.tolist()], sentence_ranges=sentences
-        )
-        for pk, docid, text, tokens, sentences in rows
-    }
-
-
-def _submitted_chunk(
-    project: Project, params: ExportParams, worker_id: int | None, chunk: list[int], flags: dict
-):
-    """The chunk's items, documents and submitted annotations as plain rows, and their
-    flag counts added to `flags`: six queries."""
-    items = list(
-        Item.objects.filter(pk__in=chunk)
-        .order_by("pk")
-        .values(
-            "pk",
-            "annotation_id",
-            "annotation_id_is_int",
-            "label",
-            "query",
-            "query_type",
-            "perturbation_of__annotation_id",
-            "perturbation_of__annotation_id_is_int",
-            "perturbation_types",
-        )
-    )
-    links = list(
-        ItemDocument.objects.filter(item_id__in=chunk)
-        .order_by("item_id", "position")
-        .values_list("item_id", "document_id")
-    )
-    documents = _document_rows({doc_id for _, doc_id in links})
-    item_documents: dict[int, list[ExportDocument]] = defaultdict(list)
-    for item_id, doc_id in links:
-        item_documents[item_id].append(documents[doc_id])
-    return items, item_documents, _annotation_rows(project, params, worker_id, chunk, flags)
-
-
-def _annotation_rows(
-    project: Project, params: ExportParams, worker_id: int | None, chunk: list[int], flags: dict
-) -> dict[int, list[AnnotationRow]]:
-    """The chunk's chosen annotations per item, with their sets in order, and their flag
-    counts added to `flags`: three queries."""
-    assignments = list(
-        _submitted_assignments(project, params, worker_id)
-        .filter(item_id__in=chunk)
-        .order_by("pk")
-        .values_list(
-            "item_id", "worker_id", "variant__name", "annotation__pk", "annotation__time_spent_ms"
-        )
-    )
-    sets: dict[int, dict[int, list]] = defaultdict(lambda: defaultdict(list))
-    spans = (
-        RationaleSpan.objects.filter(rationale_set__annotation_id__in=[a[3] for a in assignments])
-        .order_by("rationale_set__annotation_id", "rationale_set__position", "position")
-        .values_list(
-            "rationale_set__annotation_id",
-            "rationale_set__position",
-            "document__docid",
-            "start_token",
-            "end_token",
-        )
-    )
-    for annotation_id, position, docid, start, end in spans:
-        sets[annotation_id][position].append((docid, start, end))
-    annotations: dict[int, list[AnnotationRow]] = defaultdict(list)
-    for kind, n in flag_counts(annotation_ids=[a[3] for a in assignments]).items():
-        flags[kind] = flags.get(kind, 0) + n
-    for item_id, worker, variant, annotation_id, time_ms in assignments:
-        by_position = sets.get(annotation_id, {})
-        annotations[item_id].append(
-            AnnotationRow(worker, variant, time_ms, [by_position[p] for p in sorted(by_position)])
-        )
-    return annotations
-
-
-def _reference_items(chunk: list[int]):
-    documents = Prefetch(
-        "item_documents",
-        queryset=ItemDocument.objects.select_related("document").order_by("position"),
-    )
-    spans = Prefetch(
-        "spans", queryset=RationaleSpan.objects.select_related("document").order_by("position")
-    )
-    sets = Prefetch(
-        "reference_sets", queryset=RationaleSet.objects.prefetch_related(spans).order_by("position")
-    )
-    return (
-        Item.objects.filter(pk__in=chunk)
-        .select_related("perturbation_of")
-        .prefetch_related(documents, sets)
-        .order_by("pk")
-    )
-
-
-def _reference_instance(item: Item, documents: dict[str, ExportDocument]) -> ExportInstance:
-    groups = []
-    for rset in item.reference_sets.all():
-        group = []
-        for span in rset.spans.all():
-            source = span.source_fields or {}
-            keys = source.get("keys")
-            group.append(
-                ExportEvidence(
-                    docid=span.document.docid,
-                    start_token=span.start_token,
-                    end_token=span.end_token,
-                    start_sentence=source.get("start_sentence"),
-                    end_sentence=source.get("end_sentence"),
-                    text=source.get("text"),
-                    extra=source.get("extra", {}),
-                    keys=keys,
-                )
-            )
-        groups.append(group)
-    present = set(item.source_keys or [])
-    omit = [
-        k
-        for k in ("docids", "query", "query_type", "classification")
-        if present and k not in present
-    ]
-    return ExportInstance(
-        annotation_id=item.annotation_id_value,
-        classification=item.label,
-        docids=item.declared_docids,
-        evidences=groups,
-        query=item.query,
-        query_type=item.query_type,
-        extra={**(item.source_extra or {}), **_reference_link(item)},
-        omit_keys=omit,
-    )
-
-
-def _reference_link(item: Item) -> dict:
-    original = item.perturbation_of
-    return _perturbation_link(
-        original.annotation_id if original else None,
-        bool(original and original.annotation_id_is_int),
-        item.perturbation_types,
-    )
-
-
-def _new_splits(project: Project, item_ids: list[int], params: ExportParams) -> dict[int, str]:
-    """Split items by ratios with a seed, keeping every document in one split: items that
-    share a document travel together."""
-    parent: dict[int, int] = {}
-
-    def find(x: int) -> int:
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    doc_owner: dict[int, int] = {}
-    for item_id, doc_id in ItemDocument.objects.filter(item_id__in=item_ids).values_list(
-        "item_id", "document_id"
-    ):
-        find(item_id)
-        if doc_id in doc_owner:
-            parent[find(item_id)] = find(doc_owner[doc_id])
-        else:
-            doc_owner[doc_id] = item_id
-    groups: dict[int, list[int]] = defaultdict(list)
-    for item_id in item_ids:
-        groups[find(item_id)].append(item_id)
-    components = sorted(groups.values())
-    random.Random(params.seed).shuffle(components)
-    targets = dict(zip(SPLITS, params.ratios, strict=True))
-    filled = dict.fromkeys(SPLITS, 0)
-    assigned: dict[int, str] = {}
-    total = len(item_ids)
-    for component in components:
-        split = max(SPLITS, key=lambda s: (targets[s] * total - filled[s], -SPLITS.index(s)))
-        filled[split] += len(component)
-        for item_id in component:
-            assigned[item_id] = split
-    return assigned
-
-
-def _check_disjoint(item_split: dict[int, str]) -> None:
-    seen: dict[int, str] = {}
-    rows = ItemDocument.objects.filter(item_id__in=list(item_split)).values_list(
-        "item_id", "document_id"
-    )
-    for item_id, doc_id in rows:
-        split = item_split[item_id]
-        if seen.setdefault(doc_id, split) != split:
-            raise ApplicationError(f"document {doc_id} would be in both {seen[doc_id]} and {split}")
-
-
-def export_build(
-    *,
-    project: Project,
-    params: ExportParams,
-    sink: DatasetSink,
-    progress: Callable[[str, int, int], None] | None = None,
-    should_cancel: Callable[[], bool] | None = None,
-) -> BuildStats:
-    """Write the ERASER dataset for `params` into `sink` (a directory or a zip)."""
-    worker_id = None
-    if params.aggregation == "annotator":
-        worker_id = (
-            get_user_model()
-            .objects.filter(username=params.annotator)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if worker_id is None:
-            raise ApplicationError(f"annotator: no user named {params.annotator!r}")
-    if (
-        params.variant
-        and not InstructionVariant.objects.filter(project=project, name=params.variant).exists()
-    ):
-        raise ApplicationError(f"variant: this project has no variant named {params.variant!r}")
-    item_ids = _selected_item_ids(project, params, worker_id)
-    if not item_ids:
-        raise NothingToExport("nothing to export: no item matches these parameters")
-    if params.layout == BENCHMARK_LAYOUT:
-        # Imported here, not at the top: that module builds on this one's readers.
-        from exports.benchmark import benchmark_export_write
-
-        return benchmark_export_write(
-            project=project,
-            params=params,
-            item_ids=item_ids,
-            worker_id=worker_id,
-            sink=sink,
-            progress=progress,
-            should_cancel=should_cancel,
-        )
-    if params.splits == "keep":
-        item_split = dict(Item.objects.filter(pk__in=item_ids).values_list("pk", "split"))
-        unassigned = [pk for pk, split in item_split.items() if split == Split.UNASSIGNED]
-        if unassigned:
-            raise ApplicationError(
-                f"splits: {len(unassigned)} item(s) have no split; choose new splits from ratios instead"
-            )
-    else:
-        item_split = _new_splits(project, item_ids, params)
-        _check_disjoint(item_split)
-
-    stats = BuildStats()
-    handles = {split: sink.open_text(f"{split}.jsonl") for split in SPLITS}
-    try:
-        for start in range(0, len(item_ids), CHUNK):
-            if should_cancel and should_cancel():
-                raise ExportCancelled
-            chunk = item_ids[start : start + CHUNK]
-            if params.selection == "reference":
-                for item in _reference_items(chunk):
-                    documents = {
-                        link.document.docid: _export_document(link.document)
-                        for link in item.item_documents.all()
-                    }
-                    handles[item_split[item.pk]].write(
-                        _reference_instance(item, documents).line(documents) + "\n"
-                    )
-                    stats.instances[item_split[item.pk]] += 1
-                    stats.count_perturbation(_reference_link(item))
-            else:
-                items, item_documents, annotations = _submitted_chunk(
-                    project, params, worker_id, chunk, stats.tally.flags
-                )
-                for item in items:
-                    docs = {d.docid: d for d in item_documents[item["pk"]]}
-                    rows = annotations[item["pk"]]
-                    link = _perturbation_link(
-                        item["perturbation_of__annotation_id"],
-                        item["perturbation_of__annotation_id_is_int"],
-                        item["perturbation_types"],
-                    )
-                    stats.count_perturbation(link)
-                    tally_item(
-                        rows, {docid: len(d.tokens) for docid, d in docs.items()}, stats.tally
-                    )
-                    instance = ExportInstance(
-                        annotation_id=int(item["annotation_id"])
-                        if item["annotation_id_is_int"]
-                        else item["annotation_id"],
-                        classification=item["label"],
-                        docids=list(docs),
-                        evidences=evidences_for(rows, params.aggregation),
-                        query=item["query"],
-                        query_type=item["query_type"],
-                        extra=link,
-                    )
-                    stats.empty_evidence_items += not instance.evidences
-                    split = item_split[item["pk"]]
-                    handles[split].write(instance.line(docs) + "\n")
-                    stats.instances[split] += 1
-            if progress:
-                progress("instances", min(start + CHUNK, len(item_ids)), len(item_ids))
-    finally:
-        for handle in handles.values():
-            handle.close()
-
-    doc_ids = sorted(
-        set(ItemDocument.objects.filter(item_id__in=item_ids).values_list("document_id", flat=True))
-    )
-
-    def documents():
-        for begin in range(0, len(doc_ids), CHUNK):
-            yield from _document_rows(doc_ids[begin : begin + CHUNK]).values()
-
-    stats.documents = write_documents(sink, documents(), params.layout)
-    return stats
-
-
-def _sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    if path.is_file():
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-    # A directory: the hash of its manifest (relative path and sha256 of every file, sorted).
-    for file in sorted(p for p in path.rglob("*") if p.is_file()):
-        digest.update(f"{file.relative_to(path).as_posix()}\t{_sha256_of(file)}\n".encode())
-    return digest.hexdigest()
-
-
-def export_write_datasheet(
-    *, project: Project, params: ExportParams, stats: BuildStats, sink: DatasetSink
-) -> dict:
-    sheet = datasheet_build(project=project, params=params, stats=stats)
-    sink.write_text(
-        "datasheet.json", json.dumps(sheet, indent=2, sort_keys=True, default=str) + "\n"
-    )
-    sink.write_text("datasheet.md", datasheet_markdown(sheet))
-    return sheet
+ITEMS, DOCUMENTS = "items", "docs"
+WORK_PREFIX = "export-"
 
 
 @transaction.atomic
@@ -502,109 +99,412 @@ def export_cancel(*, export: Export) -> Export:
     return export
 
 
-def _exports_root() -> Path:
-    return Path(settings.MEDIA_ROOT) / "exports"
+def work_dir() -> Path:
+    folder = Path(settings.EXPORT_WORK_DIR)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+class _Pulse:
+    """The heartbeat of a running export's work, and its signal to stop.
+
+    Called between batches of rows; at most every `interval` seconds (a quarter of the
+    timeout after which viewers take the export for lost, at most 10 s) it writes the
+    heartbeat, in the same statement that checks that the export still runs under this
+    attempt and is not being cancelled. One small UPDATE per interval, whatever the
+    number of rows."""
+
+    def __init__(self, export_id: int, attempt: str):
+        self.export_id = export_id
+        self.attempt = attempt
+        self.interval = min(10.0, max(0.2, settings.JOB_HEARTBEAT_TIMEOUT_SECONDS / 4))
+        self.last = float("-inf")
+        self.stopped = False
+
+    def should_stop(self) -> bool:
+        now = time.monotonic()
+        if not self.stopped and now - self.last >= self.interval:
+            self.last = now
+            alive = Export.objects.filter(
+                pk=self.export_id,
+                status=ExportStatus.RUNNING,
+                attempt=self.attempt,
+                cancel_requested=False,
+            ).update(heartbeat_at=timezone.now())
+            self.stopped = not alive
+        return self.stopped
+
+    def beat(self) -> None:
+        if self.should_stop():
+            raise ExportCancelled
+
+
+def _finish(export_id: int, attempt: str, status: str, error: str = "") -> Export:
+    """End a running export (this attempt's) as `status`; an export already ended, or
+    superseded, is left as it is."""
+    Export.objects.filter(pk=export_id, status=ExportStatus.RUNNING, attempt=attempt).update(
+        status=status, error=error, phase="done", finished_at=timezone.now()
+    )
+    return Export.objects.get(pk=export_id)
+
+
+def _stopped(export_id: int, attempt: str) -> Export:
+    """The work stopped because the export is being cancelled, or is no longer running
+    under this attempt: a cancel ends it; anything else was decided elsewhere."""
+    export = Export.objects.get(pk=export_id)
+    if export.cancel_requested:
+        return _finish(export_id, attempt, ExportStatus.CANCELLED)
+    return export
+
+
+def _discard_parts(export_id: int) -> None:
+    ExportPart.objects.filter(export_id=export_id).delete()
+    export_storage.remove(export_storage.parts_folder(export_id))
 
 
 def export_run(*, export_id: int) -> Export:
-    """Run a queued export. Safe to run twice: finished exports are left as they are, and a
-    rerun after a crash starts again from a clean temporary folder."""
+    """Run a queued export. Safe to run twice: a finished export is left as it is, and a
+    running one (its worker died) starts again from nothing under a new attempt."""
     with transaction.atomic():
         export = Export.objects.select_for_update().select_related("project").get(pk=export_id)
         if export.status not in (ExportStatus.PENDING, ExportStatus.RUNNING):
             return export
+        attempt = uuid.uuid4().hex
         export.status = ExportStatus.RUNNING
-        export.started_at = timezone.now()
-        export.heartbeat_at = timezone.now()
-        export.save(update_fields=["status", "started_at", "heartbeat_at"])
-    _remove_work_folders(export.pk)  # left by a run whose worker died
+        export.attempt = attempt
+        export.started_at = export.heartbeat_at = timezone.now()
+        export.phase, export.progress_done, export.progress_total = "planning", 0, 0
+        export.save(
+            update_fields=[
+                "status",
+                "attempt",
+                "started_at",
+                "heartbeat_at",
+                "phase",
+                "progress_done",
+                "progress_total",
+            ]
+        )
+    if export.cancel_requested:
+        return _finish(export.pk, attempt, ExportStatus.CANCELLED)
+    _discard_parts(export.pk)  # of an earlier attempt whose worker died
+    work.remove_abandoned(work_dir(), WORK_PREFIX)
 
     params = export_params_from(export.params)
-    work = _exports_root() / "tmp" / f"{export.pk}-{uuid.uuid4().hex}"
-    name = f"{export.project.name.replace('/', '-').replace(' ', '_')}-export-{export.pk}"
-    dataset = work / name
-
-    def progress(phase: str, done: int, total: int) -> None:
-        Export.objects.filter(pk=export.pk).update(
-            phase=phase, progress_done=done, progress_total=total
-        )
-
-    def should_cancel() -> bool:
-        return Export.objects.filter(pk=export.pk, cancel_requested=True).exists()
-
     try:
-        if params.archive == "zip":
-            built = work / f"{name}.zip"
-            sink = ZipSink(built, name, work / "scratch")
-        else:
-            built = dataset
-            sink = DirectorySink(dataset)
+        plan = export_plan(project=export.project, params=params)
+    except (ApplicationError, DocumentNotExportable) as exc:
+        return _finish(export.pk, attempt, ExportStatus.FAILED, str(exc))
+    except Exception as exc:
+        logger.exception("export %s crashed while planning", export.pk)
+        return _finish(export.pk, attempt, ExportStatus.FAILED, _internal(exc))
+    chunks = [(ITEMS, i) for i in range(plan.item_chunks)]
+    chunks += [(DOCUMENTS, j) for j in range(plan.document_chunks)]
+    Export.objects.filter(pk=export.pk, attempt=attempt).update(
+        phase="writing parts",
+        progress_total=len(plan.item_pks) + (len(plan.document_pks) if plan.document_chunks else 0),
+        heartbeat_at=timezone.now(),
+    )
+    finish = {
+        "item_chunks": plan.item_chunks,
+        "document_chunks": plan.document_chunks,
+        "documents": len(plan.document_pks),
+    }
+
+    def arguments(kind: str, index: int) -> dict:
+        if kind == DOCUMENTS:
+            return {"pks": plan.document_chunk(index), "splits": None}
+        pks = plan.item_chunk(index)
+        split_of = plan.splits_of(pks)
+        return {"pks": pks, "splits": None if split_of is None else [split_of[p] for p in pks]}
+
+    if _split_over_workers(len(chunks)):
+        from celery import chord
+
+        from exports.tasks import export_assemble, export_chunk
+
+        chord(
+            export_chunk.si(export.pk, attempt, kind, index, **arguments(kind, index))
+            for kind, index in chunks
+        )(export_assemble.si(export.pk, attempt, **finish))
+        return Export.objects.get(pk=export.pk)
+    for kind, index in chunks:
         try:
-            stats = export_build(
+            status = export_chunk_run(
+                export_id=export.pk,
+                attempt=attempt,
+                kind=kind,
+                index=index,
+                **arguments(kind, index),
+            )
+        except DatabaseError as exc:
+            logger.exception("export %s: the database failed", export.pk)
+            status = _finish(export.pk, attempt, ExportStatus.FAILED, _internal(exc)).status
+        if status != "written":
+            break  # the export has ended (failed, cancelled); the assembly cleans up
+    return export_assemble_run(export_id=export.pk, attempt=attempt, **finish)
+
+
+def _split_over_workers(chunks: int) -> bool:
+    """Whether to send the chunks to the workers: there is more than one, the tasks go to
+    a broker, and a result backend counts the chord's finished chunks."""
+    from config.celery import app
+
+    if chunks < 2 or not settings.EXPORT_CHUNKED or app.conf.task_always_eager:
+        return False
+    if not app.conf.result_backend:
+        logger.warning("EXPORT_CHUNKED needs a Celery result backend; exporting in one task")
+        return False
+    return True
+
+
+def _internal(exc: Exception) -> str:
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def export_chunk_run(
+    *,
+    export_id: int,
+    attempt: str,
+    kind: str,
+    index: int,
+    pks: list[int],
+    splits: list[str] | None = None,
+) -> str:
+    """Write one chunk's part to the storage and record it. Safe to run twice: the part is
+    written again under a new name and its row then points to it in one update, so the
+    assembly never reads a half-written part; the old one is removed afterwards.
+
+    Returns "written", "stopped" (the export no longer runs under this attempt),
+    "cancelled" or "failed". A database error is raised, for the task to retry."""
+    export = Export.objects.select_related("project").filter(pk=export_id).first()
+    if export is None or export.status != ExportStatus.RUNNING or export.attempt != attempt:
+        return "stopped"
+    pulse = _Pulse(export_id, attempt)
+    if pulse.should_stop():
+        return _stopped(export_id, attempt).status
+    params = export_params_from(export.params)
+    try:
+        with work.work_folder(work_dir(), f"{WORK_PREFIX}{export_id}-") as folder:
+            prefix = f"{kind}-{index:05d}-{uuid.uuid4().hex[:8]}"
+            if kind == ITEMS:
+                files, stats = write_item_chunk(
+                    project=export.project,
+                    params=params,
+                    worker_id=resolve_annotator(params),
+                    pks=pks,
+                    split_of=None if splits is None else dict(zip(pks, splits, strict=True)),
+                    folder=folder,
+                    prefix=prefix,
+                    should_cancel=pulse.should_stop,
+                )
+                units, figures = len(pks), stats.as_json()
+            else:
+                files, units = write_document_chunk(
+                    pks=pks, folder=folder, prefix=prefix, should_cancel=pulse.should_stop
+                )
+                figures = None
+            stored = {
+                key: export_storage.part_save(export_id, attempt, path.name, path)
+                for key, path in files.items()
+            }
+    except ExportCancelled:
+        return _stopped(export_id, attempt).status
+    except (ApplicationError, DocumentNotExportable) as exc:
+        return _finish(export_id, attempt, ExportStatus.FAILED, str(exc)).status
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        logger.exception("export %s: %s chunk %s crashed", export_id, kind, index)
+        error = f"{_internal(exc)} (in {kind} chunk {index}); nothing was published"
+        return _finish(export_id, attempt, ExportStatus.FAILED, error).status
+    if not _record_part(export_id, attempt, kind, index, stored, units, figures):
+        return "stopped"
+    return "written"
+
+
+def _record_part(export_id, attempt, kind, index, files, units, figures) -> bool:
+    """Point the chunk's row at its new part, if the export still runs under this attempt
+    (a chunk of a superseded attempt must not replace the current one's)."""
+    with transaction.atomic():
+        current = (
+            Export.objects.select_for_update()
+            .filter(pk=export_id, status=ExportStatus.RUNNING, attempt=attempt)
+            .exists()
+        )
+        if not current:
+            for part in files.values():
+                export_storage.remove(part["name"])
+            return False
+        previous = (
+            ExportPart.objects.select_for_update()
+            .filter(export_id=export_id, kind=kind, index=index)
+            .first()
+        )
+        ExportPart.objects.update_or_create(
+            export_id=export_id,
+            kind=kind,
+            index=index,
+            defaults={"attempt": attempt, "files": files, "units": units, "stats": figures},
+        )
+    if previous is not None:  # a chunk run again: its earlier part is no longer named
+        current = {f["name"] for f in files.values()}
+        for old in previous.files.values():
+            if old["name"] not in current:
+                export_storage.remove(old["name"])
+    done = (
+        ExportPart.objects.filter(export_id=OuterRef("pk"), attempt=attempt)
+        .values("export_id")
+        .annotate(total=Sum("units"))
+        .values("total")
+    )
+    # Counted from the rows, not added to: a chunk run twice counts once.
+    Export.objects.filter(pk=export_id, status=ExportStatus.RUNNING, attempt=attempt).update(
+        progress_done=Coalesce(Subquery(done, output_field=IntegerField()), 0),
+        heartbeat_at=timezone.now(),
+    )
+    return True
+
+
+def export_assemble_run(
+    *, export_id: int, attempt: str, item_chunks: int, document_chunks: int, documents: int
+) -> Export:
+    """Assemble the parts into the dataset, write its datasheet and publish it, then
+    remove the parts. Safe to run twice: only a running export under this attempt is
+    assembled; any other has its parts removed and stays as it is."""
+    export = Export.objects.select_related("project").get(pk=export_id)
+    if export.status != ExportStatus.RUNNING or export.attempt != attempt:
+        if export.status != ExportStatus.RUNNING:
+            _discard_parts(export_id)
+        return export
+    pulse = _Pulse(export_id, attempt)
+    try:
+        pulse.beat()
+        published = _assemble_and_publish(
+            export, attempt, item_chunks, document_chunks, documents, pulse
+        )
+    except ExportCancelled:
+        export = _stopped(export_id, attempt)
+    except (ApplicationError, DocumentNotExportable) as exc:
+        export = _finish(export_id, attempt, ExportStatus.FAILED, str(exc))
+    except Exception as exc:
+        logger.exception("export %s crashed while assembling", export_id)
+        export = _finish(export_id, attempt, ExportStatus.FAILED, _internal(exc))
+    else:
+        export = published
+    _discard_parts(export_id)
+    return export
+
+
+def _assemble_and_publish(
+    export: Export, attempt: str, item_chunks: int, document_chunks: int, documents: int, pulse
+) -> Export:
+    params = export_params_from(export.params)
+    rows = list(
+        ExportPart.objects.filter(export=export, attempt=attempt)
+        .order_by("kind", "index")
+        .values_list("kind", "index", "files")
+    )
+    found = {(kind, index): files for kind, index, files in rows}
+    expected = [(ITEMS, i) for i in range(item_chunks)]
+    expected += [(DOCUMENTS, j) for j in range(document_chunks)]
+    missing = [f"{kind} chunk {index}" for kind, index in expected if (kind, index) not in found]
+    if missing:
+        raise ApplicationError(
+            f"{len(missing)} chunk(s) did not finish ({', '.join(missing[:5])}); "
+            "nothing was published; start the export again"
+        )
+    Export.objects.filter(pk=export.pk, attempt=attempt).update(
+        phase="assembling", heartbeat_at=timezone.now()
+    )
+    stats = empty_stats(export.project, params)
+    figures = (
+        ExportPart.objects.filter(export=export, attempt=attempt, kind=ITEMS)
+        .order_by("index")
+        .values_list("stats", flat=True)
+    )
+    for chunk_figures in figures.iterator(chunk_size=4):  # one chunk's figures at a time
+        stats.merge(BuildStats.from_json(chunk_figures))
+    stats.documents = documents
+    checked = {f["name"]: f for files in found.values() for f in files.values()}
+    # The file is named after the export; the folder inside the zip after the project
+    # alone, so that two exports of the same data are the same bytes.
+    root = f"{export.project.name.replace('/', '-').replace(' ', '_')}-export"
+    with work.work_folder(work_dir(), f"{WORK_PREFIX}{export.pk}-") as folder:
+        if params.archive == "zip":
+            built = folder / f"{root}-{export.pk}.zip"
+            sink = ZipSink(built, root)
+        else:
+            built = folder / f"{root}-{export.pk}"
+            sink = DirectorySink(built)
+        try:
+            assemble_dataset(
                 project=export.project,
                 params=params,
+                item_parts=[
+                    {k: f["name"] for k, f in found[(ITEMS, i)].items()} for i in range(item_chunks)
+                ],
+                document_parts=[
+                    found[(DOCUMENTS, j)][DOCUMENTS_KEY]["name"] for j in range(document_chunks)
+                ],
+                reader=export_storage.StoredParts(checked),
                 sink=sink,
-                progress=progress,
-                should_cancel=should_cancel,
+                pulse=pulse.beat,
             )
             sheet = export_write_datasheet(
                 project=export.project, params=params, stats=stats, sink=sink
             )
         finally:
             sink.close()
-        if should_cancel():
-            raise ExportCancelled
-        final_dir = _exports_root() / str(export.pk)
-        final_dir.mkdir(parents=True, exist_ok=True)
-        final = final_dir / built.name
-        digest = _sha256_of(built)
-        os.replace(built, final)  # one rename: the complete file appears at once
+        pulse.beat()
+        digest = sha256_of(built)
         size = (
-            final.stat().st_size
-            if final.is_file()
-            else sum(p.stat().st_size for p in final.rglob("*") if p.is_file())
+            built.stat().st_size
+            if built.is_file()
+            else sum(p.stat().st_size for p in built.rglob("*") if p.is_file())
         )
-        export.status = ExportStatus.SUCCEEDED
-        export.file_path = final.relative_to(Path(settings.MEDIA_ROOT)).as_posix()
-        export.sha256 = digest
-        export.size_bytes = size
-        export.datasheet = sheet
-        export.summary = {
+        Export.objects.filter(pk=export.pk, attempt=attempt).update(
+            phase="publishing", heartbeat_at=timezone.now()
+        )
+        file_path = export_storage.publish(export.pk, built)
+    _discard_parts(export.pk)  # before the row says "succeeded", so then they are gone
+    published = Export.objects.filter(
+        pk=export.pk, status=ExportStatus.RUNNING, attempt=attempt, cancel_requested=False
+    ).update(
+        status=ExportStatus.SUCCEEDED,
+        file_path=file_path,
+        sha256=digest,
+        size_bytes=size,
+        datasheet=sheet,
+        summary={
             "instances": stats.instances,
             "documents": stats.documents,
             "annotations": stats.tally.annotations,
-        }
-    except ExportCancelled:
-        export.status = ExportStatus.CANCELLED
-    except (ApplicationError, DocumentNotExportable) as exc:
-        export.status = ExportStatus.FAILED
-        export.error = str(exc)
-    except Exception as exc:
-        logger.exception("export %s crashed", export.pk)
-        export.status = ExportStatus.FAILED
-        export.error = f"internal error: {type(exc).__name__}: {exc}"
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    export.finished_at = timezone.now()
-    export.phase = "done"
-    export.save()
-    return export
+        },
+        phase="done",
+        progress_done=export.progress_total or 0,
+        finished_at=timezone.now(),
+    )
+    if not published:  # cancelled, or ended elsewhere, while it was being stored
+        export_storage.remove(file_path)
+        raise ExportCancelled
+    return Export.objects.get(pk=export.pk)
 
 
-def _remove_work_folders(export_id: int) -> None:
-    for folder in (_exports_root() / "tmp").glob(f"{export_id}-*"):
-        shutil.rmtree(folder, ignore_errors=True)
+def export_fail(*, export_id: int, attempt: str, error: str) -> Export:
+    return _finish(export_id, attempt, ExportStatus.FAILED, error)
 
 
 def export_fail_if_worker_lost(export: Export) -> Export:
-    """A running export whose worker stopped reporting is marked failed and its temporary
-    folder removed; nothing was published, since publishing is the job's last step."""
+    """A running export whose worker stopped reporting is marked failed; nothing was
+    published, since publishing is the job's last step. Its work is left to the sweep:
+    the work folder is on the worker's machine, not the viewer's."""
     if export.status != ExportStatus.RUNNING:
         return export
     last = export.heartbeat_at or export.started_at
     if last and (timezone.now() - last).total_seconds() < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
         return export
-    updated = Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING).update(
+    Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING, attempt=export.attempt).update(
         status=ExportStatus.FAILED,
         phase="done",
         finished_at=timezone.now(),
@@ -613,14 +513,49 @@ def export_fail_if_worker_lost(export: Export) -> Export:
             "no file was published; start the export again"
         ),
     )
-    if updated:
-        _remove_work_folders(export.pk)
     export.refresh_from_db()
     return export
 
 
-def export_file_path(export: Export) -> Path | None:
-    if export.status != ExportStatus.SUCCEEDED or not export.file_path:
+def export_work_sweep() -> dict:
+    """What killed exports leave, removed (Celery beat runs it every
+    `EXPORT_SWEEP_INTERVAL_SECONDS`): running exports whose worker went silent are failed;
+    local work folders that no process holds are removed; in the storage, the parts and
+    unpublished files of every export that is no longer running."""
+    lost = 0
+    for export in Export.objects.filter(status=ExportStatus.RUNNING):
+        lost += export_fail_if_worker_lost(export).status == ExportStatus.FAILED
+    folders = work.remove_abandoned(work_dir(), WORK_PREFIX)
+    status = dict(
+        Export.objects.filter(pk__in=export_storage.export_ids_in_storage()).values_list(
+            "pk", "status"
+        )
+    )
+    kept = dict(
+        Export.objects.filter(pk__in=list(status), status=ExportStatus.SUCCEEDED).values_list(
+            "pk", "file_path"
+        )
+    )
+    files = 0
+    for export_id in export_storage.export_ids_in_storage():
+        if status.get(export_id) in (ExportStatus.PENDING, ExportStatus.RUNNING):
+            continue
+        files += export_storage.remove(
+            export_storage.export_folder(export_id), keep=kept.get(export_id) or None
+        )
+    ExportPart.objects.exclude(export__status=ExportStatus.RUNNING).delete()
+    return {"lost_exports": lost, "work_folders": len(folders), "stored_files": files}
+
+
+def export_file_open(export: Export):
+    """The published zip, opened from the storage, or None."""
+    if (
+        export.status != ExportStatus.SUCCEEDED
+        or not export.file_path
+        or not export.file_path.endswith(".zip")
+    ):
         return None
-    path = Path(settings.MEDIA_ROOT) / export.file_path
-    return path if path.exists() else None
+    try:
+        return export_storage.open_published(export.file_path)
+    except FileNotFoundError:
+        return None

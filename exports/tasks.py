@@ -1,11 +1,61 @@
-from celery import shared_task
+"""Export tasks: each takes ids, re-reads the rows and calls a service (exports/services.py),
+and is safe to run twice."""
 
-from exports.services import export_run
+from celery import shared_task
+from django.db import DatabaseError
+
+from exports import services
 
 
 @shared_task(acks_late=True)
 def export_execute(export_id: int) -> str:
-    return export_run(export_id=export_id).status
+    return services.export_run(export_id=export_id).status
+
+
+# The chord's chunks keep their results (every other task ignores its own,
+# CELERY_TASK_IGNORE_RESULT): the result backend counts them to start the assembly.
+@shared_task(bind=True, acks_late=True, ignore_result=False, max_retries=3)
+def export_chunk(
+    self,
+    export_id: int,
+    attempt: str,
+    kind: str,
+    index: int,
+    pks: list[int],
+    splits: list[str] | None = None,
+) -> str:
+    try:
+        return services.export_chunk_run(
+            export_id=export_id, attempt=attempt, kind=kind, index=index, pks=pks, splits=splits
+        )
+    except DatabaseError as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
+        services.export_fail(
+            export_id=export_id,
+            attempt=attempt,
+            error=f"{kind} chunk {index}: the database failed {self.max_retries + 1} times "
+            f"({exc}); nothing was published; start the export again",
+        )
+        return "failed"
+
+
+@shared_task(acks_late=True)
+def export_assemble(
+    export_id: int, attempt: str, item_chunks: int, document_chunks: int, documents: int
+) -> str:
+    return services.export_assemble_run(
+        export_id=export_id,
+        attempt=attempt,
+        item_chunks=item_chunks,
+        document_chunks=document_chunks,
+        documents=documents,
+    ).status
+
+
+@shared_task
+def export_work_sweep() -> dict:
+    return services.export_work_sweep()
 
 
 @shared_task(acks_late=True)

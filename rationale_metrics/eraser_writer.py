@@ -8,15 +8,17 @@ from the document's sentences, and the covered tokens joined by one space.
 
 from __future__ import annotations
 
+import io
 import json
 import re
-import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, BinaryIO, Protocol, TextIO
 
 import numpy as np
+
+from rationale_metrics.zip_stream import StreamingZip
 
 _WHITESPACE = re.compile(r"\s")
 
@@ -135,47 +137,58 @@ class DatasetSink(Protocol):
 
     def open_text(self, name: str) -> TextIO: ...
 
+    def open_bytes(self, name: str) -> BinaryIO: ...
+
 
 class DirectorySink:
     def __init__(self, root: Path):
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
 
-    def write_text(self, name: str, text: str) -> None:
+    def _path(self, name: str) -> Path:
         path = self.root / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        return path
+
+    def write_text(self, name: str, text: str) -> None:
+        self._path(name).write_text(text, encoding="utf-8")
 
     def open_text(self, name: str) -> TextIO:
-        return open(self.root / name, "w", encoding="utf-8")
+        return open(self._path(name), "w", encoding="utf-8")
+
+    def open_bytes(self, name: str) -> BinaryIO:
+        return open(self._path(name), "wb")
 
     def close(self) -> None:
         pass
 
 
 class ZipSink:
-    """Writes members under `root_name/` of a zip. Streams opened with open_text go through a
-    scratch file (a zip takes one member at a time) and are added on close()."""
+    """Writes members under `root_name/` of a zip, one after the other, each as it is
+    made: a stream from open_text or open_bytes is a member being written, to be closed
+    before the next begins. The archive is deterministic (rationale_metrics/zip_stream.py):
+    the same files in the same order give the same bytes."""
 
-    def __init__(self, path: Path, root_name: str, scratch: Path):
+    def __init__(self, path: Path, root_name: str):
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.archive = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1)
+        self.file = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self.archive = StreamingZip(self.file, compresslevel=1)
         self.root_name = root_name
-        self.scratch = scratch
-        scratch.mkdir(parents=True, exist_ok=True)
-        self.pending: list[str] = []
 
     def write_text(self, name: str, text: str) -> None:
-        self.archive.writestr(f"{self.root_name}/{name}", text)
+        self.archive.write(f"{self.root_name}/{name}", text.encode("utf-8"))
+
+    def open_bytes(self, name: str) -> BinaryIO:
+        return io.BufferedWriter(self.archive.open(f"{self.root_name}/{name}"), 1 << 16)
 
     def open_text(self, name: str) -> TextIO:
-        self.pending.append(name)
-        return open(self.scratch / name.replace("/", "__"), "w", encoding="utf-8")
+        return io.TextIOWrapper(self.open_bytes(name), encoding="utf-8", newline="")
 
     def close(self) -> None:
-        for name in self.pending:
-            self.archive.write(self.scratch / name.replace("/", "__"), f"{self.root_name}/{name}")
-        self.archive.close()
+        try:
+            self.archive.close()
+        finally:
+            self.file.close()
 
 
 def write_documents(sink: DatasetSink, documents: Iterable[ExportDocument], layout: str) -> int:

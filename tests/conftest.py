@@ -87,9 +87,17 @@ def client_for(user) -> APIClient:
 
 
 def start_celery_worker(
-    *, queue: str, media_root, log, extra_env: dict | None = None, beat: bool = False
+    *,
+    queue: str,
+    media_root,
+    log,
+    extra_env: dict | None = None,
+    beat: bool = False,
+    name: str | None = None,
 ):
     """Start a Celery worker process on `queue`, connected to the test database; wait for it.
+
+    Several workers may share a queue if each has its own `name`.
 
     With `beat`, the worker also starts the periodic tasks, as beat does in production (the
     quality checks' sweep), and sends them to `queue`; its schedule file goes beside `log`.
@@ -132,7 +140,7 @@ def start_celery_worker(
                 "--without-mingle",
                 "--without-heartbeat",
                 "-n",
-                f"{queue}@%h",
+                f"{name or queue}@%h",
                 "--loglevel=INFO",
                 *(
                     ["--beat", "--schedule", str(Path(log).parent / "celerybeat-schedule")]
@@ -149,7 +157,7 @@ def start_celery_worker(
     while time.monotonic() < deadline:
         if worker.poll() is not None:
             pytest.fail(f"Celery worker exited early:\n{Path(log).read_text()}")
-        if app.control.ping(destination=[f"{queue}@{os.uname().nodename}"], timeout=1.0):
+        if app.control.ping(destination=[f"{name or queue}@{os.uname().nodename}"], timeout=1.0):
             return worker
     worker.terminate()
     pytest.fail(f"Celery worker did not answer a ping within 60 s:\n{Path(log).read_text()}")

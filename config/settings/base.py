@@ -1,6 +1,8 @@
 """Settings shared by every environment. Each value comes from config.env."""
 
+import tempfile
 from datetime import timedelta
+from pathlib import Path
 
 import orjson
 
@@ -181,7 +183,13 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: with no broker configured, tasks run eagerly in the calling process.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
-CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
+# Only the tasks that need a result keep one: an export's chunks, which their chord's
+# backend counts before it starts the assembly (on a Redis broker, the broker's Redis
+# unless CELERY_RESULT_BACKEND says otherwise). Every other task ignores its own.
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else None
+)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="rationale-workbench")
@@ -221,10 +229,27 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 24 * 60 * 60,
         "options": {"expires": 60 * 60},
     },
+    # What killed exports leave: silent running exports failed, their parts and local work
+    # folders removed (exports/services.py, export_work_sweep).
+    "export-work-sweep": {
+        "task": "exports.tasks.export_work_sweep",
+        "schedule": env.float("EXPORT_SWEEP_INTERVAL_SECONDS", default=600.0),
+        "options": {"expires": 60},
+    },
 }
 
 # A running job whose worker has not reported for this long is marked failed when next read.
 JOB_HEARTBEAT_TIMEOUT_SECONDS = env.int("JOB_HEARTBEAT_TIMEOUT_SECONDS", default=120)
+
+# Exports are written in chunks of this many items (and documents), each a part in the
+# storage; with a broker, the chunks are spread over the workers (a Celery chord) unless
+# EXPORT_CHUNKED is false. A worker's scratch files go to a private folder in
+# EXPORT_WORK_DIR, on its own disk.
+EXPORT_CHUNK_ITEMS = env.int("EXPORT_CHUNK_ITEMS", default=5000)
+EXPORT_CHUNKED = env.bool("EXPORT_CHUNKED", default=True)
+EXPORT_WORK_DIR = env.path(
+    "EXPORT_WORK_DIR", default=Path(tempfile.gettempdir()) / "rationale-workbench-exports"
+)
 
 # Dataset import limits: a line or document larger than this is reported, not loaded.
 # "Next" and "submit" as one prepared statement each on PostgreSQL for the common case

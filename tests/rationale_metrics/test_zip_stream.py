@@ -9,6 +9,7 @@ import zipfile
 import pytest
 
 from rationale_metrics import zip_stream
+from rationale_metrics.eraser_writer import ZipSink
 from rationale_metrics.zip_stream import StreamingZip
 
 TEXT = "".join(f"line {n} {'x' * (n % 37)}\n" for n in range(20_000)).encode()
@@ -104,3 +105,15 @@ def test_memory_does_not_grow_with_the_members(tmp_path):
         return peak
 
     assert peak(40_000) < peak(2_000) + 50_000
+
+
+def test_the_sink_writes_text_and_streams_under_its_root(tmp_path):
+    sink = ZipSink(tmp_path / "ds.zip", "ds")
+    with sink.open_text("train.jsonl") as handle:
+        handle.write('{"a": "ü"}\n')
+    sink.write_text("docs/d0", "w0 w1\n")
+    sink.close()
+
+    with zipfile.ZipFile(tmp_path / "ds.zip") as read:
+        assert read.read("ds/train.jsonl").decode() == '{"a": "ü"}\n'
+        assert read.read("ds/docs/d0") == b"w0 w1\n"

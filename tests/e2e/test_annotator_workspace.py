@@ -108,6 +108,6 @@ def test_admin_adds_the_study_presets_and_sees_them(page, live_server):
 
     page.goto(f"{live_server.url}/projects/{project.id}/")
     page.click("#install-presets")
-    page.wait_for_function("document.querySelectorAll('#variants tbody tr').length === 7")
+    page.wait_for_function("() => document.querySelectorAll('#variants tbody tr').length === 7")
 
     assert "Added 7 preset variant(s)." in page.inner_text(".admin-status")

@@ -42,7 +42,7 @@ def test_admin_states_the_facts_and_previews_the_sheet(page, live_server, annota
     page.fill("#datasheet-info input[name=licence]", "CC BY 4.0")
     page.click("#datasheet-info button[type=submit]")
     page.wait_for_function(
-        "document.getElementById('datasheet-markdown').textContent.includes('CC BY 4.0')"
+        "() => document.getElementById('datasheet-markdown').textContent.includes('CC BY 4.0')"
     )
 
     markdown = page.inner_text("#datasheet-markdown")

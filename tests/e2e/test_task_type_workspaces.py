@@ -249,7 +249,7 @@ def test_a_refused_label_shows_the_servers_words(page, live_server, tmp_path):
     page.locator(".document .tok").nth(0).click()
     page.keyboard.press("Enter")
 
-    page.wait_for_function("document.querySelector('.message').textContent.includes('label')")
+    page.wait_for_function("() => document.querySelector('.message').textContent.includes('label')")
     assert "is not one of the project's labels" in page.inner_text(".message")
     assert Annotation.objects.count() == 0
 
@@ -411,14 +411,14 @@ def test_an_admin_names_the_pair_texts_on_the_project_page(page, live_server, tm
 
     page.fill("input[name=text_name_1]", "Claim")
     page.click("#policy-form button[type=submit]")
-    page.wait_for_function("document.querySelector('.admin-status').textContent !== ''")
+    page.wait_for_function("() => document.querySelector('.admin-status').textContent !== ''")
     assert "text_names" in page.inner_text(".admin-status"), "one name alone is refused"
 
     page.fill("input[name=text_name_2]", "Evidence")
     page.check("input[name=labels_from_annotators]")
     page.click("#policy-form button[type=submit]")
     page.wait_for_function(
-        "document.querySelector('.admin-status').textContent === 'Policies saved.'"
+        "() => document.querySelector('.admin-status').textContent === 'Policies saved.'"
     )
 
     project.refresh_from_db()

@@ -6,8 +6,15 @@
    few seconds (pg_ctlcluster, so run it as root on a machine whose database you may stop).
    Prints, second by second, the status codes answered; then checks that every submit
    acknowledged before, during or after the outage is stored exactly once.
-2. Worker killed: a large import is sent to a real Celery worker, which is SIGKILLed
+2. Redis outage: the same clients, with a Celery worker and beat running the quality
+   checks, while Redis (the broker and the cache) is stopped for a few seconds. Prints the
+   status codes second by second and the Retry-After headers; checks that every
+   acknowledged submit is stored once, that signed-in work went on, and that the checks
+   caught up (no unchecked submission a minute later).
+3. Worker killed: a large import is sent to a real Celery worker, which is SIGKILLed
    during the write; prints what the job and the database show afterwards.
+
+Run it on a machine whose PostgreSQL and Redis nothing else is using at the time.
 """
 
 from __future__ import annotations
@@ -16,9 +23,11 @@ import argparse
 import collections
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -32,6 +41,7 @@ from bench.load import (
     DATABASE_URL,
     Client,
     setup_database,
+    start_celery_worker,
     start_server,
     stored_annotations,
 )
@@ -46,7 +56,43 @@ def pg_cluster(action: str) -> None:
     )
 
 
-def outage(port: int, project_id: int, seconds: int) -> None:
+def redis_server(action: str) -> None:
+    """Stop Redis, or start it again as the machine starts it (it keeps nothing on disk)."""
+    if action == "stop":
+        subprocess.run(["redis-cli", "-p", "6379", "shutdown", "nosave"], check=False)
+        return
+    subprocess.run(
+        [
+            "redis-server",
+            "--daemonize",
+            "yes",
+            "--bind",
+            "127.0.0.1",
+            "-::1",
+            "--port",
+            "6379",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            "/var/lib/redis",
+            "--logfile",
+            "/var/log/redis/ci.log",
+        ],
+        check=True,
+    )
+    for _ in range(100):
+        if subprocess.run(["redis-cli", "-p", "6379", "ping"], capture_output=True).returncode == 0:
+            return
+        time.sleep(0.1)
+    raise RuntimeError("Redis did not come back")
+
+
+def outage(port: int, project_id: int, seconds: int, service: str = "PostgreSQL") -> dict:
+    """Annotator clients loop "next" and "submit" while `service` is stopped for
+    `seconds`; returns what the clients saw."""
+    stop_start = pg_cluster if service == "PostgreSQL" else redis_server
     codes: dict[int, collections.Counter] = collections.defaultdict(collections.Counter)
     acknowledged: list[int] = []
     retry_after: set[str] = set()
@@ -103,11 +149,11 @@ def outage(port: int, project_id: int, seconds: int) -> None:
     for thread in threads:
         thread.start()
     time.sleep(5)
-    print(f"  t={time.time() - start:.0f}s: stopping PostgreSQL")
-    pg_cluster("stop")
+    print(f"  t={time.time() - start:.0f}s: stopping {service}")
+    stop_start("stop")
     time.sleep(seconds)
-    print(f"  t={time.time() - start:.0f}s: starting PostgreSQL")
-    pg_cluster("start")
+    print(f"  t={time.time() - start:.0f}s: starting {service}")
+    stop_start("start")
     for thread in threads:
         thread.join()
     for second in sorted(codes):
@@ -126,6 +172,34 @@ def outage(port: int, project_id: int, seconds: int) -> None:
         f"stored: {after - before}; duplicates: {after - distinct}; "
         f"lost: {unique - (after - before)}"
     )
+    served = sum(n for second in codes.values() for code, n in second.items() if code in (200, 201))
+    return {"acknowledged": unique, "stored": after - before, "served": served, "codes": codes}
+
+
+def unchecked_submissions() -> int:
+    from django.db import connection
+
+    from annotate.models import Annotation
+
+    connection.close()
+    return Annotation.objects.filter(submission_check__isnull=True).count()
+
+
+def redis_outage(port: int, project_id: int, seconds: int) -> None:
+    beat_dir = Path(tempfile.mkdtemp(prefix="rw-faults-beat-"))
+    worker = start_celery_worker(beat_dir)
+    try:
+        seen = outage(port, project_id, seconds, service="Redis")
+        outage_seconds = {s for s, c in seen["codes"].items() if any(code >= 500 for code in c)}
+        print(f"  seconds with a 5xx answer: {sorted(outage_seconds) or 'none'}")
+        deadline = time.time() + 60
+        while (left := unchecked_submissions()) and time.time() < deadline:
+            time.sleep(1)
+        print(f"  unchecked submissions {60 - max(0, int(deadline - time.time()))} s later: {left}")
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=30)
+        shutil.rmtree(beat_dir, ignore_errors=True)
 
 
 def killed_worker(port: int, project_id: int, env: dict) -> None:
@@ -217,7 +291,11 @@ def main() -> None:
     try:
         print(f"1. database outage of {args.outage_seconds} s under 8 annotator clients")
         outage(port, project_id, args.outage_seconds)
-        print("2. a Celery worker killed during an import")
+        print(
+            f"2. Redis (broker and cache) outage of {args.outage_seconds} s under the same clients"
+        )
+        redis_outage(port, project_id, args.outage_seconds)
+        print("3. a Celery worker killed during an import")
         killed_worker(port, project_id, env)
     finally:
         os.killpg(server.pid, signal.SIGTERM)

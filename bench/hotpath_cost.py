@@ -99,7 +99,8 @@ def child(pairs: int, project_id: int) -> None:
     ):
         session = store()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+        # The backend that signs users in (axes' backend, listed first, only counts failures).
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         cookies.append(f"sessionid={session.session_key}; csrftoken={'c' * 32}")

@@ -6,6 +6,8 @@ minutes on two cores."""
 
 import pytest
 import schemathesis
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
 from schemathesis.config import SchemathesisConfig
@@ -63,7 +65,20 @@ schema.app = application
 
 
 @pytest.fixture
-def fuzz_project(db, settings):
+def requests_keep_the_test_connection():
+    """Calls go straight to the WSGI application, whose request signals close old database
+    connections: on PostgreSQL that closed the test's own connection in the middle of its
+    transaction (503 "connection already closed"). Django's test client disconnects the same
+    handler while it sends a request."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def fuzz_project(db, settings, requests_keep_the_test_connection):
     # Schemathesis sends wrong credentials on purpose; the lock-out they would trigger is
     # tested on its own (test_login_lockout.py) and would only hide the operations here.
     settings.AXES_FAILURE_LIMIT = 1_000_000

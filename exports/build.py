@@ -36,9 +36,10 @@ import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from annotate.models import (
+    Annotation,
     Assignment,
     AssignmentStatus,
     Document,
@@ -149,10 +150,14 @@ def _export_document(document: Document) -> ExportDocument:
 def _submitted_assignments(project: Project, params: ExportParams, worker_id: int | None):
     """The newest round of each annotation (earlier rounds sent back for revision are
     superseded); only accepted ones for `accepted`; optionally one variant, one cohort."""
+    # "Has no revision" as NOT EXISTS, not as `annotation__revisions__isnull` (a LEFT JOIN
+    # and IS NULL): PostgreSQL estimated that form at 1 row, and the plan's streaming
+    # cursor, planned for its first rows, then took minutes on 100,000 items; with NOT
+    # EXISTS the estimate is right and the same ids stream in 0.6 s.
     chosen = Assignment.objects.filter(
+        ~Exists(Annotation.objects.filter(revision_of=OuterRef("annotation"))),
         item__project=project,
         status=AssignmentStatus.SUBMITTED,
-        annotation__revisions__isnull=True,
     )
     if params.selection == "accepted":
         chosen = chosen.filter(annotation__verdict__outcome=VerdictOutcome.ACCEPTED)

@@ -53,16 +53,17 @@ class StreamingZip:
         self.closed = False
 
     def write(self, name: str, data: bytes) -> None:
-        with self.open(name) as member:
+        with self.open(name, size=len(data)) as member:
             member.write(data)
 
-    def open(self, name: str) -> _MemberWriter:
-        """A writable binary stream for member `name`; close it before opening the next."""
+    def open(self, name: str, size: int | None = None) -> _MemberWriter:
+        """A writable binary stream for member `name`, of `size` bytes if known; close it
+        before opening the next."""
         if self.closed:
             raise ValueError("the archive is closed")
         if self.open_member is not None:
             raise ValueError(f"member {self.open_member.name!r} is still being written")
-        self.open_member = _MemberWriter(self, name)
+        self.open_member = _MemberWriter(self, name, size)
         return self.open_member
 
     def _finish_member(self, member: _MemberWriter) -> None:
@@ -155,35 +156,42 @@ class _MemberWriter(io.RawIOBase):
     """One member: a local header whose sizes and checksum are filled in once the data is
     written (the archive's file is seekable), then the deflated data.
 
-    Its size is not known in advance, so the local header always carries a ZIP64 field for
-    the sizes, as `zipfile` does when asked to (`force_zip64`): then any size fits, and the
-    same content always gives the same header."""
+    When its size is not given in advance, the local header carries a ZIP64 field for the
+    sizes, as `zipfile` writes it when asked to (`force_zip64`): then any size fits. A
+    member of a known, small size (a document of a `docs/` folder) goes without it, 20
+    bytes less each (2 MB of 100,000 documents)."""
 
-    def __init__(self, archive: StreamingZip, name: str):
+    def __init__(self, archive: StreamingZip, name: str, size: int | None = None):
         super().__init__()
         self.archive = archive
         self.name = name
         self.encoded_name = name.encode("utf-8")
         self.offset = archive.out.tell()
-        self.zip64 = True
+        # Deflate adds at most 5 bytes per 16 KB block to data that does not compress.
+        self.declared = size
+        self.zip64 = size is None or size + size // 1000 + 64 > ZIP64_LIMIT
         self.size = self.compressed = self.crc = 0
         self.compressor = zlib.compressobj(archive.compresslevel, zlib.DEFLATED, -15)
         archive.out.write(self._local_header())
 
     def _local_header(self) -> bytes:
-        extra = struct.pack("<2H2Q", 1, 16, self.size, self.compressed)
+        if self.zip64:
+            extra = struct.pack("<2H2Q", 1, 16, self.size, self.compressed)
+            version, compressed, size = _VERSION_ZIP64, 0xFFFFFFFF, 0xFFFFFFFF
+        else:
+            extra, version, compressed, size = b"", _VERSION, self.compressed, self.size
         return (
             _LOCAL.pack(
                 b"PK\x03\x04",
-                _VERSION_ZIP64,
+                version,
                 0,
                 _UTF8_NAMES,
                 _DEFLATED,
                 _DOS_TIME,
                 _DOS_DATE,
                 self.crc,
-                0xFFFFFFFF,
-                0xFFFFFFFF,
+                compressed,
+                size,
                 len(self.encoded_name),
                 len(extra),
             )
@@ -199,6 +207,10 @@ class _MemberWriter(io.RawIOBase):
             raise ValueError("the member is closed")
         data = bytes(data)
         self.size += len(data)
+        if self.declared is not None and self.size > self.declared:
+            raise ValueError(
+                f"member {self.name!r} is longer than the {self.declared} bytes declared"
+            )
         self.crc = zlib.crc32(data, self.crc)
         packed = self.compressor.compress(data)
         self.compressed += len(packed)

@@ -120,3 +120,16 @@ def test_the_sink_writes_text_and_streams_under_its_root(tmp_path):
     with zipfile.ZipFile(tmp_path / "ds.zip") as read:
         assert read.read("ds/train.jsonl").decode() == '{"a": "ü"}\n'
         assert read.read("ds/docs/d0") == b"w0 w1\n"
+
+
+def test_a_member_of_known_size_has_no_zip64_field_and_a_streamed_one_has():
+    body = archive([])
+    with zipfile.ZipFile(io.BytesIO(body)) as read:
+        offsets = {i.filename: i.header_offset for i in read.infolist()}
+
+    def local_extra_length(name: str) -> int:
+        at = offsets[name]
+        return int.from_bytes(body[at + 28 : at + 30], "little")
+
+    assert local_extra_length("ds/docs/é 1") == 0  # written whole: its size was known
+    assert local_extra_length("ds/train.jsonl") == 20  # streamed: room for any size

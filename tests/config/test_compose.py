@@ -192,3 +192,26 @@ def test_the_image_leaves_out_secrets_the_venv_git_and_local_data():
 )
 def test_the_dockerignore_reading_follows_dockers_rules(pattern, path, excluded):
     assert _dockerignore_excludes(path, [pattern]) is excluded
+
+
+def test_the_image_runs_as_an_unprivileged_user_who_owns_the_media_volume():
+    steps = (ROOT / "Dockerfile").read_text().replace("\\\n", " ").splitlines()
+    users = [line.split()[1] for line in steps if line.startswith("USER ")]
+    assert users and users[-1] not in {"root", "0"}, "the processes would run as root"
+    last_user = max(i for i, line in enumerate(steps) if line.startswith("USER "))
+    assert not [line for line in steps[last_user:] if line.startswith(("RUN ", "COPY "))], (
+        "a step after USER runs or copies as that user; keep them before it"
+    )
+
+    media = {
+        volume.split(":")[1]
+        for service in APP_SERVICES
+        for volume in compose()["services"][service].get("volumes", [])
+        if volume.startswith("media:")
+    }
+    assert media, "the app services share no media volume"
+    owner = users[-1]
+    for folder in media:
+        assert any(f"mkdir -p {folder}" in line and f"chown {owner}" in line for line in steps), (
+            f"{folder} is not made and given to {owner} in the image"
+        )

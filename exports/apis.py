@@ -97,7 +97,7 @@ class ExplainerRunListCreateApi(GenericAPIView):
     )
     def get(self, request, project_id: int, export_id: int):
         export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
-        page = self.paginate_queryset(export.runs.all())
+        page = self.paginate_queryset(selectors.explainer_run_list(export=export))
         return self.get_paginated_response(ExplainerRunOutputSerializer(page, many=True).data)
 
     @extend_schema(

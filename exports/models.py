@@ -88,12 +88,40 @@ class ExplainerRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # A bundled explainer's run is explained in chunks of instances: progress counts the
+    # instances of the chunks written; the heartbeat is written as each chunk ends.
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # As an export's: the chunks and the assembly of a superseded attempt do nothing.
+    attempt = models.CharField(max_length=32, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"run {self.name} on export {self.export_id} ({self.status})"
+
+
+class ExplainerRunPart(models.Model):
+    """A chunk of a run's instances explained: its predictions lines, a file in the
+    storage (name, size and sha256). A chunk run again replaces its row; the assembly
+    joins the files in order into the run's predictions and scores them once."""
+
+    run = models.ForeignKey(ExplainerRun, on_delete=models.CASCADE, related_name="parts")
+    attempt = models.CharField(max_length=32)
+    index = models.PositiveIntegerField()
+    units = models.PositiveIntegerField()  # instances explained
+    file = models.JSONField(default=dict)
+    written_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="explainerrunpart_one_per_chunk")
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of run {self.run_id}"
 
 
 class ProjectDatasheet(models.Model):

@@ -13,23 +13,33 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 import tempfile
+import uuid
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from django.conf import settings
+from django.core.files import File
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from django.db.models import F, IntegerField, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.benchmark_mapping import benchmark_task
 from annotate.models import Assignment, AssignmentStatus, RationaleSpan
 from config.exceptions import ApplicationError
+from config.job_chunks import chunks_go_to_workers
 from config.storage import local_path
+from exports import storage as export_storage
+from exports import work
 from exports.aggregation import AnnotationRow, evidences_for
 from exports.benchmark import benchmark_file_name
-from exports.models import ExplainerRun, Export, ExportStatus, RunStatus
+from exports.models import ExplainerRun, ExplainerRunPart, Export, ExportStatus, RunStatus
 from exports.params import BENCHMARK_LAYOUT
+from exports.services import WORK_PREFIX, ExportCancelled, _Pulse, work_dir
 from exports.storage import open_stored_dataset
 from rationale_metrics.agreement import TokenAnnotation, explainer_plausibility_by_variant
 from rationale_metrics.benchmark_format import (
@@ -38,7 +48,13 @@ from rationale_metrics.benchmark_format import (
     read_benchmark_predictions,
 )
 from rationale_metrics.eraser import SPLITS, EraserDataset, Evidence, read_eraser_dataset
-from rationale_metrics.explain import EXPLAINERS, explain_benchmark, explain_split
+from rationale_metrics.explain import (
+    EXPLAINERS,
+    explain_benchmark,
+    explain_lines,
+    rationale_budget,
+    train_baseline,
+)
 from rationale_metrics.fine_grained import FineGrainedOptions, gold_ratios, score_fine_grained
 from rationale_metrics.prediction_table import PredictionTable
 from rationale_metrics.predictions import read_predictions
@@ -251,8 +267,79 @@ def _fine_grained_scores(run: ExplainerRun) -> dict:
     return {**scores, "details": details}
 
 
+# ---------------------------------------------------------------- running a run
+
+
+class _RunPulse(_Pulse):
+    """A running run's heartbeat between instances, and its signal to stop (the run was
+    failed as lost, or started again under another attempt)."""
+
+    def alive(self) -> bool:
+        return bool(
+            ExplainerRun.objects.filter(
+                pk=self.export_id, status=RunStatus.RUNNING, attempt=self.attempt
+            ).update(heartbeat_at=timezone.now())
+        )
+
+
+class _RunStopped(Exception):
+    pass
+
+
+def _train_split(dataset: EraserDataset) -> str:
+    train = next(
+        (s for s in ("train", "val") if len({i.classification for i in dataset.splits[s]}) > 1),
+        None,
+    )
+    if train is None:
+        raise ApplicationError(
+            "the export has no split with two labelled classes to train the baseline on"
+        )
+    return train
+
+
+def _end(run_id: int, attempt: str, **fields) -> ExplainerRun:
+    """End the run if it still runs under this attempt; a run ended or superseded
+    elsewhere is left as it is."""
+    ExplainerRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, attempt=attempt).update(
+        finished_at=timezone.now(), **fields
+    )
+    return ExplainerRun.objects.get(pk=run_id)
+
+
+def _failure(exc: Exception, run_id: int, where: str = "") -> dict:
+    """What a failed run records: the predictions' problems, or a clear error."""
+    where = f" ({where})" if where else ""
+    if isinstance(exc, DataValidationError):
+        return {
+            "status": RunStatus.FAILED,
+            "problems": [p.as_dict() for p in exc.problems[:MAX_PROBLEMS_SHOWN]],
+            "error": f"{len(exc.problems)} problem(s) in the predictions file; nothing was scored",
+        }
+    if isinstance(exc, ApplicationError | ValueError):
+        return {"status": RunStatus.FAILED, "error": f"{exc}{where}; nothing was scored"}
+    logger.exception("explainer run %s crashed%s", run_id, where)
+    return {
+        "status": RunStatus.FAILED,
+        "error": f"internal error{where}: {type(exc).__name__}: {exc}; nothing was scored",
+    }
+
+
+def _discard_run_parts(run_id: int) -> None:
+    ExplainerRunPart.objects.filter(run_id=run_id).delete()
+    export_storage.remove(export_storage.run_parts_folder(run_id))
+
+
 def explainer_run_execute(*, run_id: int) -> ExplainerRun:
-    """Score a run. Safe to call twice: finished runs are left as they are."""
+    """Run a queued run. Safe to call twice: finished runs are left as they are, and a
+    running one (its worker died) starts again from nothing under a new attempt.
+
+    A bundled explainer's run is explained in chunks of instances: with a broker, the
+    chunks go to the workers as a chord whose callback joins their predictions in order
+    and scores them once (`explainer_run_assemble_run`); else the same functions run one
+    after the other here. Each instance's explanation depends on its position only, so
+    both ways give the same predictions file and the same scores. An uploaded predictions
+    file, or a run in the benchmark's layout, is scored in one step."""
     with transaction.atomic():
         run = (
             ExplainerRun.objects.select_for_update()
@@ -261,53 +348,222 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
         )
         if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):
             return run
-        run.status = RunStatus.RUNNING
-        run.save(update_fields=["status"])
+        attempt = uuid.uuid4().hex
+        run.status, run.attempt = RunStatus.RUNNING, attempt
+        run.heartbeat_at = timezone.now()
+        run.progress_done = run.progress_total = 0
+        run.save(
+            update_fields=["status", "attempt", "heartbeat_at", "progress_done", "progress_total"]
+        )
+    _discard_run_parts(run.pk)  # of an earlier attempt whose worker died
+    if not run.explainer or run.export.params.get("layout") == BENCHMARK_LAYOUT:
+        return _score_in_one_step(run, attempt)
     try:
-        if run.export.params.get("layout") == BENCHMARK_LAYOUT:
-            run.scores = _fine_grained_scores(run)
-            run.status = RunStatus.SUCCEEDED
-            run.finished_at = timezone.now()
-            run.save()
-            return run
         dataset = _dataset_of(run.export)
-        if run.explainer:
-            train = next(
-                (
-                    s
-                    for s in ("train", "val")
-                    if len({i.classification for i in dataset.splits[s]}) > 1
-                ),
-                None,
+        _train_split(dataset)
+        count = len(dataset.splits[run.split])
+        k = rationale_budget(dataset, run.split)
+    except Exception as exc:
+        return _end(run.pk, attempt, **_failure(exc, run.pk))
+    size = max(1, settings.EXPLAINER_RUN_CHUNK_INSTANCES)
+    bounds = [(start, min(start + size, count)) for start in range(0, count, size)] or [(0, 0)]
+    ExplainerRun.objects.filter(pk=run.pk, attempt=attempt).update(progress_total=count)
+    if chunks_go_to_workers(len(bounds), enabled=settings.EXPLAINER_RUN_CHUNKED, job="run"):
+        from celery import chord
+
+        from exports.tasks import explainer_run_assemble, explainer_run_chunk
+
+        chord(
+            explainer_run_chunk.si(run.pk, attempt, index, start, stop, k)
+            for index, (start, stop) in enumerate(bounds)
+        )(explainer_run_assemble.si(run.pk, attempt, len(bounds)))
+        return ExplainerRun.objects.get(pk=run.pk)
+    for index, (start, stop) in enumerate(bounds):
+        try:
+            status = explainer_run_chunk_run(
+                run_id=run.pk, attempt=attempt, index=index, start=start, stop=stop, k=k
             )
-            if train is None:
-                raise ApplicationError(
-                    "the export has no split with two labelled classes to train the baseline on"
-                )
-            with tempfile.TemporaryDirectory(prefix="run-") as scratch:
-                out = Path(scratch) / f"run-{run.pk}-{run.explainer}.jsonl"
-                explain_split(
+        except DatabaseError as exc:
+            status = _end(run.pk, attempt, **_failure(exc, run.pk, f"chunk {index}")).status
+        if status != "written":
+            break  # the run has ended; the assembly cleans up
+    return explainer_run_assemble_run(run_id=run.pk, attempt=attempt, chunks=len(bounds))
+
+
+def explainer_run_chunk_run(
+    *, run_id: int, attempt: str, index: int, start: int, stop: int, k: int
+) -> str:
+    """Explain the instances start..stop-1 of the run's split and store their predictions
+    lines as the chunk's part. Safe to run twice: the part is stored under a new name and
+    its row then points to it in one update; the old one is removed afterwards.
+
+    Returns "written", "stopped" (the run no longer runs under this attempt) or "failed".
+    A database error is raised, for the task to retry."""
+    run = ExplainerRun.objects.select_related("export__project").filter(pk=run_id).first()
+    if run is None or run.status != RunStatus.RUNNING or run.attempt != attempt:
+        return "stopped"
+    pulse = _RunPulse(run_id, attempt)
+    try:
+        pulse.beat()
+        dataset = _dataset_of(run.export)
+        model = train_baseline(dataset, _train_split(dataset))
+        with work.work_folder(work_dir(), f"{WORK_PREFIX}run-{run_id}-") as folder:
+            local = folder / f"chunk-{index:05d}-{uuid.uuid4().hex[:8]}.jsonl"
+            with open(local, "w") as handle:
+                lines = explain_lines(
+                    model,
                     dataset,
                     split=run.split,
+                    start=start,
+                    stop=stop,
                     explainer=run.explainer,
-                    out_path=out,
-                    train_split=train,
+                    k=k,
                 )
-                run.predictions.save(out.name, ContentFile(out.read_bytes()), save=False)
-        problems = ProblemList()
-        with local_path(run.predictions.name, run.predictions.storage) as predictions_path:
-            predictions = read_predictions(
-                predictions_path,
-                dataset=dataset,
-                split=run.split,
-                aopc_thresholds=list(ScoreOptions().aopc_thresholds),
-                problems=problems,
+                for line in lines:
+                    handle.write(line)
+                    pulse.beat()
+            stored = export_storage.run_part_save(run_id, attempt, local.name, local)
+    except ExportCancelled:
+        return "stopped"
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        where = f"chunk {index}, instances {start}-{stop - 1}"
+        return _end(run_id, attempt, **_failure(exc, run_id, where)).status
+    if not _record_run_part(run_id, attempt, index, stored, stop - start):
+        return "stopped"
+    return "written"
+
+
+def _record_run_part(run_id: int, attempt: str, index: int, file: dict, units: int) -> bool:
+    """Point the chunk's row at its new part, if the run still runs under this attempt."""
+    with transaction.atomic():
+        current = (
+            ExplainerRun.objects.select_for_update()
+            .filter(pk=run_id, status=RunStatus.RUNNING, attempt=attempt)
+            .exists()
+        )
+        if not current:
+            export_storage.remove(file["name"])
+            return False
+        previous = (
+            ExplainerRunPart.objects.select_for_update().filter(run_id=run_id, index=index).first()
+        )
+        ExplainerRunPart.objects.update_or_create(
+            run_id=run_id,
+            index=index,
+            defaults={"attempt": attempt, "file": file, "units": units},
+        )
+    if previous is not None and previous.file.get("name") != file["name"]:
+        export_storage.remove(previous.file["name"])  # a chunk run again
+    done = (
+        ExplainerRunPart.objects.filter(run_id=OuterRef("pk"), attempt=attempt)
+        .values("run_id")
+        .annotate(total=Sum("units"))
+        .values("total")
+    )
+    # Counted from the rows, not added to: a chunk run twice counts once.
+    ExplainerRun.objects.filter(pk=run_id, status=RunStatus.RUNNING, attempt=attempt).update(
+        progress_done=Coalesce(Subquery(done, output_field=IntegerField()), 0),
+        heartbeat_at=timezone.now(),
+    )
+    return True
+
+
+def explainer_run_assemble_run(*, run_id: int, attempt: str, chunks: int) -> ExplainerRun:
+    """Join the chunks' predictions in order into the run's predictions file, score it
+    and publish the scores, then remove the parts. Safe to run twice: only a run still
+    running under this attempt is assembled."""
+    run = ExplainerRun.objects.select_related("export__project").get(pk=run_id)
+    if run.status != RunStatus.RUNNING or run.attempt != attempt:
+        if run.status != RunStatus.RUNNING:
+            _discard_run_parts(run_id)
+        return run
+    saved = ""
+    try:
+        parts = dict(
+            ExplainerRunPart.objects.filter(run_id=run_id, attempt=attempt).values_list(
+                "index", "file"
             )
-        problems.raise_if_any()
-        run.scores = score_predictions(dataset, run.split, predictions)
-        by_variant = _variant_annotations(run.export, dataset, run.split)
-        kappa_top_k = _variant_explainer_plausibility(dataset, run.split, by_variant, predictions)
-        run.plausibility_by_variant = {
+        )
+        missing = [str(index) for index in range(chunks) if index not in parts]
+        if missing:
+            raise ApplicationError(
+                f"{len(missing)} chunk(s) did not finish ({', '.join(missing[:5])}); "
+                "start the run again"
+            )
+        reader = export_storage.StoredParts({f["name"]: f for f in parts.values()})
+        with work.work_folder(work_dir(), f"{WORK_PREFIX}run-{run_id}-") as folder:
+            joined = folder / f"run-{run.pk}-{run.explainer}.jsonl"
+            with open(joined, "wb") as out:
+                for index in range(chunks):
+                    with reader.open(parts[index]["name"]) as part:
+                        shutil.copyfileobj(part, out, 1 << 20)
+            with open(joined, "rb") as handle:
+                run.predictions.save(joined.name, File(handle), save=False)
+            saved = run.predictions.name
+        scored = _scores_of(run, _dataset_of(run.export))
+    except Exception as exc:
+        if saved:
+            run.predictions.storage.delete(saved)
+        done = _end(run_id, attempt, **_failure(exc, run_id, "assembling"))
+    else:
+        published = ExplainerRun.objects.filter(
+            pk=run_id, status=RunStatus.RUNNING, attempt=attempt
+        ).update(
+            status=RunStatus.SUCCEEDED,
+            predictions=saved,
+            progress_done=F("progress_total"),
+            finished_at=timezone.now(),
+            **scored,
+        )
+        if not published:  # ended, or started again, while it was being scored
+            run.predictions.storage.delete(saved)
+        done = ExplainerRun.objects.get(pk=run_id)
+    _discard_run_parts(run_id)
+    return done
+
+
+def explainer_run_fail(*, run_id: int, attempt: str, error: str) -> ExplainerRun:
+    return _end(run_id, attempt, status=RunStatus.FAILED, error=error)
+
+
+def explainer_run_fail_if_worker_lost(run: ExplainerRun) -> ExplainerRun:
+    """A running run whose worker stopped reporting is marked failed; nothing was scored,
+    since the scores are written in the run's last step."""
+    if run.status != RunStatus.RUNNING or run.heartbeat_at is None:
+        return run
+    if (timezone.now() - run.heartbeat_at).total_seconds() < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
+        return run
+    ExplainerRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING, attempt=run.attempt).update(
+        status=RunStatus.FAILED,
+        finished_at=timezone.now(),
+        error=(
+            f"the worker running this run stopped (no report for "
+            f"{settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); nothing was scored; start it again"
+        ),
+    )
+    run.refresh_from_db()
+    return run
+
+
+def _scores_of(run: ExplainerRun, dataset: EraserDataset) -> dict:
+    """The run's predictions scored over the whole split, overall and per variant."""
+    problems = ProblemList()
+    with local_path(run.predictions.name, run.predictions.storage) as predictions_path:
+        predictions = read_predictions(
+            predictions_path,
+            dataset=dataset,
+            split=run.split,
+            aopc_thresholds=list(ScoreOptions().aopc_thresholds),
+            problems=problems,
+        )
+    problems.raise_if_any()
+    by_variant = _variant_annotations(run.export, dataset, run.split)
+    kappa_top_k = _variant_explainer_plausibility(dataset, run.split, by_variant, predictions)
+    return {
+        "scores": score_predictions(dataset, run.split, predictions),
+        "plausibility_by_variant": {
             variant: {
                 **_plausibility(
                     score_predictions(gold, run.split, predictions, ScoreOptions(extensions=False))
@@ -316,19 +572,30 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
                 "kappa_top_k": kappa_top_k[variant],
             }
             for variant, gold in _variant_gold(dataset, run.split, by_variant).items()
-        }
-        run.status = RunStatus.SUCCEEDED
-    except DataValidationError as exc:
-        run.status = RunStatus.FAILED
-        run.problems = [p.as_dict() for p in exc.problems[:MAX_PROBLEMS_SHOWN]]
-        run.error = f"{len(exc.problems)} problem(s) in the predictions file; nothing was scored"
-    except (ApplicationError, ValueError) as exc:
-        run.status = RunStatus.FAILED
-        run.error = str(exc)
+        },
+    }
+
+
+def _score_in_one_step(run: ExplainerRun, attempt: str) -> ExplainerRun:
+    try:
+        if run.export.params.get("layout") == BENCHMARK_LAYOUT:
+            scored = {"scores": _fine_grained_scores(run)}
+        else:
+            scored = _scores_of(run, _dataset_of(run.export))
     except Exception as exc:
-        logger.exception("explainer run %s crashed", run.pk)
-        run.status = RunStatus.FAILED
-        run.error = f"internal error: {type(exc).__name__}: {exc}"
-    run.finished_at = timezone.now()
-    run.save()
-    return run
+        return _end(run.pk, attempt, **_failure(exc, run.pk))
+    return _end(
+        run.pk, attempt, status=RunStatus.SUCCEEDED, predictions=run.predictions.name, **scored
+    )
+
+
+def explainer_run_sweep() -> dict:
+    """What killed runs leave (the export sweep calls it): running runs whose worker went
+    silent are failed, and the stored chunks of runs no longer running are removed."""
+    lost = 0
+    for run in ExplainerRun.objects.filter(status=RunStatus.RUNNING):
+        lost += explainer_run_fail_if_worker_lost(run).status == RunStatus.FAILED
+    ended = ExplainerRunPart.objects.exclude(run__status=RunStatus.RUNNING)
+    for run_id in sorted(set(ended.values_list("run_id", flat=True))):
+        _discard_run_parts(run_id)
+    return {"lost_runs": lost}

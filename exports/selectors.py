@@ -2,7 +2,7 @@ from django.db.models import QuerySet
 
 from annotate.models import ImportJob, Item, JobStatus, Project, RationaleSet
 from config.exceptions import NotFoundError
-from exports.models import Export, ProjectDatasheet
+from exports.models import ExplainerRun, Export, ProjectDatasheet, RunStatus
 from qc.models import Review
 
 
@@ -21,6 +21,14 @@ def export_get(*, project: Project, export_id: int) -> Export:
     if export is None:
         raise NotFoundError("export not found")
     return export_fail_if_worker_lost(export)
+
+
+def explainer_run_list(*, export: Export) -> QuerySet[ExplainerRun]:
+    from exports.runs import explainer_run_fail_if_worker_lost
+
+    for run in export.runs.filter(status=RunStatus.RUNNING):
+        explainer_run_fail_if_worker_lost(run)
+    return export.runs.all()
 
 
 # ---------------------------------------------------------------- for datasheets

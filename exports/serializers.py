@@ -100,6 +100,8 @@ class ExplainerRunOutputSerializer(serializers.ModelSerializer):
             "plausibility_by_variant",
             "problems",
             "error",
+            "progress_done",
+            "progress_total",
             "created_at",
             "finished_at",
         ]

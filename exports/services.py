@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from annotate.models import Project
 from config.exceptions import ApplicationError
+from config.job_chunks import chunks_go_to_workers
 from exports import storage as export_storage
 from exports import work
 from exports.build import (
@@ -125,14 +126,19 @@ class _Pulse:
         now = time.monotonic()
         if not self.stopped and now - self.last >= self.interval:
             self.last = now
-            alive = Export.objects.filter(
+            self.stopped = not self.alive()
+        return self.stopped
+
+    def alive(self) -> bool:
+        """Write the heartbeat if the job still runs under this attempt; say whether it does."""
+        return bool(
+            Export.objects.filter(
                 pk=self.export_id,
                 status=ExportStatus.RUNNING,
                 attempt=self.attempt,
                 cancel_requested=False,
             ).update(heartbeat_at=timezone.now())
-            self.stopped = not alive
-        return self.stopped
+        )
 
     def beat(self) -> None:
         if self.should_stop():
@@ -248,14 +254,7 @@ def export_run(*, export_id: int) -> Export:
 def _split_over_workers(chunks: int) -> bool:
     """Whether to send the chunks to the workers: there is more than one, the tasks go to
     a broker, and a result backend counts the chord's finished chunks."""
-    from config.celery import app
-
-    if chunks < 2 or not settings.EXPORT_CHUNKED or app.conf.task_always_eager:
-        return False
-    if not app.conf.result_backend:
-        logger.warning("EXPORT_CHUNKED needs a Celery result backend; exporting in one task")
-        return False
-    return True
+    return chunks_go_to_workers(chunks, enabled=settings.EXPORT_CHUNKED, job="export")
 
 
 def _internal(exc: Exception) -> str:
@@ -544,7 +543,10 @@ def export_work_sweep() -> dict:
             export_storage.export_folder(export_id), keep=kept.get(export_id) or None
         )
     ExportPart.objects.exclude(export__status=ExportStatus.RUNNING).delete()
-    return {"lost_exports": lost, "work_folders": len(folders), "stored_files": files}
+    from exports.runs import explainer_run_sweep
+
+    runs = explainer_run_sweep()
+    return {"lost_exports": lost, "work_folders": len(folders), "stored_files": files, **runs}
 
 
 def export_file_open(export: Export):

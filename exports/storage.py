@@ -9,6 +9,7 @@ only a task's private work folder.
     exports/<export id>/parts/<attempt>/<chunk>-<token>.<key>.jsonl   parts (removed once done)
     exports/<export id>/<name>.zip                                     the published zip
     exports/<export id>/<name>/...                                     or a published folder
+    runs/<run id>/parts/<attempt>/chunk-<index>-<token>.jsonl          an explainer run's chunks
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from config.exceptions import ApplicationError
 from rationale_metrics.sources import DatasetSource, ZipSource
 
 ROOT = "exports"
+RUNS_ROOT = "runs"
 
 
 def export_folder(export_id: int) -> str:
@@ -50,11 +52,24 @@ def _save(name: str, local: Path) -> str:
 
 def part_save(export_id: int, attempt: str, name: str, local: Path) -> dict:
     """Store a chunk's part; return what the assembly checks it against."""
+    return _part_store(f"{parts_folder(export_id)}/{attempt}/{name}", local)
+
+
+def run_parts_folder(run_id: int) -> str:
+    """Where an explainer run's chunks keep their predictions until the run is scored."""
+    return f"{RUNS_ROOT}/{run_id}/parts"
+
+
+def run_part_save(run_id: int, attempt: str, name: str, local: Path) -> dict:
+    return _part_store(f"{run_parts_folder(run_id)}/{attempt}/{name}", local)
+
+
+def _part_store(name: str, local: Path) -> dict:
     digest = hashlib.sha256()
     with open(local, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    stored = _save(f"{parts_folder(export_id)}/{attempt}/{name}", local)
+    stored = _save(name, local)
     return {"name": stored, "sha256": digest.hexdigest(), "size": local.stat().st_size}
 
 

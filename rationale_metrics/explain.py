@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -300,6 +300,52 @@ def explain_instance(
     }
 
 
+def rationale_budget(dataset: EraserDataset, split: str) -> int:
+    """k, the number of tokens an explainer's hard rationale keeps: the mean length of the
+    split's gold rationales (of the whole dataset's when the split has none), at least 1."""
+    return max(
+        1,
+        round(
+            _mean_rationale_tokens(dataset.splits[split])
+            or _mean_rationale_tokens(dataset.instances())
+        ),
+    )
+
+
+def explain_lines(
+    model: TextClassifier,
+    dataset: EraserDataset,
+    *,
+    split: str,
+    start: int,
+    stop: int,
+    explainer: str,
+    k: int,
+    aopc_thresholds: Sequence[float] = DEFAULT_AOPC_THRESHOLDS,
+    seed: int = 0,
+    lime_samples: int = 300,
+) -> Iterator[str]:
+    """The predictions file's lines for the split's instances start..stop-1, each with its
+    newline. Each instance draws from a generator seeded by (seed, its position), so any
+    range gives the lines that the whole split gives there: chunks explained apart, in any
+    order, join into the one-process file byte for byte."""
+    if explainer not in EXPLAINERS:
+        raise ValueError(f"unknown explainer {explainer!r}; choose from {sorted(EXPLAINERS)}")
+    instances = dataset.splits[split]
+    for position in range(start, min(stop, len(instances))):
+        line = explain_instance(
+            model,
+            dataset,
+            instances[position],
+            explainer=explainer,
+            k=k,
+            aopc_thresholds=aopc_thresholds,
+            rng=np.random.default_rng([seed, position]),
+            lime_samples=lime_samples,
+        )
+        yield json.dumps(line) + "\n"
+
+
 def explain_split(
     dataset: EraserDataset,
     *,
@@ -317,29 +363,25 @@ def explain_split(
     if explainer not in EXPLAINERS:
         raise ValueError(f"unknown explainer {explainer!r}; choose from {sorted(EXPLAINERS)}")
     model = model or train_baseline(dataset, train_split, seed=seed)
-    instances = dataset.splits[split]
-    if k is None:
-        k = max(
-            1,
-            round(_mean_rationale_tokens(instances) or _mean_rationale_tokens(dataset.instances())),
-        )
-    rng = np.random.default_rng(seed)
+    count = len(dataset.splits[split])
     tmp = out_path.with_suffix(out_path.suffix + ".partial")
     with open(tmp, "w") as handle:
-        for inst in instances:
-            line = explain_instance(
+        handle.writelines(
+            explain_lines(
                 model,
                 dataset,
-                inst,
+                split=split,
+                start=0,
+                stop=count,
                 explainer=explainer,
-                k=k,
+                k=rationale_budget(dataset, split) if k is None else k,
                 aopc_thresholds=aopc_thresholds,
-                rng=rng,
+                seed=seed,
                 lime_samples=lime_samples,
             )
-            handle.write(json.dumps(line) + "\n")
+        )
     tmp.replace(out_path)
-    return len(instances)
+    return count
 
 
 # ---------------------------------------------------------------- the fine-grained benchmark

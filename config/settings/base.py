@@ -250,6 +250,13 @@ EXPORT_CHUNKED = env.bool("EXPORT_CHUNKED", default=True)
 EXPORT_WORK_DIR = env.path(
     "EXPORT_WORK_DIR", default=Path(tempfile.gettempdir()) / "rationale-workbench-exports"
 )
+# A bundled explainer's run is explained in chunks of this many instances, and an import
+# of raw texts tokenized in chunks of this many rows; with a broker, each job's chunks are
+# spread over the workers (a chord) unless its switch is false. Either way, the same result.
+EXPLAINER_RUN_CHUNK_INSTANCES = env.int("EXPLAINER_RUN_CHUNK_INSTANCES", default=200)
+EXPLAINER_RUN_CHUNKED = env.bool("EXPLAINER_RUN_CHUNKED", default=True)
+IMPORT_CHUNK_ROWS = env.int("IMPORT_CHUNK_ROWS", default=2000)
+IMPORT_CHUNKED = env.bool("IMPORT_CHUNKED", default=True)
 
 # Dataset import limits: a line or document larger than this is reported, not loaded.
 # "Next" and "submit" as one prepared statement each on PostgreSQL for the common case

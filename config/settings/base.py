@@ -6,6 +6,7 @@ from pathlib import Path
 
 import orjson
 
+from config.cache import cache_outage_tolerant
 from config.env import BASE_DIR, env
 from config.settings.safety import DEFAULT_SECRET_KEY
 
@@ -86,7 +87,15 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+# A Redis outage reads as an empty cache, not as failed requests (config/cache.py).
+CACHES = {
+    "default": cache_outage_tolerant(
+        env.cache_url("CACHE_URL", default="locmemcache://"),
+        timeout_seconds=env.float("CACHE_TIMEOUT_SECONDS", default=1.0),
+    )
+}
+# Each Redis error the cache ignored, logged (django-redis).
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -1,0 +1,121 @@
+"""A Redis outage (issue 22 §11): with the cache and the broker away, signed-in work goes
+on, every acknowledged submit is stored, a request that needs the broker answers 503 with
+Retry-After, and the quality checks catch up once it is back.
+
+Redis is "away" as a closed port (nothing listens on 127.0.0.1:1), so these tests need no
+Redis; bench/faults.py stops a real one under load."""
+
+import os
+import runpy
+import uuid
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate.models import Annotation, ProjectMembership, Role
+from qc.models import SubmissionCheck
+from qc.services import checks
+from tests.annotate.workflow_helpers import make_project
+from tests.factories import UserFactory
+
+AWAY = "redis://127.0.0.1:1/0"
+BASE_SETTINGS = Path(__file__).resolve().parents[2] / "config" / "settings" / "base.py"
+
+
+def _caches_when_cache_url_is(url: str) -> dict:
+    """CACHES as config/settings/base.py builds them with CACHE_URL=url."""
+    with mock.patch.dict(os.environ, {"CACHE_URL": url}):
+        return runpy.run_path(str(BASE_SETTINGS))["CACHES"]
+
+
+@pytest.fixture
+def cache_away(settings):
+    settings.CACHES = _caches_when_cache_url_is(AWAY)
+
+
+@pytest.fixture
+def broker_away():
+    """Tasks are published to a broker that is not there, as with a broker configured."""
+    from config.celery import app
+
+    previous = app.conf.task_always_eager, app.conf.broker_url
+    app.conf.task_always_eager, app.conf.broker_url = False, AWAY
+    yield
+    app.conf.task_always_eager, app.conf.broker_url = previous
+
+
+@pytest.fixture
+def annotator_in_project(db):
+    project = make_project(items=3, quota=2)
+    annotator = UserFactory(username="outage-annotator")
+    ProjectMembership.objects.create(project=project, user=annotator, role=Role.ANNOTATOR)
+    client = Client()
+    client.force_login(annotator)
+    return project, client
+
+
+def _next_and_submit(client: Client, project):
+    """The answer to submitting the item that \"next\" hands out."""
+    lease = client.post(reverse("annotate:assignment-next", args=[project.id]))
+    assert lease.status_code == 200, lease.content
+    docid = lease.json()["item"]["documents"][0]["docid"]
+    body = {
+        "client_uuid": str(uuid.uuid4()),
+        "rationale_sets": [[{"docid": docid, "start_token": 0, "end_token": 2}]],
+        "time_spent_ms": 900,
+    }
+    submitted = client.post(
+        reverse("annotate:assignment-submit", args=[lease.json()["id"]]),
+        body,
+        content_type="application/json",
+    )
+    return submitted
+
+
+def test_the_redis_cache_ignores_an_outage_within_a_second():
+    options = _caches_when_cache_url_is(AWAY)["default"]["OPTIONS"]
+
+    assert options["IGNORE_EXCEPTIONS"] is True
+    assert options["SOCKET_CONNECT_TIMEOUT"] == options["SOCKET_TIMEOUT"] == 1.0
+
+
+def test_with_the_cache_away_an_annotator_gets_work_submits_and_opens_the_workspace(
+    cache_away, annotator_in_project
+):
+    project, client = annotator_in_project
+
+    submitted = _next_and_submit(client, project)
+    workspace = client.get(reverse("workspace", args=[project.id]))
+
+    assert submitted.status_code == 201, submitted.content
+    assert Annotation.objects.filter(pk=submitted.json()["annotation_id"]).exists()
+    assert workspace.status_code == 200
+
+
+def test_with_the_cache_away_signing_in_works(cache_away, db):
+    UserFactory(username="outage-signer", password="a-long-enough-password")
+
+    answer = Client().post(
+        reverse("login"),
+        {"username": "outage-signer", "password": "a-long-enough-password"},
+    )
+
+    assert answer.status_code == 302
+
+
+def test_with_the_broker_away_a_submit_is_acknowledged_and_the_sweep_checks_it_later(
+    broker_away, annotator_in_project
+):
+    project, client = annotator_in_project
+
+    submitted = _next_and_submit(client, project)
+    annotation_id = submitted.json()["annotation_id"]
+    unchecked_at_first = not SubmissionCheck.objects.filter(annotation_id=annotation_id).exists()
+    checks.quality_checks_sweep()
+
+    assert submitted.status_code == 201
+    assert unchecked_at_first
+    assert SubmissionCheck.objects.filter(annotation_id=annotation_id).exists()

@@ -4,24 +4,43 @@ Per instruction variant: length ratio, stop-word and punctuation share, intra-va
 kappa with a bootstrap CI, Fleiss' kappa, Krippendorff's alpha, seconds per item, empty
 rate; the variant x variant kappa matrix; per worker: agreement with the item's majority;
 and permutation tests between variants.
+
+A run is split into chunks that each read only the annotations they need and store their
+figures as an `AgreementPart`: one chunk per variant, per group of workers who saw the
+same variants, per qualification cohort, per range of items (the agreement with the
+majority) and one for the cohort matrix; then, once those are in, one chunk per pair of
+variants (the cross-variant kappa and the permutation test, which reads the two variants'
+per-item kappas). One assembly writes the report from the parts. With a broker the
+chunks go to the workers as two Celery chords; without one (eager mode), with
+`AGREEMENT_CHUNKED` off, or with a single chunk, the same functions run one after the
+other in the job's own process. A chunk's figures depend only on its own annotations, so
+both ways store the same report.
+
+Every run has an attempt token: a chunk or an assembly of a superseded or failed attempt
+changes nothing. The report's `data` keeps the last finished figures until an assembly
+replaces them in one update, so a failed or killed run never shows a partial report.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from django.db import transaction
-from django.db.models import Count
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project, RationaleSpan
 from annotate.tokenization import stop_word_rule
+from config.exceptions import ApplicationError
 from qc.cohorts import COHORTS, NO_RECORD
-from qc.models import AgreementReport, ProjectWorker, QualityFlag, ReportStatus
+from qc.models import AgreementPart, AgreementReport, ProjectWorker, QualityFlag, ReportStatus
 from rationale_metrics.agreement import (
     TokenAnnotation,
     against_majority,
@@ -29,14 +48,25 @@ from rationale_metrics.agreement import (
     bootstrap_ci,
     fleiss_kappa,
     krippendorff_alpha_nominal,
-    majority_agreement,
+    majority_agreement_values,
     majority_vote,
     mean_pairwise_kappa,
     permutation_test,
+    summarize,
     variant_agreement,
 )
 
 logger = logging.getLogger(__name__)
+
+VARIANT, PAIR, WORKERS, COHORT, ITEMS, COHORT_MATRIX = (
+    "variant",
+    "pair",
+    "workers",
+    "cohort",
+    "items",
+    "cohort_matrix",
+)
+UNDEFINED_POLICY = "exclude"
 
 
 @dataclass
@@ -55,22 +85,44 @@ def _submitted_count(project: Project) -> int:
     ).count()
 
 
-def _load(project: Project) -> tuple[list[_Annotation], dict[int, list[str]]]:
+def _first_round(project_id: int):
     """First-round annotations only: the annotators' own work under their instructions,
     before any reviewer feedback shaped a revision."""
-    cohorts = dict(
-        ProjectWorker.objects.filter(project=project).values_list("worker__username", "cohort")
+    return Assignment.objects.filter(
+        item__project_id=project_id, status=AssignmentStatus.SUBMITTED, round=1
     )
+
+
+def _load(
+    project_id: int,
+    *,
+    bound: int,
+    variants: list[str] | None = None,
+    workers: list[str] | None = None,
+    items: list[int] | None = None,
+) -> tuple[list[_Annotation], dict[int, list[str]]]:
+    """The first-round annotations up to annotation `bound` (the run's plan), of the given
+    variants, workers or range of item ids [first, last], in the order they were leased."""
+    cohorts = dict(
+        ProjectWorker.objects.filter(project_id=project_id).values_list(
+            "worker__username", "cohort"
+        )
+    )
+    chosen_rows = _first_round(project_id).filter(annotation__pk__lte=bound)
+    if variants is not None:
+        chosen_rows = chosen_rows.filter(variant__name__in=variants)
+    if workers is not None:
+        chosen_rows = chosen_rows.filter(worker__username__in=workers)
+    if items is not None:
+        chosen_rows = chosen_rows.filter(item__pk__range=items)
     rows = list(
-        Assignment.objects.filter(item__project=project, status=AssignmentStatus.SUBMITTED, round=1)
-        .values_list(
+        chosen_rows.values_list(
             "item_id",
             "worker__username",
             "variant__name",
             "annotation__pk",
             "annotation__time_spent_ms",
-        )
-        .order_by("pk")
+        ).order_by("pk")
     )
     item_ids = {r[0] for r in rows}
     item_tokens: dict[int, list[str]] = defaultdict(list)
@@ -80,7 +132,7 @@ def _load(project: Project) -> tuple[list[_Annotation], dict[int, list[str]]]:
         .order_by("item_id", "position")
         .values_list("item_id", "document_id", "document__text", "document__tokens")
     )
-    for item_id, doc_id, text, tokens in links:
+    for item_id, doc_id, text, tokens in links.iterator(chunk_size=2000):
         offsets[(item_id, doc_id)] = len(item_tokens[item_id])
         item_tokens[item_id].extend(text[s:e] for s, e in tokens.tolist())
     chosen: dict[int, set] = defaultdict(set)
@@ -88,7 +140,7 @@ def _load(project: Project) -> tuple[list[_Annotation], dict[int, list[str]]]:
     spans = RationaleSpan.objects.filter(
         rationale_set__annotation_id__in=list(annotation_item)
     ).values_list("rationale_set__annotation_id", "document_id", "start_token", "end_token")
-    for annotation_id, doc_id, start, end in spans:
+    for annotation_id, doc_id, start, end in spans.iterator(chunk_size=5000):
         base = offsets[(annotation_item[annotation_id], doc_id)]
         chosen[annotation_id].update(range(base + start, base + end))
     annotations = [
@@ -157,13 +209,16 @@ def _group_figures(
     )
 
 
-def _worker_figures(annotations, item_tokens, stop_words) -> list[dict]:
+def _worker_figures(annotations, item_tokens, stop_words, *, workers: set[str]) -> list[dict]:
+    """The rows of `workers`; `annotations` holds everything their co-annotators did
+    under the same variants, since each is compared with the majority of their group."""
     by_item_variant: dict[tuple[int, str], list[_Annotation]] = defaultdict(list)
     for a in annotations:
         by_item_variant[(a.item_id, a.variant)].append(a)
     per_worker: dict[str, list[_Annotation]] = defaultdict(list)
     for a in annotations:
-        per_worker[a.worker].append(a)
+        if a.worker in workers:
+            per_worker[a.worker].append(a)
     rows = []
     for worker, own in sorted(per_worker.items()):
         kappas, f1s = [], []
@@ -196,46 +251,6 @@ def _worker_figures(annotations, item_tokens, stop_words) -> list[dict]:
     return rows
 
 
-def agreement_compute(project: Project, progress=None) -> dict:
-    annotations, item_tokens = _load(project)
-    stop_words = stop_word_rule(project.language)
-    by_variant: dict[str, list[_Annotation]] = defaultdict(list)
-    for a in annotations:
-        by_variant[a.variant].append(a)
-    variants, per_item = [], {}
-    for i, (name, group) in enumerate(sorted(by_variant.items())):
-        figures, values = _group_figures(name, group, item_tokens, stop_words)
-        variants.append({"variant": figures.pop("group"), **figures})
-        per_item[name] = values
-        if progress:
-            progress(0.1 + 0.6 * (i + 1) / max(len(by_variant), 1))
-    matrix = _matrix(annotations, item_tokens, key=lambda a: a.variant)
-    tests = [
-        {
-            "a": x,
-            "b": y,
-            **permutation_test(np.array(per_item[x]), np.array(per_item[y]), permutations=2000),
-        }
-        for x, y in combinations(sorted(per_item), 2)
-    ]
-    all_items: dict[int, list[np.ndarray]] = defaultdict(list)
-    for a in annotations:
-        all_items[a.item_id].append(_vector(a.tokens, len(item_tokens[a.item_id])))
-    return {
-        "annotations": len(annotations),
-        "matrix": matrix,
-        "variants": variants,
-        "workers": _with_quality(project, _worker_figures(annotations, item_tokens, stop_words)),
-        "majority_agreement": majority_agreement(
-            [np.stack(v) for v in all_items.values() if len(v) >= 2]
-        ),
-        "permutation_tests": tests,
-        "undefined_kappa_policy": "pairs where both annotations are constant and equal are excluded and counted",
-        "round": "first-round annotations, before any reviewer feedback",
-        **_cohort_figures(annotations, item_tokens, stop_words),
-    }
-
-
 def _with_quality(project: Project, rows: list[dict]) -> list[dict]:
     """Each worker's cohort, standing and automatic flags next to their agreement."""
     standings = {
@@ -257,7 +272,7 @@ def _with_quality(project: Project, rows: list[dict]) -> list[dict]:
     return rows
 
 
-def _matrix(annotations, item_tokens, *, key, unit=lambda a: str(a.item_id)) -> dict:
+def _matrix(annotations, item_tokens, *, key, unit=lambda a: str(a.item_id), cells=None) -> dict:
     """Kappa between the groups `key` names, over pairs of annotations of the same `unit`."""
     return variant_agreement(
         [
@@ -265,50 +280,468 @@ def _matrix(annotations, item_tokens, *, key, unit=lambda a: str(a.item_id)) -> 
                 unit(a), a.worker, key(a), len(item_tokens[a.item_id]), frozenset(a.tokens)
             )
             for a in annotations
-        ]
+        ],
+        undefined=UNDEFINED_POLICY,
+        only=cells,
     )
 
 
-def _cohort_figures(annotations, item_tokens, stop_words) -> dict:
-    """The same comparison across qualification cohorts: a table per cohort (pooled over
-    variants, listing the variants it covers) and the cohort x cohort kappa matrix, where
-    two cohorts are compared only on the same item under the same variant, so the
-    instructions do not confound the comparison."""
-    by_cohort: dict[str, list[_Annotation]] = defaultdict(list)
-    for a in annotations:
-        by_cohort[a.cohort].append(a)
-    rows = []
-    for name in [c for c in COHORTS if c in by_cohort]:
-        figures, _ = _group_figures(
-            name,
-            by_cohort[name],
-            item_tokens,
-            stop_words,
-            unit=lambda a: (a.item_id, a.variant),
-        )
-        rows.append(
-            {
-                "cohort": figures.pop("group"),
-                "variants": sorted({a.variant for a in by_cohort[name]}),
-                **figures,
-            }
-        )
+def _cohort_row(name: str, annotations, item_tokens, stop_words) -> dict:
+    """A cohort's table row, pooled over the variants it covers; pairs are formed within an
+    item under one variant, so the instructions do not confound the comparison."""
+    figures, _ = _group_figures(
+        name, annotations, item_tokens, stop_words, unit=lambda a: (a.item_id, a.variant)
+    )
     return {
-        "cohorts": rows,
-        "cohort_matrix": _matrix(
-            annotations,
-            item_tokens,
-            key=lambda a: a.cohort,
-            unit=lambda a: f"{a.item_id}|{a.variant}",
+        "cohort": figures.pop("group"),
+        "variants": sorted({a.variant for a in annotations}),
+        **figures,
+    }
+
+
+def _cohort_matrix(annotations, item_tokens) -> dict:
+    """The cohort x cohort kappa matrix: two cohorts are compared only on the same item
+    under the same variant."""
+    return _matrix(
+        annotations,
+        item_tokens,
+        key=lambda a: a.cohort,
+        unit=lambda a: f"{a.item_id}|{a.variant}",
+    )
+
+
+# ---------------------------------------------------------------- the chunks
+
+
+def agreement_plan(project_id: int) -> dict:
+    """What a run covers, frozen when it starts: the first-round annotations up to the
+    newest one now (`bound`), how many submitted annotations that is, and the chunks:
+    the first stage's, and the pairs of variants, which need the first stage's figures."""
+    rows = _first_round(project_id)
+    bound = rows.aggregate(last=Max("annotation__pk"))["last"] or 0
+    seen = _submitted_count(Project(pk=project_id))
+    worker_variants: dict[str, set[str]] = defaultdict(set)
+    for worker, variant in (
+        rows.filter(annotation__pk__lte=bound)
+        .values_list("worker__username", "variant__name")
+        .distinct()
+    ):
+        worker_variants[worker].add(variant)
+    variants = sorted({v for names in worker_variants.values() for v in names})
+    cohort_of = dict(
+        ProjectWorker.objects.filter(project_id=project_id).values_list(
+            "worker__username", "cohort"
         )
-        if len(by_cohort) > 1
+    )
+    by_variants: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    by_cohort: dict[str, list[str]] = defaultdict(list)
+    for worker in sorted(worker_variants):
+        by_variants[tuple(sorted(worker_variants[worker]))].append(worker)
+        by_cohort[cohort_of.get(worker) or NO_RECORD].append(worker)
+    item_ids = list(
+        rows.filter(annotation__pk__lte=bound)
+        .values_list("item_id", flat=True)
+        .distinct()
+        .order_by("item_id")
+    )
+    size = settings.AGREEMENT_CHUNK_ITEMS
+    chunks: list[dict] = [{"kind": VARIANT, "key": v, "variants": [v]} for v in variants]
+    chunks += [
+        {"kind": WORKERS, "key": f"{n:05d}", "variants": list(seen_variants), "workers": names}
+        for n, (seen_variants, names) in enumerate(sorted(by_variants.items()))
+    ]
+    cohorts = [c for c in COHORTS if c in by_cohort]
+    chunks += [{"kind": COHORT, "key": c, "workers": by_cohort[c]} for c in cohorts]
+    chunks += [
+        {
+            "kind": ITEMS,
+            "key": f"{n:05d}",
+            "items": [item_ids[start], item_ids[min(start + size, len(item_ids)) - 1]],
+        }
+        for n, start in enumerate(range(0, len(item_ids), size))
+    ]
+    if len(cohorts) > 1:
+        chunks.append({"kind": COHORT_MATRIX, "key": "all"})
+    pairs = [
+        {"kind": PAIR, "key": f"{a}|{b}", "variants": [a, b]} for a, b in combinations(variants, 2)
+    ]
+    return {
+        "bound": bound,
+        "seen": seen,
+        "variants": variants,
+        "cohorts": cohorts,
+        "first": chunks,
+        "pairs": pairs,
+    }
+
+
+def _chunk_figures(project: Project, report_id: int, attempt: str, chunk: dict, bound: int):
+    """The figures of one chunk, as plain JSON."""
+    kind = chunk["kind"]
+    load = {
+        "bound": bound,
+        "variants": chunk.get("variants"),
+        "workers": chunk.get("workers"),
+        "items": chunk.get("items"),
+    }
+    if kind == PAIR:
+        a, b = chunk["variants"]
+        per_item = dict(
+            AgreementPart.objects.filter(
+                report_id=report_id, attempt=attempt, kind=VARIANT, key__in=[a, b]
+            ).values_list("key", "data__per_item")
+        )
+        if len(per_item) != 2:
+            raise ApplicationError(
+                f"the per-item kappas of variant {a!r} or {b!r} are missing; start the report again"
+            )
+        annotations, item_tokens = _load(project.pk, **load)
+        cells = _matrix(annotations, item_tokens, key=lambda x: x.variant, cells={(a, b)})["cells"]
+        test = permutation_test(np.array(per_item[a]), np.array(per_item[b]), permutations=2000)
+        return {"cell": cells.get(f"{a}|{b}"), "test": {"a": a, "b": b, **test}}
+    annotations, item_tokens = _load(project.pk, **load)
+    stop_words = stop_word_rule(project.language)
+    if kind == VARIANT:
+        (name,) = chunk["variants"]
+        figures, per_item = _group_figures(name, annotations, item_tokens, stop_words)
+        cells = _matrix(annotations, item_tokens, key=lambda x: x.variant)["cells"]
+        return {
+            "row": {"variant": figures.pop("group"), **figures},
+            "per_item": per_item,
+            "cell": cells.get(f"{name}|{name}"),
+        }
+    if kind == WORKERS:
+        rows = _worker_figures(annotations, item_tokens, stop_words, workers=set(chunk["workers"]))
+        return {"rows": rows}
+    if kind == COHORT:
+        return {"row": _cohort_row(chunk["key"], annotations, item_tokens, stop_words)}
+    if kind == ITEMS:
+        by_item: dict[int, list[np.ndarray]] = defaultdict(list)
+        for x in annotations:
+            by_item[x.item_id].append(_vector(x.tokens, len(item_tokens[x.item_id])))
+        values = majority_agreement_values(
+            [np.stack(by_item[i]) for i in sorted(by_item) if len(by_item[i]) >= 2]
+        )
+        return {"values": values}
+    if kind == COHORT_MATRIX:
+        return {"matrix": _cohort_matrix(annotations, item_tokens)}
+    raise ApplicationError(f"unknown agreement chunk kind {kind!r}")
+
+
+def _assemble(project: Project, plan: dict, parts: dict[tuple[str, str], dict]) -> dict:
+    """The report from its parts, in the order the one-process computation wrote it."""
+    variants = plan["variants"]
+    rows = [parts[(VARIANT, v)]["row"] for v in variants]
+    cells = {}
+    for a in variants:
+        for b in variants:
+            if a > b:
+                continue
+            cell = parts[(VARIANT, a)]["cell"] if a == b else parts[(PAIR, f"{a}|{b}")]["cell"]
+            if cell is not None:
+                cells[f"{a}|{b}"] = cell
+    workers = sorted(
+        (
+            row
+            for c in plan["first"]
+            if c["kind"] == WORKERS
+            for row in parts[(WORKERS, c["key"])]["rows"]
+        ),
+        key=lambda row: row["worker"],
+    )
+    values: dict[str, list[float]] = {"kappa": [], "precision": [], "recall": [], "f1": []}
+    for c in plan["first"]:
+        if c["kind"] == ITEMS:
+            for name, chunk_values in parts[(ITEMS, c["key"])]["values"].items():
+                values[name].extend(chunk_values)
+    return {
+        "annotations": sum(row["annotations"] for row in rows),
+        "matrix": {"variants": variants, "undefined_policy": UNDEFINED_POLICY, "cells": cells},
+        "variants": rows,
+        "workers": _with_quality(project, workers),
+        "majority_agreement": summarize(values),
+        "permutation_tests": [parts[(PAIR, c["key"])]["test"] for c in plan["pairs"]],
+        "undefined_kappa_policy": "pairs where both annotations are constant and equal are excluded and counted",
+        "round": "first-round annotations, before any reviewer feedback",
+        "cohorts": [parts[(COHORT, c)]["row"] for c in plan["cohorts"]],
+        "cohort_matrix": parts[(COHORT_MATRIX, "all")]["matrix"]
+        if len(plan["cohorts"]) > 1
         else None,
     }
+
+
+# ---------------------------------------------------------------- the job
+
+
+def _running(report_id: int, attempt: str):
+    return AgreementReport.objects.filter(
+        pk=report_id, status=ReportStatus.RUNNING, attempt=attempt
+    )
+
+
+def _finish_failed(report_id: int, attempt: str, error: str) -> AgreementReport:
+    """End this attempt as failed; the last finished figures (`data`) stay. A report that
+    is no longer running under this attempt is left as it is."""
+    _running(report_id, attempt).update(
+        status=ReportStatus.FAILED, error=error, phase="done", heartbeat_at=timezone.now()
+    )
+    AgreementPart.objects.filter(report_id=report_id, attempt=attempt).delete()
+    return AgreementReport.objects.get(pk=report_id)
+
+
+class _Heartbeat:
+    """While a chunk computes, a thread writes the report's heartbeat every interval (a
+    quarter of the time after which viewers take the run for lost), so a long chunk is not
+    mistaken for a dead worker, and a killed one is soon noticed."""
+
+    def __init__(self, report_id: int, attempt: str):
+        self.report_id, self.attempt = report_id, attempt
+        self.interval = min(10.0, max(0.2, settings.JOB_HEARTBEAT_TIMEOUT_SECONDS / 4))
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            while not self.done.wait(self.interval):
+                _running(self.report_id, self.attempt).update(heartbeat_at=timezone.now())
+        except DatabaseError:
+            logger.warning("agreement report %s: a heartbeat was not written", self.report_id)
+        finally:
+            connection.close()  # this thread's own connection
+
+    def __enter__(self) -> _Heartbeat:
+        # Inside a transaction (a caller's, or a test's) the report row may be locked by
+        # this very connection: the thread would wait on it, so the caller's own updates
+        # have to do.
+        if not connection.in_atomic_block:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.done.set()
+        if self.thread.is_alive():
+            self.thread.join()
+
+
+def agreement_report_refresh(*, project_id: int) -> AgreementReport:
+    """Start a run of the project's agreement report under a new attempt (a run already
+    under way is superseded) and, without workers to send the chunks to, finish it here."""
+    project = Project.objects.get(pk=project_id)
+    with transaction.atomic():
+        report, _ = AgreementReport.objects.select_for_update().get_or_create(project=project)
+        attempt = uuid.uuid4().hex
+        report.status, report.attempt, report.phase = ReportStatus.RUNNING, attempt, "planning"
+        report.progress, report.progress_done, report.progress_total = 0, 0, 0
+        report.heartbeat_at = timezone.now()
+        report.save(
+            update_fields=[
+                "status",
+                "attempt",
+                "phase",
+                "progress",
+                "progress_done",
+                "progress_total",
+                "heartbeat_at",
+            ]
+        )
+    AgreementPart.objects.filter(report=report).exclude(attempt=attempt).delete()
+    try:
+        plan = agreement_plan(project_id)
+    except Exception as exc:
+        logger.exception("agreement report of project %s failed while planning", project_id)
+        return _finish_failed(report.pk, attempt, _internal(exc))
+    total = len(plan["first"]) + len(plan["pairs"])
+    _running(report.pk, attempt).update(phase="computing", progress_total=total)
+    if _split_over_workers(total):
+        from celery import chord
+
+        from qc.tasks import agreement_chunk, agreement_pairs
+
+        chord(agreement_chunk.si(report.pk, attempt, c, plan["bound"]) for c in plan["first"])(
+            agreement_pairs.si(report.pk, attempt, plan)
+        )
+        return AgreementReport.objects.get(pk=report.pk)
+    for chunk in plan["first"]:
+        if (
+            agreement_chunk_run(
+                report_id=report.pk, attempt=attempt, chunk=chunk, bound=plan["bound"]
+            )
+            != "written"
+        ):
+            return AgreementReport.objects.get(pk=report.pk)
+    return agreement_pairs_run(report_id=report.pk, attempt=attempt, plan=plan, inline=True)
+
+
+def _split_over_workers(chunks: int) -> bool:
+    """Whether to send the chunks to the workers: there is more than one, the tasks go to
+    a broker, and a result backend counts the chords' finished chunks."""
+    from config.celery import app
+
+    if chunks < 2 or not settings.AGREEMENT_CHUNKED or app.conf.task_always_eager:
+        return False
+    if not app.conf.result_backend:
+        logger.warning("AGREEMENT_CHUNKED needs a Celery result backend; computing in one task")
+        return False
+    return True
+
+
+def _internal(exc: Exception) -> str:
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def agreement_chunk_run(*, report_id: int, attempt: str, chunk: dict, bound: int) -> str:
+    """Compute one chunk and record its part. Safe to run twice: the part's row is
+    replaced. Returns "written", "stopped" (the report no longer runs under this attempt)
+    or "failed"; a database error is raised, for the task to retry."""
+    report = AgreementReport.objects.select_related("project").filter(pk=report_id).first()
+    if report is None or report.status != ReportStatus.RUNNING or report.attempt != attempt:
+        return "stopped"
+    if not _running(report_id, attempt).update(heartbeat_at=timezone.now()):
+        return "stopped"
+    name = f"{chunk['kind']} chunk {chunk['key']!r}"
+    try:
+        with _Heartbeat(report_id, attempt):
+            data = _chunk_figures(report.project, report_id, attempt, chunk, bound)
+    except DatabaseError:
+        raise
+    except ApplicationError as exc:
+        _finish_failed(report_id, attempt, f"{exc} (in {name}); the previous report is kept")
+        return "failed"
+    except Exception as exc:
+        logger.exception("agreement report %s: %s crashed", report_id, name)
+        error = f"{_internal(exc)} (in {name}); the previous report is kept"
+        _finish_failed(report_id, attempt, error)
+        return "failed"
+    with transaction.atomic():
+        if not _running(report_id, attempt).select_for_update().exists():
+            return "stopped"
+        AgreementPart.objects.update_or_create(
+            report_id=report_id,
+            kind=chunk["kind"],
+            key=chunk["key"],
+            defaults={"attempt": attempt, "data": data},
+        )
+        # Counted from the rows, not added to: a chunk run twice counts once.
+        done = AgreementPart.objects.filter(report_id=report_id, attempt=attempt).count()
+        total = report.progress_total or AgreementReport.objects.get(pk=report_id).progress_total
+        _running(report_id, attempt).update(
+            progress_done=done,
+            progress=done / total if total else 0,
+            heartbeat_at=timezone.now(),
+        )
+    return "written"
+
+
+def _missing(report_id: int, attempt: str, chunks: list[dict]) -> list[str]:
+    found = set(
+        AgreementPart.objects.filter(report_id=report_id, attempt=attempt).values_list(
+            "kind", "key"
+        )
+    )
+    return [f"{c['kind']} {c['key']!r}" for c in chunks if (c["kind"], c["key"]) not in found]
+
+
+def _fail_missing(report_id: int, attempt: str, missing: list[str]) -> AgreementReport:
+    return _finish_failed(
+        report_id,
+        attempt,
+        f"{len(missing)} chunk(s) did not finish ({', '.join(missing[:5])}); "
+        "the previous report is kept; refresh it again",
+    )
+
+
+def agreement_pairs_run(
+    *, report_id: int, attempt: str, plan: dict, inline: bool = False
+) -> AgreementReport:
+    """The second stage, once every first-stage chunk is in: the pairs of variants, then
+    the assembly (sent to the workers as a chord, or run here)."""
+    if not _running(report_id, attempt).exists():
+        return AgreementReport.objects.get(pk=report_id)
+    missing = _missing(report_id, attempt, plan["first"])
+    if missing:
+        return _fail_missing(report_id, attempt, missing)
+    if not inline and plan["pairs"]:
+        from celery import chord
+
+        from qc.tasks import agreement_assemble, agreement_chunk
+
+        chord(agreement_chunk.si(report_id, attempt, c, plan["bound"]) for c in plan["pairs"])(
+            agreement_assemble.si(report_id, attempt, plan)
+        )
+        return AgreementReport.objects.get(pk=report_id)
+    for chunk in plan["pairs"]:
+        if (
+            agreement_chunk_run(
+                report_id=report_id, attempt=attempt, chunk=chunk, bound=plan["bound"]
+            )
+            != "written"
+        ):
+            return AgreementReport.objects.get(pk=report_id)
+    return agreement_assemble_run(report_id=report_id, attempt=attempt, plan=plan)
+
+
+def agreement_assemble_run(*, report_id: int, attempt: str, plan: dict) -> AgreementReport:
+    """Write the report from the parts and publish it in one update, then drop the parts.
+    Safe to run twice: only a report running under this attempt is written."""
+    report = AgreementReport.objects.select_related("project").get(pk=report_id)
+    if report.status != ReportStatus.RUNNING or report.attempt != attempt:
+        return report
+    missing = _missing(report_id, attempt, plan["first"] + plan["pairs"])
+    if missing:
+        return _fail_missing(report_id, attempt, missing)
+    _running(report_id, attempt).update(phase="assembling", heartbeat_at=timezone.now())
+    parts = {
+        (kind, key): data
+        for kind, key, data in AgreementPart.objects.filter(
+            report_id=report_id, attempt=attempt
+        ).values_list("kind", "key", "data")
+    }
+    try:
+        data = _assemble(report.project, plan, parts)
+    except Exception as exc:
+        logger.exception("agreement report %s crashed while assembling", report_id)
+        return _finish_failed(
+            report_id, attempt, f"{_internal(exc)} (assembling); the previous report is kept"
+        )
+    _running(report_id, attempt).update(
+        status=ReportStatus.READY,
+        phase="done",
+        progress=1,
+        progress_done=report.progress_total,
+        data=data,
+        annotations_seen=plan["seen"],
+        error="",
+        computed_at=timezone.now(),
+    )
+    AgreementPart.objects.filter(report_id=report_id).delete()
+    return AgreementReport.objects.get(pk=report_id)
+
+
+def agreement_chunk_fail(*, report_id: int, attempt: str, error: str) -> AgreementReport:
+    return _finish_failed(report_id, attempt, error)
+
+
+def _fail_if_worker_lost(report: AgreementReport) -> AgreementReport:
+    """A run whose workers stopped reporting is failed; its figures were never published."""
+    if report.status != ReportStatus.RUNNING or not report.attempt or report.heartbeat_at is None:
+        return report
+    silent = (timezone.now() - report.heartbeat_at).total_seconds()
+    if silent < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
+        return report
+    _finish_failed(
+        report.pk,
+        report.attempt,
+        f"the worker computing this report stopped (no report for "
+        f"{settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); the previous report is kept; refresh it again",
+    )
+    report.refresh_from_db()
+    return report
 
 
 def agreement_report_get(*, project: Project) -> tuple[AgreementReport, bool]:
     """The cached report and whether newer annotations have arrived since it was computed."""
     report, _ = AgreementReport.objects.get_or_create(project=project)
+    report = _fail_if_worker_lost(report)
     stale = report.status == ReportStatus.READY and report.annotations_seen != _submitted_count(
         project
     )
@@ -320,37 +753,19 @@ def agreement_report_request(*, project: Project) -> AgreementReport:
     report, _ = AgreementReport.objects.select_for_update().get_or_create(project=project)
     if report.status != ReportStatus.RUNNING:
         report.status = ReportStatus.RUNNING
-        report.progress = 0
-        report.save(update_fields=["status", "progress"])
+        report.attempt, report.phase = "", "queued"
+        report.progress, report.progress_done, report.progress_total = 0, 0, 0
+        report.save(
+            update_fields=[
+                "status",
+                "attempt",
+                "phase",
+                "progress",
+                "progress_done",
+                "progress_total",
+            ]
+        )
         from qc.tasks import agreement_report_job
 
         transaction.on_commit(lambda: agreement_report_job.delay(project.pk))
-    return report
-
-
-def agreement_report_refresh(*, project_id: int) -> AgreementReport:
-    project = Project.objects.get(pk=project_id)
-    report, _ = AgreementReport.objects.get_or_create(project=project)
-    seen = _submitted_count(project)
-
-    def progress(fraction: float) -> None:
-        AgreementReport.objects.filter(pk=report.pk).update(progress=fraction)
-
-    try:
-        data = agreement_compute(project, progress)
-    except Exception as exc:
-        logger.exception("agreement report of project %s failed", project_id)
-        AgreementReport.objects.filter(pk=report.pk).update(
-            status=ReportStatus.FAILED, error=str(exc)
-        )
-    else:
-        AgreementReport.objects.filter(pk=report.pk).update(
-            status=ReportStatus.READY,
-            progress=1,
-            data=data,
-            annotations_seen=seen,
-            error="",
-            computed_at=timezone.now(),
-        )
-    report.refresh_from_db()
     return report

@@ -42,6 +42,9 @@ def _payload(report, stale: bool) -> dict:
     return {
         "status": report.status,
         "progress": report.progress,
+        "phase": report.phase,
+        "progress_done": report.progress_done,
+        "progress_total": report.progress_total,
         "stale": stale,
         "annotations_seen": report.annotations_seen,
         "computed_at": report.computed_at,

@@ -38,9 +38,40 @@ class AgreementReport(models.Model):
     data = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
+    # The run in progress (qc/agreement.py): its attempt token, which chunks are done of
+    # how many, and the heartbeat its workers write; `data` keeps the last finished report
+    # until a run publishes a new one.
+    attempt = models.CharField(max_length=32, blank=True)
+    phase = models.CharField(max_length=32, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"agreement report of {self.project} ({self.status})"
+
+
+class AgreementPart(models.Model):
+    """The figures of one chunk of an agreement run (a variant, a pair of variants, a
+    group of workers, a cohort, a range of items), kept until the assembly writes the
+    report. A chunk run again replaces its row."""
+
+    report = models.ForeignKey(AgreementReport, on_delete=models.CASCADE, related_name="parts")
+    attempt = models.CharField(max_length=32)
+    kind = models.CharField(max_length=16)
+    key = models.CharField(max_length=400)
+    data = models.JSONField()
+    written_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["report", "kind", "key"], name="agreementpart_one_per_chunk"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} chunk {self.key} of {self.report}"
 
 
 # ---------------------------------------------------------------- workers

@@ -1,12 +1,43 @@
 from celery import shared_task
+from django.db import DatabaseError
 
-from qc.agreement import agreement_report_refresh
+from qc import agreement
 from qc.services import checks
 
 
 @shared_task(acks_late=True)
 def agreement_report_job(project_id: int) -> str:
-    return agreement_report_refresh(project_id=project_id).status
+    return agreement.agreement_report_refresh(project_id=project_id).status
+
+
+# The chords' chunks keep their results (every other task ignores its own,
+# CELERY_TASK_IGNORE_RESULT): the result backend counts them to start the next stage.
+@shared_task(bind=True, acks_late=True, ignore_result=False, max_retries=3)
+def agreement_chunk(self, report_id: int, attempt: str, chunk: dict, bound: int) -> str:
+    try:
+        return agreement.agreement_chunk_run(
+            report_id=report_id, attempt=attempt, chunk=chunk, bound=bound
+        )
+    except DatabaseError as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
+        agreement.agreement_chunk_fail(
+            report_id=report_id,
+            attempt=attempt,
+            error=f"{chunk['kind']} chunk {chunk['key']!r}: the database failed "
+            f"{self.max_retries + 1} times ({exc}); the previous report is kept; refresh it again",
+        )
+        return "failed"
+
+
+@shared_task(acks_late=True)
+def agreement_pairs(report_id: int, attempt: str, plan: dict) -> str:
+    return agreement.agreement_pairs_run(report_id=report_id, attempt=attempt, plan=plan).status
+
+
+@shared_task(acks_late=True)
+def agreement_assemble(report_id: int, attempt: str, plan: dict) -> str:
+    return agreement.agreement_assemble_run(report_id=report_id, attempt=attempt, plan=plan).status
 
 
 @shared_task

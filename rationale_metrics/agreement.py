@@ -99,9 +99,15 @@ def _pair_kappas(
     return cohen_kappa_masked(a, b, np.array([x.n_tokens for x, _ in pairs]), undefined=undefined)
 
 
-def variant_agreement(annotations: list[TokenAnnotation], *, undefined: str = "exclude") -> dict:
+def variant_agreement(
+    annotations: list[TokenAnnotation],
+    *,
+    undefined: str = "exclude",
+    only: set[tuple[str, str]] | None = None,
+) -> dict:
     """Intra-variant (pairs within a variant) and cross-variant (all pairs a in A, b in B)
-    kappa: per item the mean over its pairs, then the mean over items."""
+    kappa: per item the mean over its pairs, then the mean over items. With `only`, just
+    those (a, b) cells, a <= b, are computed (a worker computing one pair of variants)."""
     by_item: dict[str, dict[str, list[TokenAnnotation]]] = defaultdict(lambda: defaultdict(list))
     for ann in annotations:
         by_item[ann.item][ann.variant].append(ann)
@@ -109,7 +115,7 @@ def variant_agreement(annotations: list[TokenAnnotation], *, undefined: str = "e
     cells: dict[tuple[str, str], list[tuple[str, list]]] = defaultdict(list)
     for item, groups in by_item.items():
         for va, vb in product(variants, repeat=2):
-            if va > vb:
+            if va > vb or (only is not None and (va, vb) not in only):
                 continue
             if va == vb:
                 pairs = list(combinations(groups.get(va, []), 2))
@@ -271,6 +277,12 @@ def majority_agreement(item_annotations: list[np.ndarray]) -> dict:
     """ERASER's human agreement: each annotator against the per-token majority of all the
     item's annotators (more than half). `item_annotations[i]`: boolean (annotators, tokens).
     Returns mean and sd of kappa, precision, recall and F1 over (annotator, item) pairs."""
+    return summarize(majority_agreement_values(item_annotations))
+
+
+def majority_agreement_values(item_annotations: list[np.ndarray]) -> dict[str, list[float]]:
+    """The (annotator, item) values `majority_agreement` summarizes, in item order: the
+    values of consecutive ranges of items, joined, summarize to the same figures."""
     rows: dict[str, list[float]] = {"kappa": [], "precision": [], "recall": [], "f1": []}
     for matrix in item_annotations:
         matrix = np.asarray(matrix, dtype=bool)
@@ -279,7 +291,7 @@ def majority_agreement(item_annotations: list[np.ndarray]) -> dict:
             for name, value in against_majority(row, majority).items():
                 if value is not None:
                     rows[name].append(value)
-    return summarize(rows)
+    return rows
 
 
 # ---------------------------------------------------------------- what annotations look like

@@ -256,6 +256,10 @@ JOB_HEARTBEAT_TIMEOUT_SECONDS = env.int("JOB_HEARTBEAT_TIMEOUT_SECONDS", default
 # EXPORT_WORK_DIR, on its own disk.
 EXPORT_CHUNK_ITEMS = env.int("EXPORT_CHUNK_ITEMS", default=5000)
 EXPORT_CHUNKED = env.bool("EXPORT_CHUNKED", default=True)
+# Agreement reports are split the same way (qc/agreement.py): by variant, pair of
+# variants, group of workers, cohort and range of AGREEMENT_CHUNK_ITEMS items.
+AGREEMENT_CHUNK_ITEMS = env.int("AGREEMENT_CHUNK_ITEMS", default=5000)
+AGREEMENT_CHUNKED = env.bool("AGREEMENT_CHUNKED", default=True)
 EXPORT_WORK_DIR = env.path(
     "EXPORT_WORK_DIR", default=Path(tempfile.gettempdir()) / "rationale-workbench-exports"
 )

@@ -28,8 +28,8 @@ run: install
 	$(BIN)/python manage.py demo_quality
 	$(BIN)/python manage.py demo_crowd
 	$(BIN)/python manage.py demo_fine_grained
-	@echo "Serving on http://127.0.0.1:8000 (Celery runs in eager mode)"
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	@echo "Serving on http://127.0.0.1:8000, background jobs in a Celery worker on an embedded broker (.run/)"
+	$(BIN)/python manage.py serve 127.0.0.1:8000
 
 lint: install
 	$(BIN)/ruff check .

@@ -83,6 +83,18 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's, with a health check that asks the socket instead of sending SELECT 1.
     DATABASES["default"]["ENGINE"] = "config.postgresql"
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # `make run` has a web server and a background worker writing to one SQLite file: WAL
+    # lets readers go on beside a writer, and a transaction that takes the write lock when
+    # it begins (IMMEDIATE) waits its turn instead of failing at once with "database is
+    # locked" when it upgrades from reading to writing.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": env.int("SQLITE_BUSY_TIMEOUT_SECONDS", default=30),
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -196,8 +208,24 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 # backend counts before it starts the assembly (on a Redis broker, the broker's Redis
 # unless CELERY_RESULT_BACKEND says otherwise). Every other task ignores its own.
 CELERY_TASK_IGNORE_RESULT = True
+# The embedded broker of `make run` (`manage.py serve`): kombu's filesystem transport, its
+# messages files in a folder that the web server and the worker share, and results (an
+# export's chord counts its chunks) as files beside them. No server to install or start.
+CELERY_EMBEDDED_DIR = Path(
+    env.str("CELERY_EMBEDDED_DIR", default=str(BASE_DIR / ".run" / "celery"))
+)
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_EMBEDDED_DIR / "messages"),
+        "data_folder_out": str(CELERY_EMBEDDED_DIR / "messages"),
+        "store_processed": False,
+    }
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or (
-    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else None
+    CELERY_BROKER_URL
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else f"file://{CELERY_EMBEDDED_DIR / 'results'}"
+    if CELERY_BROKER_URL.startswith("filesystem://")
+    else None
 )
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True

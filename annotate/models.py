@@ -669,3 +669,61 @@ class ImportJob(BackgroundJob):
 
     def __str__(self) -> str:
         return f"import {self.pk} of {self.source_name} ({self.status})"
+
+
+class AccountAction(models.TextChoices):
+    ACCOUNT_CREATE = "account_create", _("Create account")
+    PASSWORD_RESET = "password_reset", _("Reset password")
+    DEACTIVATE = "deactivate", _("Deactivate")
+    REACTIVATE = "reactivate", _("Reactivate")
+    # The account's owner, following an admin's action: a password chosen from a link
+    # (invitation or reset), or a one-time password replaced at sign-in.
+    PASSWORD_SET = "password_set", _("Set password from a link")
+    PASSWORD_CHANGE = "password_change", _("Change password")
+
+
+class AccountEvent(models.Model):
+    """The accounts' audit trail: who did what to whose account, when, and from which
+    project (None: site staff acting site-wide, or the owner changing their password).
+
+    Kept apart from qc's AuditEvent, which records decisions about a worker's work in one
+    project and which `annotate` may not import; accounts are site-wide, and their events
+    are what the members and users pages show.
+    """
+
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="account_events"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    subject = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="account_events"
+    )
+    action = models.CharField(max_length=16, choices=AccountAction.choices)
+    # How: the role given, one-time password or link. Never the password or the link.
+    detail = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(fields=["project", "-created_at"], name="account_event_project"),
+            models.Index(fields=["subject", "-created_at"], name="account_event_subject"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.subject} by {self.actor}"
+
+
+class PasswordChangeRequired(models.Model):
+    """The account's password was chosen by an admin (a one-time password): its owner
+    must replace it at their next sign-in. The row goes when they do."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="password_change_required"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} must change their password"

@@ -40,8 +40,17 @@ class BasicAuthentication(authentication.BasicAuthentication):
 
     def authenticate_credentials(self, userid, password, request=None):
         try:
-            return super().authenticate_credentials(userid, password, request)
+            user, auth = super().authenticate_credentials(userid, password, request)
         except exceptions.AuthenticationFailed:
             if getattr(request, "axes_locked_out", False):
                 raise SignInLockedOut() from None
             raise
+        # A one-time password that an admin chose is for signing in on the website once,
+        # where its owner must replace it; it opens nothing else (as the session's pages).
+        from annotate.account_selectors import account_password_change_due
+
+        if account_password_change_due(user=user):
+            raise exceptions.PermissionDenied(
+                "change the one-time password on the website first", code="password_change_required"
+            )
+        return user, auth

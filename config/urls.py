@@ -12,6 +12,7 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("api/", include("annotate.urls")),
+    path("api/", include("annotate.account_urls")),
     path("api/", include("exports.urls")),
     path("api/", include("qc.urls")),
     # The crowd study's pages (crowd/...) and its API (api/...crowd...).
@@ -27,5 +28,6 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    path("", include("frontend.account_urls")),
     path("", include("frontend.urls")),
 ]

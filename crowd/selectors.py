@@ -20,7 +20,7 @@ from config.exceptions import NotFoundError
 from crowd import payments
 from crowd.models import CrowdEvent, CrowdSession, SessionStatus, StudyLink
 from crowd.platforms import MTURK, PROLIFIC, completion_token_valid
-from qc.models import Platform, ProjectWorker, VerdictOutcome, WorkerStatus
+from qc.models import Platform, ProjectWorker, VerdictOutcome, WorkerProfile, WorkerStatus
 
 # ---------------------------------------------------------------- links
 
@@ -518,3 +518,13 @@ def _payment_text(row: dict) -> str:
     if row["median_hourly"] is not None:
         parts.append(f"median {c} {row['median_hourly']} per hour")
     return f"{row['name']} ({row['platform']}): " + ", ".join(parts)
+
+
+def platform_account_ids(user_ids) -> set[int]:
+    """Which of these accounts a study link made for a platform's worker: they sign in
+    through the platform, with no password (crowd.services._crowd_account)."""
+    return set(
+        WorkerProfile.objects.filter(user_id__in=list(user_ids))
+        .exclude(platform=Platform.UNSPECIFIED)
+        .values_list("user_id", flat=True)
+    )

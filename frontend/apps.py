@@ -12,3 +12,9 @@ class FrontendConfig(AppConfig):
         from frontend.signals import remember_language_on_login
 
         user_logged_in.connect(remember_language_on_login, dispatch_uid="frontend-language")
+
+        from frontend.password_change_required import remember_password_change_on_login
+
+        user_logged_in.connect(
+            remember_password_change_on_login, dispatch_uid="frontend-password-change"
+        )

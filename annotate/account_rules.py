@@ -1,0 +1,71 @@
+"""Who may act on whose account: plain data in, a refusal (or None) out; no ORM.
+
+Site staff act on any account but a superuser's. A project admin acts only on people who
+belong to nothing but projects they administer: an annotator of theirs who also works in
+someone else's project would otherwise be locked out of that project by them. Other
+admins and staff are out of a project admin's reach too, so that no admin can lock out
+a peer (site staff can). Nobody resets or deactivates their own account here: the
+password page changes one's own password, and deactivating oneself could not be undone.
+A crowd worker's account signs in through its platform and has no password; giving it
+one would stop the platform's entry from signing it in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class AccountOperation(Enum):
+    PASSWORD_RESET = "password_reset"  # noqa: S105 - an operation's name
+    DEACTIVATE = "deactivate"
+    REACTIVATE = "reactivate"
+
+
+@dataclass(frozen=True)
+class Actor:
+    user_id: int
+    is_staff: bool
+    is_superuser: bool
+    admin_project_ids: frozenset[int]
+
+    @property
+    def acts_site_wide(self) -> bool:
+        return self.is_staff or self.is_superuser
+
+
+@dataclass(frozen=True)
+class Subject:
+    user_id: int
+    is_staff: bool
+    is_superuser: bool
+    is_active: bool
+    project_ids: frozenset[int]
+    # Roles held in any project, e.g. {"admin", "annotator"}.
+    roles: frozenset[str]
+    signs_in_through_platform: bool
+
+
+def account_refusal(*, actor: Actor, subject: Subject, operation: AccountOperation) -> str | None:
+    """Why `actor` may not do `operation` to `subject`'s account, or None if they may."""
+    if subject.is_superuser:
+        return "superuser accounts are managed on the command line, not here"
+    if subject.user_id == actor.user_id:
+        if operation is AccountOperation.PASSWORD_RESET:
+            return "change your own password on the password page"
+        return "you cannot deactivate or reactivate your own account"
+    if not actor.acts_site_wide:
+        if subject.is_staff:
+            return "site staff accounts are managed by site staff"
+        if not subject.project_ids & actor.admin_project_ids:
+            return "this account is not a member of a project you administer"
+        if subject.project_ids - actor.admin_project_ids:
+            return (
+                "this account also belongs to a project you do not administer; "
+                "ask site staff, so that you do not lock them out of it"
+            )
+        if "admin" in subject.roles:
+            return "another admin's account is managed by site staff"
+    if operation is AccountOperation.PASSWORD_RESET and subject.signs_in_through_platform:
+        return "a crowd worker signs in through their platform; a password would stop that"
+    return None

@@ -1,0 +1,84 @@
+"""Input and output of the account management API (annotate/account_apis.py)."""
+
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from rest_framework import serializers
+
+from annotate.models import AccountEvent, Role
+from annotate.services.accounts import Credential
+from config.api_fields import StrictBooleanField, StrictCharField
+
+CREDENTIAL_CHOICES = [
+    (Credential.ONE_TIME_PASSWORD.value, "a one-time password, shown once"),
+    (Credential.LINK.value, "a link that opens a page to choose a password"),
+]
+
+
+class AccountCreateInputSerializer(serializers.Serializer):
+    username = StrictCharField(max_length=150, validators=[UnicodeUsernameValidator()])
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    credential = serializers.ChoiceField(choices=CREDENTIAL_CHOICES)
+
+
+class ProjectAccountCreateInputSerializer(AccountCreateInputSerializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class SiteAccountCreateInputSerializer(AccountCreateInputSerializer):
+    project = serializers.IntegerField(required=False, min_value=1)
+    role = serializers.ChoiceField(choices=Role.choices, required=False)
+
+
+class PasswordResetInputSerializer(serializers.Serializer):
+    credential = serializers.ChoiceField(choices=CREDENTIAL_CHOICES)
+
+
+class AccountActiveInputSerializer(serializers.Serializer):
+    active = StrictBooleanField()
+
+
+class AccountListQuerySerializer(serializers.Serializer):
+    search = serializers.CharField(required=False, allow_blank=True, max_length=150, default="")
+    active = serializers.BooleanField(required=False, allow_null=True, default=None)
+    staff = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+class AccountRefusalsSerializer(serializers.Serializer):
+    password_reset = serializers.CharField(allow_null=True)
+    deactivate = serializers.CharField(allow_null=True)
+    reactivate = serializers.CharField(allow_null=True)
+
+
+class AccountOutputSerializer(serializers.Serializer):
+    """An account as the members and users pages list it. `refusals` says, per action,
+    why the caller may not do it (null: they may)."""
+
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    email = serializers.CharField()
+    is_active = serializers.BooleanField()
+    is_staff = serializers.BooleanField()
+    is_superuser = serializers.BooleanField()
+    last_login = serializers.DateTimeField(allow_null=True)
+    date_joined = serializers.DateTimeField()
+    sign_in = serializers.ChoiceField(choices=["password", "change_due", "link", "platform"])
+    roles = serializers.ListField(child=serializers.CharField(), required=False)
+    refusals = AccountRefusalsSerializer()
+
+
+class AccountIssuedOutputSerializer(serializers.Serializer):
+    """Shown once: the one-time password, or the link with when it expires."""
+
+    account = AccountOutputSerializer()
+    one_time_password = serializers.CharField(allow_null=True)
+    link = serializers.URLField(allow_null=True)
+    link_expires_at = serializers.DateTimeField(allow_null=True)
+
+
+class AccountEventOutputSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", allow_null=True, default=None)
+    subject = serializers.CharField(source="subject.username")
+    project = serializers.CharField(source="project.name", allow_null=True, default=None)
+
+    class Meta:
+        model = AccountEvent
+        fields = ["id", "created_at", "action", "actor", "subject", "project", "detail"]

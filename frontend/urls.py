@@ -11,6 +11,20 @@ _STARTED = timezone.now()
 urlpatterns = [
     path("", views.home, name="home"),
     path("projects/<int:project_id>/", views.project_page, name="project-page"),
+    path("projects/<int:project_id>/data/", views.project_data_page, name="project-data"),
+    path(
+        "projects/<int:project_id>/instructions/",
+        views.project_instructions_page,
+        name="project-instructions",
+    ),
+    path("projects/<int:project_id>/workers/", views.project_workers_page, name="project-workers"),
+    path(
+        "projects/<int:project_id>/pipeline/", views.project_pipeline_page, name="project-pipeline"
+    ),
+    path("projects/<int:project_id>/results/", views.project_results_page, name="project-results"),
+    path(
+        "projects/<int:project_id>/settings/", views.project_settings_page, name="project-settings"
+    ),
     path("projects/<int:project_id>/annotate/", views.workspace, name="workspace"),
     path("projects/<int:project_id>/agreement/", views.agreement_page, name="agreement-page"),
     path("projects/<int:project_id>/review/", views.review_page, name="review-page"),

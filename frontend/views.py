@@ -2,19 +2,24 @@
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
+from django.utils.translation import pgettext_lazy
 from django.views import i18n
 from django.views.decorators.http import require_POST
 
 from annotate import selectors
 from annotate.models import Language, Role, TaskType
-from frontend import services
+from frontend import navigation, services
 from frontend.locale import supported_language
+from qc import selectors as qc_selectors
 from qc.cohorts import COHORTS
 
 
 @login_required
 def home(request):
-    projects = selectors.project_list_for_user(user=request.user)
+    projects = list(selectors.project_list_for_user(user=request.user))
+    progress = selectors.project_progress_summaries(project_ids=[p.pk for p in projects])
+    for project in projects:
+        project.progress = progress[project.pk]
     can_create = request.user.is_staff or request.user.has_perm("annotate.add_project")
     return render(
         request,
@@ -28,26 +33,103 @@ def home(request):
     )
 
 
-@login_required
-def project_page(request, project_id: int):
-    project = selectors.project_get_for_user(project_id=project_id, user=request.user)
+def _project_page(request, project_id: int, page: str, template: str, context=None):
+    """A project page: the roles its navigation entry names, then the header and tabs that the
+    member's roles open (a non-member gets a 404, a member without the role a 403)."""
+    project = selectors.project_get_for_user(
+        project_id=project_id, user=request.user, roles=navigation.project_page_roles(page)
+    )
     roles = selectors.project_roles_of_user(project=project, user=request.user)
     return render(
         request,
-        "frontend/project.html",
+        template,
         {
             "project": project,
             # Their names in the page's language, in the order of the codes.
             "roles": [Role(role).label for role in sorted(roles)],
+            "nav": navigation.project_navigation(project_id=project.pk, roles=roles, current=page),
             "is_admin": Role.ADMIN in roles,
-            "is_annotator": Role.ANNOTATOR in roles,
-            "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
-            "can_review": bool(roles & {Role.ADMIN, Role.REVIEWER}),
-            "can_perturb": bool(roles & {Role.ADMIN, Role.RESEARCHER, Role.AUTHOR, Role.CHECKER}),
-            "can_check_perturbations": bool(roles & {Role.ADMIN, Role.CHECKER}),
-            "cohorts": COHORTS,
+            **(context(project, roles) if context else {}),
         },
     )
+
+
+def _overview_context(project, roles) -> dict:
+    return {
+        "progress": selectors.project_progress_summaries(project_ids=[project.pk])[project.pk],
+        "is_annotator": Role.ANNOTATOR in roles,
+        "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
+        "can_review": bool(roles & {Role.ADMIN, Role.REVIEWER}),
+        "can_perturb": bool(roles & {Role.ADMIN, Role.RESEARCHER, Role.AUTHOR, Role.CHECKER}),
+        "can_check_perturbations": bool(roles & {Role.ADMIN, Role.CHECKER}),
+    }
+
+
+@login_required
+def project_page(request, project_id: int):
+    return _project_page(
+        request, project_id, "overview", "frontend/project.html", _overview_context
+    )
+
+
+@login_required
+def project_data_page(request, project_id: int):
+    return _project_page(request, project_id, "data", "frontend/project_data.html")
+
+
+@login_required
+def project_instructions_page(request, project_id: int):
+    return _project_page(request, project_id, "instructions", "frontend/project_instructions.html")
+
+
+@login_required
+def project_workers_page(request, project_id: int):
+    return _project_page(request, project_id, "workers", "frontend/project_workers.html")
+
+
+@login_required
+def project_pipeline_page(request, project_id: int):
+    return _project_page(
+        request,
+        project_id,
+        "pipeline",
+        "frontend/project_pipeline.html",
+        _pipeline_context,
+    )
+
+
+# The automatic flags by their API names, as the quality page names them.
+_FLAG_NAMES = {
+    "empty": pgettext_lazy("quality flag", "empty"),
+    "too_fast": pgettext_lazy("quality flag", "too fast"),
+    "stopwords": pgettext_lazy("quality flag", "stopwords"),
+    "first_tokens": pgettext_lazy("quality flag", "first tokens"),
+    "low_agreement": pgettext_lazy("quality flag", "low agreement"),
+}
+
+
+def _pipeline_context(project, roles) -> dict:
+    pipeline = qc_selectors.pipeline_counts(project=project)
+    return {
+        "pipeline": pipeline,
+        "flag_counts": [(_FLAG_NAMES.get(kind, kind), n) for kind, n in pipeline["flags"].items()],
+    }
+
+
+@login_required
+def project_results_page(request, project_id: int):
+    return _project_page(
+        request,
+        project_id,
+        "results",
+        "frontend/project_results.html",
+        lambda project, roles: {"cohorts": COHORTS},
+    )
+
+
+@login_required
+def project_settings_page(request, project_id: int):
+    return _project_page(request, project_id, "settings", "frontend/project_settings.html")
 
 
 @login_required
@@ -72,76 +154,51 @@ def assignment_page(request, assignment_id: int):
 
 @login_required
 def agreement_page(request, project_id: int):
-    project = selectors.project_get_for_user(
-        project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
-    )
-    return render(request, "frontend/agreement.html", {"project": project})
+    return _project_page(request, project_id, "agreement", "frontend/agreement.html")
 
 
 @login_required
 def datasheet_page(request, project_id: int):
-    project = selectors.project_get_for_user(
-        project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.RESEARCHER)
-    )
-    roles = selectors.project_roles_of_user(project=project, user=request.user)
-    return render(
-        request,
-        "frontend/datasheet.html",
-        {"project": project, "is_admin": Role.ADMIN in roles},
-    )
+    return _project_page(request, project_id, "datasheet", "frontend/datasheet.html")
 
 
 @login_required
 def review_page(request, project_id: int):
-    project = selectors.project_get_for_user(
-        project_id=project_id, user=request.user, roles=(Role.REVIEWER, Role.ADMIN)
-    )
-    return render(request, "frontend/review.html", {"project": project})
+    return _project_page(request, project_id, "review", "frontend/review.html")
 
 
 @login_required
 def quality_page(request, project_id: int):
-    project = selectors.project_get_for_user(
-        project_id=project_id, user=request.user, roles=(Role.ADMIN,)
-    )
-    return render(request, "frontend/quality.html", {"project": project})
+    return _project_page(request, project_id, "quality", "frontend/quality.html")
 
 
 @login_required
 def perturbations_page(request, project_id: int):
-    project = selectors.project_get_for_user(
-        project_id=project_id,
-        user=request.user,
-        roles=(Role.ADMIN, Role.RESEARCHER, Role.AUTHOR, Role.CHECKER),
-    )
-    roles = selectors.project_roles_of_user(project=project, user=request.user)
-    return render(
-        request,
-        "frontend/perturbations.html",
-        {
-            "project": project,
-            "is_admin": Role.ADMIN in roles,
-            "can_author": bool(roles & {Role.ADMIN, Role.AUTHOR}),
-            "can_check": bool(roles & {Role.ADMIN, Role.CHECKER}),
-        },
+    return _project_page(
+        request, project_id, "perturbations", "frontend/perturbations.html", _perturbations_context
     )
 
 
 @login_required
 def perturb_author_page(request, project_id: int, item_id: int):
-    project = selectors.project_get_for_user(
-        project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.AUTHOR)
+    def item_context(project, roles):
+        return {"item": selectors.perturbation_original_get(project=project, item_id=item_id)}
+
+    return _project_page(
+        request, project_id, "perturb-author", "frontend/perturb_author.html", item_context
     )
-    item = selectors.perturbation_original_get(project=project, item_id=item_id)
-    return render(request, "frontend/perturb_author.html", {"project": project, "item": item})
+
+
+def _perturbations_context(project, roles) -> dict:
+    return {
+        "can_author": bool(roles & {Role.ADMIN, Role.AUTHOR}),
+        "can_check": bool(roles & {Role.ADMIN, Role.CHECKER}),
+    }
 
 
 @login_required
 def perturb_check_page(request, project_id: int):
-    project = selectors.project_get_for_user(
-        project_id=project_id, user=request.user, roles=(Role.ADMIN, Role.CHECKER)
-    )
-    return render(request, "frontend/perturb_check.html", {"project": project})
+    return _project_page(request, project_id, "perturb-check", "frontend/perturb_check.html")
 
 
 @require_POST

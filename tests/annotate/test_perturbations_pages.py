@@ -106,7 +106,7 @@ def test_admins_can_add_authors_and_checkers_from_the_project_page(client, setup
     project, users = setup
     client.force_login(users["admin"])
 
-    page = client.get(f"/projects/{project.id}/").content.decode()
+    page = client.get(f"/projects/{project.id}/workers/").content.decode()
 
     assert '<option value="author">' in page and '<option value="checker">' in page
 

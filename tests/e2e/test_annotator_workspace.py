@@ -106,7 +106,7 @@ def test_admin_adds_the_study_presets_and_sees_them(page, live_server):
     ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
     login(page, live_server.url, "boss")
 
-    page.goto(f"{live_server.url}/projects/{project.id}/")
+    page.goto(f"{live_server.url}/projects/{project.id}/instructions/")
     page.click("#install-presets")
     page.wait_for_function("() => document.querySelectorAll('#variants tbody tr').length === 7")
 

@@ -77,7 +77,7 @@ def open_as(browser, base, username):
 
 
 def upload(page, base, project, path: Path):
-    page.goto(f"{base}/projects/{project.id}/")
+    page.goto(f"{base}/projects/{project.id}/data/")
     assert page.inner_text("#import-panel h2") == "导入数据集"
     before = page.locator("#import-jobs tbody tr").count()
     page.set_input_files("#import-form input[name=file]", str(path))
@@ -147,7 +147,7 @@ def accept_every_annotation(page, base, project, count):
 
 def export_from_the_page(page, base, project, layout) -> dict[str, str]:
     """Export the accepted sets in `layout`; the files of the zip by name."""
-    page.goto(f"{base}/projects/{project.id}/")
+    page.goto(f"{base}/projects/{project.id}/results/")
     done = Export.objects.filter(project=project).count()
     page.select_option("select[name=selection]", "accepted")
     page.select_option("select[name=aggregation]", "accepted_sets")

@@ -121,6 +121,12 @@ def test_the_pages_of_each_role_run_with_no_csp_violation(site, browser, setting
     pages = {
         "home": ("/", "#project-form"),
         "project": (f"/projects/{project.id}/", None),
+        "data": (f"/projects/{project.id}/data/", None),
+        "instructions": (f"/projects/{project.id}/instructions/", None),
+        "workers": (f"/projects/{project.id}/workers/", None),
+        "pipeline": (f"/projects/{project.id}/pipeline/", None),
+        "results": (f"/projects/{project.id}/results/", None),
+        "settings": (f"/projects/{project.id}/settings/", None),
         "quality": (f"/projects/{project.id}/quality/", None),
         "agreement": (f"/projects/{project.id}/agreement/", None),
         "datasheet": (f"/projects/{project.id}/datasheet/", None),

@@ -71,7 +71,7 @@ def test_the_board_shows_the_top_k_kappa_per_variant(page, live_server, annotate
         )
     )
     login(page, live_server.url, "board-researcher")
-    page.goto(f"{live_server.url}/projects/{annotated.id}/")
+    page.goto(f"{live_server.url}/projects/{annotated.id}/results/")
     page.wait_for_selector(f"#run-export option[value='{export.id}']", state="attached")
 
     page.fill("#run-form input[name=name]", "soft")

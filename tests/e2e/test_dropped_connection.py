@@ -135,7 +135,7 @@ def test_a_dropped_export_request_is_shown_in_the_export_panel(page, live_server
             route.continue_()
 
     page.route("**/api/projects/*/exports/", drop_starts)
-    page.goto(f"{live_server.url}/projects/{project.id}/")
+    page.goto(f"{live_server.url}/projects/{project.id}/results/")
     page.click("#export-form button[type=submit]")
 
     expect(page.locator(".export-status.error")).to_contain_text(DROPPED)
@@ -148,6 +148,6 @@ def test_a_dropped_results_load_is_shown_on_the_results_board(page, live_server)
     login(page, live_server.url, "res")
 
     page.route(re.compile(r"/exports/\?limit=200$"), lambda route: route.abort())
-    page.goto(f"{live_server.url}/projects/{project.id}/")
+    page.goto(f"{live_server.url}/projects/{project.id}/results/")
 
     expect(page.locator(".run-status.error")).to_contain_text(DROPPED)

@@ -17,7 +17,7 @@ def test_researcher_exports_from_the_project_page(page, live_server, eraser_refe
     ProjectMembership.objects.create(project=project, user=researcher, role=Role.RESEARCHER)
     login(page, live_server.url, "res")
 
-    page.goto(f"{live_server.url}/projects/{project.id}/")
+    page.goto(f"{live_server.url}/projects/{project.id}/results/")
     page.select_option("select[name=selection]", "reference")
     page.select_option("select[name=aggregation]", "reference")
     page.click("#export-form button[type=submit]")

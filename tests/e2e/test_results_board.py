@@ -24,7 +24,7 @@ def test_researcher_compares_runs_and_sees_problems(page, live_server, eraser_re
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"annotation_id": "negR_800.txt", "rationales": [{"docid": "nope"}]}\n')
     login(page, live_server.url, "res")
-    page.goto(f"{live_server.url}/projects/{project.id}/")
+    page.goto(f"{live_server.url}/projects/{project.id}/results/")
     page.wait_for_selector(f"#run-export option[value='{export.id}']", state="attached")
 
     for name, path in (

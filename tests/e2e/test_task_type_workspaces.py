@@ -407,7 +407,7 @@ def test_an_admin_names_the_pair_texts_on_the_project_page(page, live_server, tm
     admin = UserFactory(username="boss")
     ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
     login(page, live_server.url, "boss")
-    page.goto(f"{live_server.url}/projects/{project.id}/")
+    page.goto(f"{live_server.url}/projects/{project.id}/settings/")
 
     page.fill("input[name=text_name_1]", "Claim")
     page.click("#policy-form button[type=submit]")

@@ -453,7 +453,8 @@ def test_the_project_page_offers_the_benchmark_where_the_task_has_one(
     ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
     client.force_login(admin)
 
-    page = client.get(f"/projects/{project.id}/").content.decode()
+    page = client.get(f"/projects/{project.id}/results/").content.decode()
+    page += client.get(f"/projects/{project.id}/data/").content.decode()
 
     assert ('<option value="benchmark">' in page) is offered
     assert ("fine-grained benchmark's format" in page) is offered

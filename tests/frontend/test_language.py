@@ -164,7 +164,10 @@ def test_every_page_renders_in_chinese(db, client, task_type, task_name):
         html = page(client, url)
         assert '<html lang="zh-hans">' in html, url
         assert heading in html, url
-    project_page = page(client, f"/projects/{project.id}/")
+    project_page = "".join(
+        page(client, f"/projects/{project.id}/{path}")
+        for path in ("", "data/", "instructions/", "results/")
+    )
     for text in ("导入数据集", "指令变体", "结果看板", "管理员", f"{task_name} (中文)"):
         assert text in project_page
 

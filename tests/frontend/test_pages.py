@@ -21,11 +21,13 @@ def test_project_page_is_hidden_from_non_members(db, client, role_users, project
 
 def test_only_admins_get_the_import_panel(db, client, role_users, project):
     client.force_login(role_users["annotator"])
-    annotator_page = client.get(f"/projects/{project.id}/").content.decode()
+    annotator_overview = client.get(f"/projects/{project.id}/").content.decode()
+    annotator_data = client.get(f"/projects/{project.id}/data/")
     client.force_login(role_users["admin"])
-    admin_page = client.get(f"/projects/{project.id}/").content.decode()
+    admin_page = client.get(f"/projects/{project.id}/data/").content.decode()
 
-    assert 'id="import-panel"' not in annotator_page
+    assert 'id="import-panel"' not in annotator_overview
+    assert annotator_data.status_code == 403
     assert 'id="import-panel"' in admin_page
 
 

@@ -25,12 +25,13 @@ def test_the_admin_page_follows_the_task_type(db, client, role_users, task_type,
     ProjectMembership.objects.create(project=project, user=role_users["admin"], role="admin")
     client.force_login(role_users["admin"])
 
-    page = client.get(f"/projects/{project.id}/").content.decode()
+    data_page = client.get(f"/projects/{project.id}/data/").content.decode()
+    settings_page = client.get(f"/projects/{project.id}/settings/").content.decode()
 
-    assert all(field in page for field in fields)
-    assert 'name="labels_from_annotators"' in page
+    assert all(field in data_page for field in fields)
+    assert 'name="labels_from_annotators"' in settings_page
     for name in ("text_name_1", "question_rationales"):
-        assert (f'name="{name}"' in page) == (name in options)
+        assert (f'name="{name}"' in settings_page) == (name in options)
 
 
 def test_text_names_are_escaped_on_the_project_page(db, client, role_users):
@@ -40,7 +41,9 @@ def test_text_names_are_escaped_on_the_project_page(db, client, role_users):
     ProjectMembership.objects.create(project=project, user=role_users["admin"], role="admin")
     client.force_login(role_users["admin"])
 
-    page = client.get(f"/projects/{project.id}/").content.decode()
+    page = "".join(
+        client.get(f"/projects/{project.id}/{path}").content.decode() for path in ("", "settings/")
+    )
 
     assert "<i>Claim</i>" not in page
     assert "&lt;i&gt;Claim&lt;/i&gt;" in page

@@ -1,5 +1,6 @@
 // @ts-check
-// Project page for admins: instruction variants, policies, members and progress.
+// The admin's project pages: instruction variants (Instructions), policies (Settings), members
+// and progress (Workers). Each page holds some of these parts; a part runs where its elements are.
 // Server strings are inserted as text only.
 
 import { api, el, errorText } from "./http.js";
@@ -27,7 +28,8 @@ if (found) {
 
   async function loadVariants() {
     const response = await api(`${base}/variants/`, "GET");
-    const tbody = /** @type {HTMLElement} */ (panel.querySelector("#variants tbody"));
+    const tbody = panel.querySelector("#variants tbody");
+    if (!tbody) return;
     tbody.replaceChildren();
     if (!response.ok) return say(errorText(response.data), true);
     for (const v of response.data) {
@@ -61,6 +63,7 @@ if (found) {
   }
 
   async function loadProgress() {
+    if (!panel.querySelector("#progress-variants")) return;
     const response = await api(`${base}/progress/`, "GET");
     if (!response.ok) return say(errorText(response.data), true);
     const variants = /** @type {HTMLElement} */ (panel.querySelector("#progress-variants tbody"));
@@ -89,8 +92,8 @@ if (found) {
     loadVariants();
   });
 
-  const variantForm = /** @type {HTMLFormElement} */ (panel.querySelector("#variant-form"));
-  variantForm.addEventListener("submit", async (event) => {
+  const variantForm = /** @type {HTMLFormElement | null} */ (panel.querySelector("#variant-form"));
+  variantForm?.addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = new FormData(variantForm);
     const r = await api(`${base}/variants/`, "POST", {
@@ -101,8 +104,8 @@ if (found) {
     loadVariants();
   });
 
-  const policyForm = /** @type {HTMLFormElement} */ (panel.querySelector("#policy-form"));
-  policyForm.addEventListener("submit", async (event) => {
+  const policyForm = /** @type {HTMLFormElement | null} */ (panel.querySelector("#policy-form"));
+  policyForm?.addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = new FormData(policyForm);
     /** @type {Record<string, any>} */ const body = {
@@ -122,8 +125,8 @@ if (found) {
     say(r.ok ? gettext("Policies saved.") : errorText(r.data), !r.ok);
   });
 
-  const memberForm = /** @type {HTMLFormElement} */ (panel.querySelector("#member-form"));
-  memberForm.addEventListener("submit", async (event) => {
+  const memberForm = /** @type {HTMLFormElement | null} */ (panel.querySelector("#member-form"));
+  memberForm?.addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = new FormData(memberForm);
     const r = await api(`${base}/members/`, "POST", { username: form.get("username"), role: form.get("role") });
@@ -132,7 +135,9 @@ if (found) {
     if (r.ok) memberForm.reset();
   });
 
-  loadVariants();
-  loadProgress();
-  window.setInterval(loadProgress, 5000);
+  if (panel.querySelector("#variants")) loadVariants();
+  if (panel.querySelector("#progress-variants")) {
+    loadProgress();
+    window.setInterval(loadProgress, 5000);
+  }
 }

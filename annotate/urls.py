@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotate import apis, perturbation_apis
+from annotate import apis, job_progress_apis, perturbation_apis
 
 app_name = "annotate"
 
@@ -61,6 +61,11 @@ urlpatterns = [
         "projects/<int:project_id>/imports/<int:job_id>/",
         apis.ImportJobDetailApi.as_view(),
         name="import-detail",
+    ),
+    path(
+        "projects/<int:project_id>/imports/<int:job_id>/progress/",
+        job_progress_apis.ImportJobProgressApi.as_view(),
+        name="import-progress",
     ),
     path("projects/<int:project_id>/items/", apis.ItemListApi.as_view(), name="item-list"),
     path(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from exports import apis
+from exports import apis, job_progress_apis
 
 app_name = "exports"
 
@@ -27,6 +27,16 @@ urlpatterns = [
         "projects/<int:project_id>/exports/<int:export_id>/runs/",
         apis.ExplainerRunListCreateApi.as_view(),
         name="run-list",
+    ),
+    path(
+        "projects/<int:project_id>/exports/<int:export_id>/progress/",
+        job_progress_apis.ExportProgressApi.as_view(),
+        name="export-progress",
+    ),
+    path(
+        "projects/<int:project_id>/exports/<int:export_id>/runs/<int:run_id>/progress/",
+        job_progress_apis.ExplainerRunProgressApi.as_view(),
+        name="run-progress",
     ),
     path(
         "projects/<int:project_id>/datasheet/",

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from qc import apis
+from qc import apis, chart_apis, job_progress_apis
 
 app_name = "qc"
 
@@ -94,5 +94,24 @@ urlpatterns += [
         "projects/<int:project_id>/qualification/answers/",
         apis.QualificationAnswerApi.as_view(),
         name="qualification-answer",
+    ),
+]
+
+# The progress bar's view of the agreement report's computation (qc/job_progress_apis.py).
+urlpatterns += [
+    path(
+        "projects/<int:project_id>/agreement/progress/",
+        job_progress_apis.AgreementProgressApi.as_view(),
+        name="agreement-progress",
+    ),
+    path(
+        "projects/<int:project_id>/charts/pipeline/",
+        chart_apis.PipelineTimelineApi.as_view(),
+        name="chart-pipeline",
+    ),
+    path(
+        "projects/<int:project_id>/charts/seconds-per-item/",
+        chart_apis.SecondsPerItemApi.as_view(),
+        name="chart-seconds-per-item",
     ),
 ]

@@ -98,9 +98,41 @@ def descending_within_segments(
     return np.lexsort((-values, np.repeat(np.arange(n), lengths)))
 
 
+# Work on about this many values at a time: a few megabytes per temporary array, which
+# the allocator hands back and reuses. One pass over Evidence Inference's 4.5 million soft
+# scores at once made 36 MB temporaries that were mapped and unmapped per operation:
+# 40,000 page faults, a quarter of a second of system time.
+CHUNK_ELEMENTS = 1 << 18
+
+
+def chunk_bounds(lengths: np.ndarray, chunk_elements: int) -> list[tuple[int, int]]:
+    """(first, end) segment ranges, in order, each holding at most `chunk_elements` values
+    or a single segment."""
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    chunks, start = [], 0
+    while start < len(lengths):
+        end = int(np.searchsorted(bounds, bounds[start] + chunk_elements, "right")) - 1
+        end = min(max(start + 1, end), len(lengths))
+        chunks.append((start, end))
+        start = end
+    return chunks
+
+
 def top_k_within_segments(values: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
     """Positions of the k highest values of each segment (all of a shorter one), ascending;
     of equal values at the cut, the earlier are taken."""
+    if len(values) <= CHUNK_ELEMENTS:
+        return _top_k(values, lengths, k)
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    return np.concatenate(
+        [
+            bounds[first] + _top_k(values[bounds[first] : bounds[end]], lengths[first:end], k)
+            for first, end in chunk_bounds(lengths, CHUNK_ELEMENTS)
+        ]
+    )
+
+
+def _top_k(values: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
     n = len(lengths)
     if n == 0 or k <= 0:
         return np.zeros(0, dtype=np.int64)

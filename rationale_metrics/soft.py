@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rationale_metrics.segments import descending_within_segments
-
-CHUNK_ELEMENTS = 1 << 20  # bounds the temporaries: ~20 arrays of this many float64
+from rationale_metrics.segments import CHUNK_ELEMENTS, chunk_bounds, descending_within_segments
 
 
 def soft_metrics_per_key(
@@ -32,18 +30,15 @@ def soft_metrics_per_segment(
     truth: np.ndarray, score: np.ndarray, lengths: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The same over keys stored end to end: key i is the next `lengths[i]` values."""
-    results = []
     bounds = np.concatenate(([0], np.cumsum(lengths)))
-    start = 0
-    while start < len(lengths):
-        # The keys from `start` whose values fit in one chunk (at least one key).
-        end = max(
-            start + 1, int(np.searchsorted(bounds, bounds[start] + CHUNK_ELEMENTS, "right")) - 1
+    results = [
+        _chunk(
+            truth[bounds[first] : bounds[end]],
+            score[bounds[first] : bounds[end]],
+            lengths[first:end],
         )
-        end = min(end, len(lengths))
-        a, b = bounds[start], bounds[end]
-        results.append(_chunk(truth[a:b], score[a:b], lengths[start:end]))
-        start = end
+        for first, end in chunk_bounds(lengths, CHUNK_ELEMENTS)
+    ]
     if not results:
         empty = np.zeros(0)
         return empty, empty, empty

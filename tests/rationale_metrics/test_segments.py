@@ -1,14 +1,18 @@
 """Sorting within segments, and token F1 against rationale sets over token tables, each held
 to a plain per-segment or per-instance computation."""
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rationale_metrics import segments as segments_module
 from rationale_metrics.extensions import rationale_set_scores, rationale_set_scores_from_tokens
 from rationale_metrics.segments import (
     Segments,
+    chunk_bounds,
     descending_within_segments,
     top_k_within_segments,
 )
@@ -60,6 +64,33 @@ def test_top_k_and_order_take_the_highest_and_the_earliest_of_equals(shape, k):
     )
     order = descending_within_segments(values, lengths)
     assert np.array_equal(order, expected_descending(values, lengths))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("chunk", [1, 37, 1000])
+def test_top_k_in_chunks_is_the_top_k_of_the_whole(monkeypatch, shape, chunk):
+    # Given segments worked on a few at a time (chunks smaller than some segments too)
+    monkeypatch.setattr(segments_module, "CHUNK_ELEMENTS", chunk)
+    rng = np.random.default_rng(9)
+    lengths = np.array(SHAPES[shape], dtype=np.int64)
+    values = rng.choice([0.0, 0.25, 0.5, 1.0, -2.0], size=int(lengths.sum()))
+
+    # Then the positions are those of all segments at once, in ascending order
+    assert np.array_equal(
+        top_k_within_segments(values, lengths, 3), expected_top_k(values, lengths, 3)
+    )
+
+
+def test_chunk_bounds_cover_every_segment_once_within_the_bound():
+    lengths = np.array([5, 1, 1, 9, 2, 2, 2, 0, 3], dtype=np.int64)
+
+    chunks = chunk_bounds(lengths, 4)
+
+    assert chunks[0][0] == 0 and chunks[-1][1] == len(lengths)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(chunks))
+    for first, end in chunks:
+        assert end - first == 1 or lengths[first:end].sum() <= 4
+    assert chunk_bounds(np.zeros(0, dtype=np.int64), 4) == []
 
 
 @pytest.mark.parametrize("shape", SHAPES)

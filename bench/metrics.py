@@ -10,6 +10,16 @@ at two scales, then in fresh child processes (so peak RSS is their own):
 Each is run --repeat times, alternating, and the medians are compared: single runs of
 either vary by a quarter on this kind of machine. Peak memory is the largest seen.
 Targets: score within 3x of parse; under 500 MB peak at the second scale.
+
+Then whole processes, the way a user runs them (interpreter start-up, imports, reading and
+writing included), --whole-repeat rounds of, in turn:
+  - parse: a fresh `python -c` that json.loads every line of the same three files;
+  - score: `python -m rationale_metrics score ...` writing its score file;
+  - reference: the ERASER reference scorer (`python -m rationale_benchmark.metrics`, same
+    flags) when --reference names a folder holding its `rationale_benchmark` package.
+Wall and CPU (user + system) seconds of each, medians of the per-round ratios, and
+whether every number the reference wrote is the scorer's to 1e-9.
+Targets (issue 23): score at most 1.5x parse; reference at least 20x score.
 """
 
 from __future__ import annotations
@@ -17,9 +27,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
+import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -168,6 +181,140 @@ def child(mode: str, root: Path) -> None:
     print(json.dumps({"seconds": seconds, "peak_rss_mb": peak}))
 
 
+# The fresh process that only parses: what the scorer must read, and nothing else.
+PARSE_ONLY = (
+    "import json, sys\n"
+    "for name in sys.argv[1:]:\n"
+    "    with open(name) as handle:\n"
+    "        for line in handle:\n"
+    "            json.loads(line)\n"
+)
+
+
+def whole_process_commands(root: Path, reference: Path | None) -> dict[str, tuple[list, dict]]:
+    """The command and environment of each whole process compared, by name."""
+    python = sys.executable
+    flags = ["--data_dir", str(root), "--split", "test", "--results", str(root / "preds.jsonl")]
+    env = dict(os.environ)
+    ours, theirs = root / "scores_whole.json", root / "scores_reference.json"
+    commands = {
+        "parse": (
+            [python, "-c", PARSE_ONLY, *(str(root / n) for n in INPUT_FILES)],
+            env,
+        ),
+        "score": (
+            [python, "-m", "rationale_metrics", "score", *flags, "--score_file", str(ours)],
+            env,
+        ),
+    }
+    if reference is not None:
+        commands["reference"] = (
+            [python, "-m", "rationale_benchmark.metrics", *flags, "--score_file", str(theirs)],
+            {**env, "PYTHONPATH": str(reference)},
+        )
+    return commands
+
+
+INPUT_FILES = ("docs.jsonl", "test.jsonl", "preds.jsonl")
+
+
+def run_timed(command: list, env: dict) -> dict:
+    """Wall and CPU seconds and peak RSS of one whole process (its output discarded)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError(f"{command[:4]} exited with {process.returncode}")
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def numbers_differing(reference, ours, path: str = "", tolerance: float = 1e-9) -> list[str]:
+    """Where a number (or other value) the reference wrote is not ours; keys only we
+    write (the extensions) are not compared."""
+    if isinstance(reference, dict):
+        if not isinstance(ours, dict):
+            return [path or "/"]
+        return [
+            where
+            for key, value in reference.items()
+            for where in (
+                numbers_differing(value, ours[key], f"{path}/{key}", tolerance)
+                if key in ours
+                else [f"{path}/{key} (missing)"]
+            )
+        ]
+    if isinstance(reference, list):
+        if not isinstance(ours, list) or len(ours) != len(reference):
+            return [path]
+        return [
+            where
+            for i, (a, b) in enumerate(zip(reference, ours, strict=True))
+            for where in numbers_differing(a, b, f"{path}[{i}]", tolerance)
+        ]
+    numeric = (int, float)
+    if isinstance(reference, numeric) and isinstance(ours, numeric):
+        both_nan = math.isnan(reference) and math.isnan(ours)
+        return [] if both_nan or abs(reference - ours) <= tolerance else [path]
+    return [] if reference == ours else [path]
+
+
+def count_numbers(value) -> int:
+    if isinstance(value, dict):
+        return sum(count_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(count_numbers(v) for v in value)
+    return int(isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def whole_processes(root: Path, reference: Path | None, rounds: int) -> dict[str, list[dict]]:
+    """`rounds` rounds of every command in turn, so that a slow spell hits all alike."""
+    commands = whole_process_commands(root, reference)
+    runs: dict[str, list[dict]] = {name: [] for name in commands}
+    for _ in range(rounds):
+        for name, (command, env) in commands.items():
+            runs[name].append(run_timed(command, env))
+    return runs
+
+
+def print_whole_processes(scale: str, root: Path, runs: dict[str, list[dict]]) -> None:
+    def median(name: str, figure: str) -> float:
+        return statistics.median(r[figure] for r in runs[name])
+
+    def paired(top: str, bottom: str, figure: str) -> list[float]:
+        return [a[figure] / b[figure] for a, b in zip(runs[top], runs[bottom], strict=True)]
+
+    for figure in ("wall", "cpu"):
+        line = (
+            f"{scale:<20} {figure:>4} {median('parse', figure):>8.2f} "
+            f"{median('score', figure):>8.2f} "
+        )
+        ratios = paired("score", "parse", figure)
+        line += f"{statistics.median(ratios):>7.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+        if "reference" in runs:
+            ratios = paired("reference", "score", figure)
+            line += (
+                f" {median('reference', figure):>8.2f} "
+                f"{statistics.median(ratios):>7.1f}x ({min(ratios):.1f}-{max(ratios):.1f})"
+            )
+        print(line)
+    peaks = {name: max(r["peak_rss_mb"] for r in rs) for name, rs in runs.items()}
+    print(f"{'':<20} peak MB " + " ".join(f"{k} {v:.0f}" for k, v in peaks.items()))
+    if "reference" in runs:
+        theirs = json.loads((root / "scores_reference.json").read_text())
+        ours = json.loads((root / "scores_whole.json").read_text())
+        differing = numbers_differing(theirs, ours)
+        verdict = "identical" if not differing else f"DIFFERENT at {differing[:5]}"
+        print(f"{'':<20} numbers: {count_numbers(theirs)} of the reference's, {verdict} (1e-9)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -179,6 +326,19 @@ def main() -> None:
         default=5,
         help="parse and score runs per scale, interleaved; medians are reported",
     )
+    parser.add_argument(
+        "--whole-repeat",
+        type=int,
+        default=3,
+        help="rounds of the whole-process comparison (parse, score, reference in turn)",
+    )
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        default=os.environ.get("ERASER_REFERENCE_DIR") or None,
+        help="a folder holding the ERASER reference scorer's rationale_benchmark package "
+        "(default: $ERASER_REFERENCE_DIR); without it the reference is not run",
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -189,6 +349,7 @@ def main() -> None:
         f"{'scale':<20} {'parse s':>8} {'parse MB':>9} {'score s':>8} {'score MB':>9} "
         f"{'score/parse':>12} {'range':>11}"
     )
+    whole: dict[str, dict[str, list[dict]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for scale in args.scales:
             root = Path(tmp) / scale
@@ -206,6 +367,19 @@ def main() -> None:
                 f"{score:>8.2f} {max(s['peak_rss_mb'] for _, s in pairs):>9.0f} "
                 f"{score / parse:>11.2f}x {min(ratios):>5.2f}-{max(ratios):.2f}x"
             )
+            whole[scale] = whole_processes(root, args.reference, args.whole_repeat)
+        print()
+        print(
+            f"Whole processes, start-up included: medians of {args.whole_repeat} rounds "
+            "(ratios: median of the per-round ratios, and their range)"
+        )
+        header = f"{'scale':<20} {'':>4} {'parse s':>8} {'score s':>8} {'score/parse':>20}"
+        if args.reference is None:
+            print(header + "   (reference not run: give --reference or $ERASER_REFERENCE_DIR)")
+        else:
+            print(header + f" {'ref s':>8} {'ref/score':>18}")
+        for scale, runs in whole.items():
+            print_whole_processes(scale, Path(tmp) / scale, runs)
 
 
 if __name__ == "__main__":

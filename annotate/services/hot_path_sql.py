@@ -75,8 +75,8 @@ def _alone(statement: PreparedStatement, values: dict, *, fetch_all: bool = Fals
     return run(values)
 
 
-# The worker's open lease (a revision owed counts) or, failing that, a new one on the
-# fullest (item, variant) that has room, is not held out and was never theirs; then the
+# The worker's open lease (a revision owed before any first-round lease, the oldest first)
+# or, failing that, a new one on the fullest (item, variant) that has room, is not held out and was never theirs; then the
 # chosen assignment with its variant and its item's documents, a row per document. New
 # work comes under the variant the caller names (a project that mixes variants chooses
 # one per request) or else the worker's bound variant while it is active: read here, it
@@ -88,7 +88,7 @@ WITH current_lease AS (
     FROM {_A} a JOIN {_I} i ON i.id = a.item_id
     WHERE a.worker_id = %(worker)s AND i.project_id = %(project)s AND a.status = '{_LEASED}'
       AND (a.lease_expires_at >= %(now)s OR a.round > 1)
-    ORDER BY a.created_at
+    ORDER BY a.round > 1 DESC, a.created_at, a.id
     LIMIT 1
 ),
 variant_used AS (

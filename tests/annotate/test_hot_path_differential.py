@@ -22,7 +22,12 @@ from annotate.models import (
     ItemVariantFill,
     RationaleSpan,
 )
-from annotate.services import annotation_submit, assignment_next, assignment_skip
+from annotate.services import (
+    annotation_submit,
+    assignment_next,
+    assignment_revision_create,
+    assignment_skip,
+)
 from annotate.services.assignments import expiry_sweep_asked_forget
 from config.exceptions import ApplicationError
 from tests.annotate.workflow_helpers import make_project, text_docid
@@ -96,6 +101,7 @@ operations = st.lists(
         st.tuples(st.just("submit"), workers, submit_bodies),
         st.tuples(st.just("skip"), workers),
         st.tuples(st.just("expire"), workers),
+        st.tuples(st.just("send back"), workers),
     ),
     min_size=1,
     max_size=14,
@@ -153,9 +159,32 @@ def _run(project_options, people, ops):
     return answers, _rows(project, people)
 
 
+def _send_back(project, worker):
+    """What a failed review does: the worker's oldest annotation not yet sent back returns
+    to them as its next round (a revision owed)."""
+    for annotation in Annotation.objects.filter(
+        assignment__item__project=project, assignment__worker=worker
+    ).order_by("created_at", "pk"):
+        owed = Assignment.objects.filter(
+            item=annotation.assignment.item_id, worker=worker, round__gt=annotation.assignment.round
+        )
+        if not owed.exists():
+            revision = assignment_revision_create(annotation=annotation)
+            return ("sent back", annotation.assignment.item.annotation_id, revision.round)
+    return ("nothing to send back",)
+
+
 def _answer(project, worker, action, body=None):
     if action == "next":
-        return _outcome(lambda: _lease_seen(assignment_next(project=project, worker=worker)))
+        owed = Assignment.objects.filter(
+            item__project=project, worker=worker, status=AssignmentStatus.LEASED, round__gt=1
+        ).exists()
+        answer = _outcome(lambda: _lease_seen(assignment_next(project=project, worker=worker)))
+        if owed and answer[0] == "ok":  # revisions first, whatever else the worker holds
+            assert answer[1] is not None and answer[1][2] > 1, answer
+        return answer
+    if action == "send back":
+        return _send_back(project, worker)
     assignment = _latest_assignment(project, worker)
     if assignment is None:  # the worker asks for work first
         leased = _outcome(lambda: assignment_next(project=project, worker=worker))
@@ -256,6 +285,81 @@ def test_both_paths_give_the_same_answers_and_rows(db, project_options, ops):
 
     for op, answer in zip(ops, fast[0], strict=True):  # shown by --hypothesis-show-statistics
         event(f"{op[0]}: {answer[:2] if isinstance(answer, tuple) else answer}")
+    assert fast[0] == general[0], "answers differ"
+    assert fast[1] == general[1], "stored rows differ"
+
+
+# Projects and requests where work is submitted and sent back often, so that revisions owed
+# meet open first-round leases, expired leases, skips and resubmits.
+lenient_projects = projects.map(
+    lambda options: {
+        **options,
+        "min_highlight": 1,
+        "labels_from_annotators": False,
+        "options": (),
+        "question_rationales": False,
+    }
+)
+document_spans = st.builds(
+    lambda start, length: {"docid": DOCUMENT, "start_token": start, "end_token": start + length},
+    st.integers(0, 11),
+    st.integers(1, 3),
+)
+plausible_bodies = st.fixed_dictionaries(
+    {
+        "rationale_sets": st.lists(
+            st.lists(document_spans, min_size=1, max_size=1), min_size=1, max_size=2
+        ),
+        "label": st.just(None),
+        "time_spent_ms": st.just(1200),
+        "client_uuid": st.uuids(),
+    }
+)
+two_workers = st.integers(0, 1)
+revision_operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("next"), two_workers),
+        st.tuples(st.just("next"), two_workers),
+        st.tuples(st.just("submit"), two_workers, plausible_bodies),
+        st.tuples(st.just("submit"), two_workers, plausible_bodies),
+        st.tuples(st.just("send back"), two_workers),
+        st.tuples(st.just("send back"), two_workers),
+        st.tuples(st.just("skip"), two_workers),
+        st.tuples(st.just("expire"), two_workers),
+    ),
+    min_size=3,
+    max_size=16,
+)
+# Half the runs start where the rule matters most: worker 0 submitted an item, took a
+# second one, and then the first came back to them.
+owed_beside_an_open_lease = st.builds(
+    lambda body, rest: [("next", 0), ("submit", 0, body), ("next", 0), ("send back", 0), *rest],
+    plausible_bodies,
+    revision_operations,
+)
+
+
+@hypothesis_settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    project_options=lenient_projects,
+    ops=st.one_of(revision_operations, owed_beside_an_open_lease),
+)
+def test_both_paths_agree_when_revisions_are_owed(db, project_options, ops):
+    """Revisions first on both paths: the same answers and rows, and every "next" asked
+    while a revision is owed serves a revision (checked in `_answer`)."""
+    people = UserFactory.create_batch(MAX_WORKERS)
+
+    fast = _run_and_roll_back(True, project_options, people, ops)
+    general = _run_and_roll_back(False, project_options, people, ops)
+
+    for op, answer in zip(ops, fast[0], strict=True):
+        event(f"{op[0]}: {answer[0] if isinstance(answer, tuple) else answer}")
+        if op[0] == "next" and answer[0] == "ok" and answer[1] is not None:
+            event(f"next served round {answer[1][2]}")
     assert fast[0] == general[0], "answers differ"
     assert fast[1] == general[1], "stored rows differ"
 

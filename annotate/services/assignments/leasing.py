@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 from django.utils import timezone
 
 from annotate.gates import work_refusal
@@ -89,7 +89,7 @@ def _take_slot(item_id: int, variant, round_number: int, quota: int) -> int | No
 
 
 def assignment_next(*, project: Project, worker) -> Assignment | None:
-    """The worker's current lease (a revision owed counts), or a new one, with its item and
+    """The worker's current lease (a revision owed first), or a new one, with its item and
     documents attached; None when nothing is left for them. Raises PermissionDeniedError
     when a gate refuses them; the gate runs in its own transaction, so what it records
     stands even when it refuses."""
@@ -152,12 +152,17 @@ def expiry_sweep_asked_forget() -> None:
     _sweep_asked_at.clear()
 
 
+_REVISION_FIRST = ExpressionWrapper(Q(round__gt=1), output_field=BooleanField())
+
+
 @transaction.atomic
 def _lease_next(project: Project, worker, variant: InstructionVariant) -> Assignment | None:
     now = timezone.now()
     swept = _expiry_sweep_due(project)
     if swept:
         leases_expire(project=project)
+    # A revision owed is served before any first-round lease, however old that lease:
+    # the reviewers are waiting on it, and it never expires to free its slot.
     current = (
         Assignment.objects.filter(
             Q(lease_expires_at__gte=now) | Q(round__gt=1),
@@ -165,7 +170,7 @@ def _lease_next(project: Project, worker, variant: InstructionVariant) -> Assign
             worker=worker,
             status=AssignmentStatus.LEASED,
         )
-        .order_by("created_at")
+        .order_by(_REVISION_FIRST.desc(), "created_at", "pk")
         .first()
     )
     if current is not None:

@@ -76,8 +76,9 @@ def _alone(statement: PreparedStatement, values: dict, *, fetch_all: bool = Fals
 
 
 # The worker's open lease (a revision owed before any first-round lease, the oldest first)
-# or, failing that, a new one on the fullest (item, variant) that has room, is not held out and was never theirs; then the
-# chosen assignment with its variant and its item's documents, a row per document. New
+# or, failing that, a new one on the fullest (item, variant) that has room, is not held
+# out and was never theirs; then the chosen assignment with its variant and its item's
+# documents, a row per document. New
 # work comes under the variant the caller names (a project that mixes variants chooses
 # one per request) or else the worker's bound variant while it is active: read here, it
 # costs "next" no round trip of its own. With neither, nothing is leased and the caller

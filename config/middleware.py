@@ -1,4 +1,5 @@
-"""Request ids, structured request logs, and 503 instead of 500 when the database is away."""
+"""Request ids, structured request logs, and 503 instead of 500 when the database or the
+job queue's broker is away."""
 
 from __future__ import annotations
 
@@ -72,6 +73,37 @@ class DatabaseUnavailableMiddleware:
                 {
                     "detail": "the database is unavailable; retry shortly",
                     "code": "database_unavailable",
+                },
+                status=503,
+            )
+            response["Retry-After"] = RETRY_AFTER_SECONDS
+            return response
+        return None
+
+
+class BrokerUnavailableMiddleware:
+    """A job that could not be queued (Celery's broker, Redis, away) answers 503 with
+    Retry-After, not 500. Only requests that start a job publish anything: a submit's
+    quality checks are the beat sweep's (qc/receivers.py), so annotators never meet this.
+    The job's row was committed before the publish failed, and stays pending; the client
+    is told to start it again."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from kombu.exceptions import OperationalError as BrokerError
+
+        if isinstance(exception, BrokerError):
+            logger.warning("job queue unavailable: %s", exception)
+            response = JsonResponse(
+                {
+                    "detail": "the job queue is unavailable, so the job was not started; "
+                    "start it again shortly",
+                    "code": "queue_unavailable",
                 },
                 status=503,
             )

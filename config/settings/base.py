@@ -54,6 +54,7 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "config.exceptions.ApplicationErrorMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
+    "config.middleware.BrokerUnavailableMiddleware",
     # Last, as axes asks: turns a locked-out sign-in into its answer (config/login_lockout.py).
     "axes.middleware.AxesMiddleware",
 ]

@@ -12,6 +12,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
@@ -119,3 +120,24 @@ def test_with_the_broker_away_a_submit_is_acknowledged_and_the_sweep_checks_it_l
     assert submitted.status_code == 201
     assert unchecked_at_first
     assert SubmissionCheck.objects.filter(annotation_id=annotation_id).exists()
+
+
+# Transactions that commit, as in production: the job is queued once its row is committed.
+@pytest.mark.django_db(transaction=True)
+def test_with_the_broker_away_starting_an_import_answers_503_with_retry_after(
+    broker_away, annotator_in_project
+):
+    project, _annotator = annotator_in_project
+    admin = UserFactory(username="outage-admin")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    client = Client()
+    client.force_login(admin)
+
+    answer = client.post(
+        reverse("annotate:import-list", args=[project.id]),
+        {"file": SimpleUploadedFile("t.jsonl", b'{"text": "ok", "label": "neg"}\n')},
+    )
+
+    assert answer.status_code == 503
+    assert int(answer["Retry-After"]) > 0
+    assert answer.json()["code"] == "queue_unavailable"

@@ -67,6 +67,8 @@ PROJECT_TABS: tuple[ProjectTab, ...] = (
             ProjectPage(
                 "workers", "project-workers", _("Members and progress"), _roles(Role.ADMIN)
             ),
+            # Accounts of the members: create, reset passwords, deactivate (account_views.py).
+            ProjectPage("members", "project-members", _("Accounts"), _roles(Role.ADMIN)),
             ProjectPage(
                 "quality", "quality-page", _("Qualification and quality"), _roles(Role.ADMIN)
             ),

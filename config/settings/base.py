@@ -49,6 +49,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "config.auth.SignedInUserMiddleware",
+    # A one-time password is replaced before anything else (frontend/password_change_required.py).
+    "frontend.password_change_required.PasswordChangeRequiredMiddleware",
     "config.middleware.LazyMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",

@@ -240,15 +240,27 @@ class ProjectProgressSummary:
     items_total: int
     items_complete: int
     annotations_submitted: int
+    # First-round annotations in active variants, against what the quotas ask for.
+    quota_submitted: int = 0
+    quota_total: int = 0
 
     @property
     def percent_complete(self) -> int:
         return round(100 * self.items_complete / self.items_total) if self.items_total else 0
 
+    @property
+    def percent_of_quota(self) -> int:
+        return round(100 * self.quota_submitted / self.quota_total) if self.quota_total else 0
+
+
+def _count_of(queryset: QuerySet, group: str) -> Subquery:
+    """The number of `queryset`'s rows, as a subquery correlated on its `group` field."""
+    return Coalesce(Subquery(queryset.values(group).annotate(n=Count("pk")).values("n")), 0)
+
 
 def project_progress_summaries(*, project_ids: list[int]) -> dict[int, ProjectProgressSummary]:
-    """Per project: its items, those complete and the annotations submitted, in three queries
-    whatever the number of projects.
+    """Per project: its items, those complete, the annotations submitted and the first-round
+    annotations against the quotas, in two queries whatever the number of projects.
 
     An item is complete when every active variant holds its quota of submitted first-round
     annotations of it; live slots cap each variant at its quota, so the item's count of them
@@ -256,53 +268,48 @@ def project_progress_summaries(*, project_ids: list[int]) -> dict[int, ProjectPr
     """
     if not project_ids:
         return {}
-    active_variants = (
-        InstructionVariant.objects.filter(project=OuterRef("project_id"), active=True)
-        .values("project")
-        .annotate(n=Count("pk"))
-        .values("n")
+    first_round = Assignment.objects.filter(
+        round=1, status=AssignmentStatus.SUBMITTED, variant__active=True
     )
-    submitted_first_round = (
-        Assignment.objects.filter(
-            item=OuterRef("pk"),
-            round=1,
-            status=AssignmentStatus.SUBMITTED,
-            variant__active=True,
+    active_variants = InstructionVariant.objects.filter(active=True)
+    rows = (
+        Project.objects.filter(pk__in=project_ids)
+        .annotate(
+            n_items=_count_of(Item.objects.filter(project=OuterRef("pk")), "project"),
+            n_active=_count_of(active_variants.filter(project=OuterRef("pk")), "project"),
+            n_annotations=_count_of(
+                Annotation.objects.filter(assignment__item__project=OuterRef("pk")),
+                "assignment__item__project",
+            ),
+            n_first_round=_count_of(
+                first_round.filter(item__project=OuterRef("pk")), "item__project"
+            ),
         )
-        .values("item")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    items = dict(
-        Item.objects.filter(project_id__in=project_ids)
-        .values("project_id")
-        .annotate(n=Count("pk"))
-        .values_list("project_id", "n")
+        .values_list(
+            "pk", "annotators_per_item", "n_items", "n_active", "n_annotations", "n_first_round"
+        )
     )
     complete = dict(
         Item.objects.filter(project_id__in=project_ids)
         .annotate(
-            submitted=Coalesce(Subquery(submitted_first_round), 0),
-            needed=F("project__annotators_per_item") * Coalesce(Subquery(active_variants), 0),
+            submitted=_count_of(first_round.filter(item=OuterRef("pk")), "item"),
+            needed=F("project__annotators_per_item")
+            * _count_of(active_variants.filter(project=OuterRef("project_id")), "project"),
         )
         .filter(needed__gt=0, submitted__gte=F("needed"))
         .values("project_id")
         .annotate(n=Count("pk"))
         .values_list("project_id", "n")
     )
-    annotations = dict(
-        Annotation.objects.filter(assignment__item__project_id__in=project_ids)
-        .values("assignment__item__project_id")
-        .annotate(n=Count("pk"))
-        .values_list("assignment__item__project_id", "n")
-    )
     return {
-        project_id: ProjectProgressSummary(
-            items_total=items.get(project_id, 0),
-            items_complete=complete.get(project_id, 0),
-            annotations_submitted=annotations.get(project_id, 0),
+        pk: ProjectProgressSummary(
+            items_total=n_items,
+            items_complete=complete.get(pk, 0),
+            annotations_submitted=n_annotations,
+            quota_submitted=n_first_round,
+            quota_total=n_items * quota * n_active,
         )
-        for project_id in project_ids
+        for pk, quota, n_items, n_active, n_annotations, n_first_round in rows
     }
 
 

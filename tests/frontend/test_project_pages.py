@@ -274,3 +274,15 @@ def test_the_breadcrumb_of_a_second_page_names_its_tab_first(db, client, role_us
     crumbs = re.search(r'<nav class="breadcrumb".*?</nav>', html, re.S).group(0)
     assert f'<a href="/projects/{project.id}/results/">Export and results</a>' in crumbs
     assert '<span aria-current="page">Datasheet</span>' in crumbs
+
+
+def test_progress_counts_first_round_annotations_against_the_quotas(db):
+    project = make_project(items=2, quota=2, variants=("a", "b", "c"))
+    worker = UserFactory(username="w")
+    ProjectMembership.objects.create(project=project, user=worker, role=ANNOTATOR)
+    submit_first_tokens(assignment_next(project=project, worker=worker), worker)
+
+    summary = selectors.project_progress_summaries(project_ids=[project.pk])[project.pk]
+
+    assert (summary.quota_submitted, summary.quota_total) == (1, 2 * 2 * 3)
+    assert summary.percent_of_quota == 8

@@ -11,7 +11,7 @@ CI_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
 CI_BROKER_URL ?= redis://127.0.0.1:6379/13
 CI_CACHE_URL ?= redis://127.0.0.1:6379/12
 
-.PHONY: install run test lint check-migrations typecheck bench-smoke messages
+.PHONY: install run test lint check-migrations typecheck bench-smoke messages vendor
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,12 @@ $(NODE_STAMP): package.json package-lock.json
 # `make test` needs it, so that running the suite locally never needs node or npm.
 typecheck: $(NODE_STAMP)
 	node_modules/.bin/tsc --project tsconfig.json
+
+# The chart library's built file and licence, served from our own static files (no CDN):
+# after changing chart.js's version in package.json, run this and commit the result.
+vendor: $(NODE_STAMP)
+	cp node_modules/chart.js/dist/chart.umd.min.js node_modules/chart.js/LICENSE.md \
+		frontend/static/frontend/vendor/chartjs/
 
 # After changing an interface string: update the catalogs, translate what is new in
 # locale/*/LC_MESSAGES/*.po, run it again (it compiles the .mo files) and commit both. Needs

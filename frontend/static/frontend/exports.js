@@ -3,6 +3,7 @@
 // Server strings are inserted as text only.
 
 import { api, el, errorText } from "./http.js";
+import { jobProgressList } from "./progress.js";
 
 /** Job statuses and phases by their API names. */
 const STATUS = /** @type {Record<string, string>} */ ({
@@ -25,6 +26,14 @@ if (panel) {
   const form = /** @type {HTMLFormElement} */ (panel.querySelector("#export-form"));
   const status = /** @type {HTMLElement} */ (panel.querySelector(".export-status"));
   const tbody = /** @type {HTMLElement} */ (panel.querySelector("#exports tbody"));
+  // A live bar for each export still running: counts, time left, then its download or error.
+  const live = el("div");
+  status.after(live);
+  const bars = jobProgressList(live, {
+    url: (id) => `${base}${id}/progress/`,
+    onFinal: () => refresh(),
+    resultLabel: gettext("Download"),
+  });
   /** @param {string} text @param {boolean} failed */
   function say(text, failed) {
     status.textContent = text;
@@ -48,6 +57,9 @@ if (panel) {
     let busy = false;
     for (const exp of response.data.results) {
       busy = busy || exp.status === "pending" || exp.status === "running";
+      if (exp.status === "pending" || exp.status === "running") {
+        bars.follow(exp.id, interpolate(gettext("Export %(id)s"), { id: exp.id }, true));
+      }
       const row = el("tr");
       row.dataset.status = exp.status;
       row.appendChild(el("td", String(exp.id)));

@@ -3,6 +3,7 @@
 // Everything from the server is inserted as text (textContent), never as markup.
 
 import { api, el, errorText } from "./http.js";
+import { jobProgressList } from "./progress.js";
 
 /** Job statuses and phases by their API names. */
 const STATUS = /** @type {Record<string, string>} */ ({
@@ -26,6 +27,10 @@ if (panel) {
   const tbody = /** @type {HTMLElement} */ (panel.querySelector("#import-jobs tbody"));
   const form = /** @type {HTMLFormElement} */ (panel.querySelector("#import-form"));
   const status = /** @type {HTMLElement} */ (panel.querySelector(".import-status"));
+  // A live bar for each import still running: counts, time left, then how it ended.
+  const live = el("div");
+  status.after(live);
+  const bars = jobProgressList(live, { url: (id) => `${base}${id}/progress/`, onFinal: () => refresh() });
   /** Whether the line shows a failed poll, which the next good poll takes away. */
   let showingLoadError = false;
 
@@ -55,6 +60,9 @@ if (panel) {
   function render(jobs) {
     tbody.replaceChildren();
     for (const job of jobs) {
+      if (job.status === "pending" || job.status === "running") {
+        bars.follow(job.id, interpolate(gettext("Import %(id)s: %(name)s"), { id: job.id, name: job.source_name }, true));
+      }
       const row = el("tr");
       row.dataset.status = job.status;
       cell(row, String(job.id));

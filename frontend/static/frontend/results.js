@@ -3,6 +3,8 @@
 // Server strings are inserted as text only. Metric names are the scores' own keys, untranslated.
 
 import { api, el, errorText } from "./http.js";
+import { jobProgressList } from "./progress.js";
+import { resultsChartDraw } from "./results_chart.js";
 
 /** The two fixed columns and run statuses, by their API names. */
 const HEADINGS = /** @type {Record<string, string>} */ ({ name: gettext("name"), status: gettext("status") });
@@ -22,6 +24,27 @@ if (board) {
   const table = /** @type {HTMLTableElement} */ (board.querySelector("#runs"));
   const variantsTable = /** @type {HTMLTableElement} */ (board.querySelector("#plausibility"));
   const problemsBox = /** @type {HTMLElement} */ (board.querySelector("#run-problems"));
+  // The board as bars, above its table.
+  const chartArea = el("div", undefined, "chart-grid results-chart");
+  table.closest(".scroll")?.before(chartArea);
+  // A live bar for each run still being explained or scored.
+  const live = el("div");
+  status.after(live);
+  /** @type {Map<string, ReturnType<typeof jobProgressList>>} */ const barsByExport = new Map();
+  /** @param {string} exportId */
+  const barsFor = (exportId) => {
+    let bars = barsByExport.get(exportId);
+    if (!bars) {
+      const area = el("div");
+      live.append(area);
+      bars = jobProgressList(area, {
+        url: (id) => `/api/projects/${projectId}/exports/${exportId}/runs/${id}/progress/`,
+        onFinal: () => loadRuns(),
+      });
+      barsByExport.set(exportId, bars);
+    }
+    return bars;
+  };
   /** @type {any[]} */ let runs = [];
   let sortKey = "name";
   let sortDescending = false;
@@ -84,6 +107,11 @@ if (board) {
     if (!response.ok) return loadFailed(response);
     loadRecovered();
     runs = response.data.results;
+    for (const run of runs) {
+      if (run.status === "pending" || run.status === "running") {
+        barsFor(select.value).follow(run.id, interpolate(gettext("Run %(name)s"), run, true));
+      }
+    }
     render();
     if (runs.some((r) => r.status === "pending" || r.status === "running")) window.setTimeout(loadRuns, 1000);
   }
@@ -95,6 +123,7 @@ if (board) {
       Object.keys(values).forEach((k) => metrics.add(k));
       return { run, values };
     });
+    resultsChartDraw(chartArea, flat);
     const columns = ["name", "status", ...[...metrics].sort()];
     flat.sort((a, b) => {
       const x = sortKey === "name" || sortKey === "status" ? a.run[sortKey] : a.values[sortKey];

@@ -1,0 +1,47 @@
+// @ts-check
+// The review pipeline over time: at the end of each day, how much work stood submitted, in
+// review, revising, accepted and discarded (each annotation chain once, at its newest round).
+
+import { api, el, errorText } from "./http.js";
+import { chartPanel } from "./charts.js";
+
+const root = document.getElementById("pipeline-over-time");
+if (root) {
+  const grid = /** @type {HTMLElement} */ (root.querySelector(".chart-grid"));
+  const STAGES = /** @type {[string, string][]} */ ([
+    ["submitted", gettext("submitted")],
+    ["in_review", gettext("in review")],
+    ["revising", gettext("revising")],
+    ["accepted", gettext("accepted")],
+    ["discarded", gettext("discarded")],
+  ]);
+
+  (async () => {
+    const response = await api(`/api/projects/${root.dataset.projectId}/charts/pipeline/`, "GET");
+    if (!response.ok) {
+      grid.append(el("p", errorText(response.data), "error"));
+      return;
+    }
+    const { days, stages } = response.data;
+    const labels = days.map((/** @type {string} */ d) =>
+      new Date(`${d}T12:00:00`).toLocaleDateString(document.documentElement.lang || undefined, { month: "short", day: "numeric" }));
+    const rows = days.map((/** @type {string} */ day, /** @type {number} */ i) => {
+      /** @type {Record<string, any>} */ const row = { day };
+      for (const [key] of STAGES) row[key] = stages[key][i];
+      return row;
+    });
+    chartPanel(grid, {
+      id: "chart-pipeline-over-time",
+      title: gettext("Review pipeline by day"),
+      description: gettext("Annotations in each stage at the end of each day."),
+      type: "line",
+      stacked: true,
+      labels,
+      series: STAGES.map(([key, label]) => ({ label, data: stages[key] })),
+      yTitle: gettext("annotations"),
+      columns: [{ key: "day", label: gettext("day") }, ...STAGES.map(([key, label]) => ({ key, label }))],
+      rows,
+      filename: "review-pipeline-by-day.csv",
+    }).classList.add("wide");
+  })();
+}

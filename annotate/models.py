@@ -666,9 +666,33 @@ class ImportJob(BackgroundJob):
     upload = models.FileField(upload_to=import_upload_path, max_length=500)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
     problems = models.JSONField(default=list, blank=True)
+    # Each run of the job has its own; its chunks and its last step act only while the job
+    # still runs under it (a job started again supersedes them).
+    attempt = models.CharField(max_length=32, blank=True)
 
     def __str__(self) -> str:
         return f"import {self.pk} of {self.source_name} ({self.status})"
+
+
+class ImportPart(models.Model):
+    """A chunk of an import's rows, tokenized and staged in the storage (name, size and
+    sha256 of its file) until the job's last step writes every chunk in one transaction.
+    A chunk run again replaces its row."""
+
+    job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="parts")
+    attempt = models.CharField(max_length=32)
+    index = models.PositiveIntegerField()
+    units = models.PositiveIntegerField()  # rows staged
+    file = models.JSONField(default=dict)
+    written_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="importpart_one_per_chunk")
+        ]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of import {self.job_id}"
 
 
 class AccountAction(models.TextChoices):

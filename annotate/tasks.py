@@ -1,5 +1,7 @@
 from celery import shared_task
+from django.db import DatabaseError
 
+from annotate.services import import_chunks
 from annotate.services.dataset_import import import_job_run, import_uploads_expire
 
 
@@ -8,8 +10,36 @@ def import_job_execute(job_id: int) -> str:
     return import_job_run(job_id=job_id).status
 
 
+# A chord's chunk keeps its result (every other task ignores its own): the result backend
+# counts the finished chunks to start the last step.
+@shared_task(bind=True, acks_late=True, ignore_result=False, max_retries=3)
+def import_chunk(self, job_id: int, attempt: str, index: int, start: int, stop: int) -> str:
+    try:
+        return import_chunks.import_chunk_run(
+            job_id=job_id, attempt=attempt, index=index, start=start, stop=stop
+        )
+    except DatabaseError as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
+        import_chunks.import_job_fail(
+            job_id=job_id,
+            attempt=attempt,
+            error=f"chunk {index}: the database failed {self.max_retries + 1} times ({exc}); "
+            "nothing was imported; start the import again",
+        )
+        return "failed"
+
+
+@shared_task(acks_late=True)
+def import_publish(job_id: int, attempt: str, chunks: int, labels: list[str]) -> str:
+    return import_chunks.import_publish_run(
+        job_id=job_id, attempt=attempt, chunks=chunks, labels=labels
+    ).status
+
+
 @shared_task
 def import_uploads_sweep() -> int:
     """Started daily by Celery beat (CELERY_BEAT_SCHEDULE); `manage.py import_uploads_expire`
-    does the same by hand."""
+    does the same by hand. The staged chunks of imports that ended go too."""
+    import_chunks.import_parts_sweep()
     return import_uploads_expire()

@@ -14,16 +14,14 @@ only a task's private work folder.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import posixpath
 from pathlib import Path
 from typing import BinaryIO
 
-from django.core.files import File
 from django.core.files.storage import default_storage
 
-from config.exceptions import ApplicationError
+from config.storage import StoredParts as StoredParts  # its callers read parts from here
+from config.storage import stored_names, stored_part_save, stored_remove, stored_save
 from rationale_metrics.sources import DatasetSource, ZipSource
 
 ROOT = "exports"
@@ -36,18 +34,6 @@ def export_folder(export_id: int) -> str:
 
 def parts_folder(export_id: int) -> str:
     return f"{export_folder(export_id)}/parts"
-
-
-def _save(name: str, local: Path) -> str:
-    """Save a local file under exactly `name`, replacing what is there."""
-    if default_storage.exists(name):
-        default_storage.delete(name)
-    with open(local, "rb") as handle:
-        saved = default_storage.save(name, File(handle, name=posixpath.basename(name)))
-    if saved != name:  # a storage that renamed it: a name this module did not choose
-        default_storage.delete(saved)
-        raise ApplicationError(f"the storage refused the name {name!r} (it offered {saved!r})")
-    return saved
 
 
 def part_save(export_id: int, attempt: str, name: str, local: Path) -> dict:
@@ -65,94 +51,13 @@ def run_part_save(run_id: int, attempt: str, name: str, local: Path) -> dict:
 
 
 def _part_store(name: str, local: Path) -> dict:
-    digest = hashlib.sha256()
     with open(local, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    stored = _save(name, local)
-    return {"name": stored, "sha256": digest.hexdigest(), "size": local.stat().st_size}
+        return stored_part_save(name, handle)
 
 
-class PartDamaged(ApplicationError):
-    pass
-
-
-class _CheckedPart(io.RawIOBase):
-    """A stored part read back, checked against the size and sha256 recorded when its
-    chunk finished: a part replaced or cut short since then fails the export."""
-
-    def __init__(self, stream: BinaryIO, expected: dict):
-        super().__init__()
-        self.stream = stream
-        self.expected = expected
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        data = self.stream.read(len(buffer))
-        if not data:
-            if (self.size, self.digest.hexdigest()) != (
-                self.expected["size"],
-                self.expected["sha256"],
-            ):
-                raise PartDamaged(
-                    f"the part {self.expected['name']} changed after its chunk finished"
-                )
-            return 0
-        buffer[: len(data)] = data
-        self.digest.update(data)
-        self.size += len(data)
-        return len(data)
-
-    def close(self) -> None:
-        if not self.closed:
-            self.stream.close()
-        super().close()
-
-
-class StoredParts:
-    """The parts of one export in the storage, each checked as it is read."""
-
-    def __init__(self, expected: dict[str, dict]):
-        self.expected = expected
-
-    def open(self, name: str) -> BinaryIO:
-        raw = _CheckedPart(default_storage.open(name, "rb"), self.expected[name])
-        return io.BufferedReader(raw, 1 << 20)
-
-
-def _walk(folder: str):
-    """Every file name under `folder` in the storage."""
-    try:
-        folders, files = default_storage.listdir(folder)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    for name in files:
-        yield f"{folder}/{name}"
-    for sub in folders:
-        yield from _walk(f"{folder}/{sub}")
-
-
-def remove(folder_or_file: str, keep: str | None = None) -> int:
-    """Delete a stored file, or every file under a stored folder except those under
-    `keep`; return how many."""
-    removed = 0
-    names = list(_walk(folder_or_file))
-    if not names and default_storage.exists(folder_or_file):
-        try:
-            default_storage.delete(folder_or_file)  # a file
-        except OSError:
-            return 0  # on a disk: a folder of empty folders, which hold nothing
-        return 1
-    for name in names:
-        if keep and (name == keep or name.startswith(keep.rstrip("/") + "/")):
-            continue
-        default_storage.delete(name)
-        removed += 1
-    return removed
+# The names this module's callers and tests use.
+_walk = stored_names
+remove = stored_remove
 
 
 def _is_folder(name: str) -> bool:
@@ -175,10 +80,10 @@ def publish(export_id: int, built: Path) -> str:
     """Store a finished zip (or folder) under the export's folder; return its name."""
     name = f"{export_folder(export_id)}/{built.name}"
     if built.is_file():
-        return _save(name, built)
+        return stored_save(name, built)
     remove(name)
     for file in sorted(p for p in built.rglob("*") if p.is_file()):
-        _save(f"{name}/{file.relative_to(built).as_posix()}", file)
+        stored_save(f"{name}/{file.relative_to(built).as_posix()}", file)
     return name
 
 

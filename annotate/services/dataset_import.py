@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import time
+import uuid
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable
@@ -44,9 +45,10 @@ from annotate.models import (
 from annotate.raw_text import RawTextRow, read_raw_rows
 from annotate.services.assignments import project_fill_rows_sync
 from annotate.task_types import options_from_query
-from annotate.tokenization import tokenize_texts, tokenizer_name
+from annotate.tokenization import Tokenized, tokenize_texts, tokenizer_name
 from config.bulk_sql import statistics_refresh
 from config.exceptions import ApplicationError
+from config.job_queue import task_send_on_commit
 from config.storage import local_path
 from rationale_metrics.eraser import EraserDocument, Instance, read_eraser_dataset
 from rationale_metrics.problems import DataValidationError, ProblemList
@@ -433,21 +435,18 @@ def _raw_fingerprint(row: RawTextRow) -> str:
     return _sha256(json.dumps(payload))
 
 
-def _import_raw_text(
+def raw_rows_checked(
     project: Project, path: Path, source_format: str, label: str, progress: _Throttled
-) -> ImportSummary:
-    summary = ImportSummary(source_format=source_format)
+) -> tuple[dict[str, RawTextRow], list[str]]:
+    """The first pass over raw texts: every row validated, keeping only ids, labels and
+    text hashes (by item id, in file order); and the labels the project adopts.
+
+    Raises DataValidationError with every problem found."""
     problems = ProblemList()
-    read = dict(
-        source_format=source_format,
-        label=label,
-        problems=problems,
-        max_line_bytes=settings.IMPORT_MAX_LINE_BYTES,
-        task_type=project.task_type,
-    )
-    # First pass: validate every row, keeping only ids, labels and text hashes.
     rows: dict[str, RawTextRow] = {}
-    for count, row in enumerate(read_raw_rows(path, **read), start=1):
+    for count, row in enumerate(
+        read_raw_rows(path, **raw_reading(project, source_format, label, problems)), start=1
+    ):
         key = str(row.item_id)
         if key in rows:
             problems.add(
@@ -469,27 +468,54 @@ def _import_raw_text(
             project, ((r.label, label, r.line, "label") for r in rows.values()), problems
         )
     problems.raise_if_any()
+    return rows, labels
+
+
+def raw_reading(project: Project, source_format: str, label: str, problems: ProblemList) -> dict:
+    """How read_raw_rows reads a raw-text file into this project."""
+    return dict(
+        source_format=source_format,
+        label=label,
+        problems=problems,
+        max_line_bytes=settings.IMPORT_MAX_LINE_BYTES,
+        task_type=project.task_type,
+    )
+
+
+def raw_conflicts(
+    writer: _ProjectWriter, rows: Iterable[RawTextRow], tokenizer: str, label: str
+) -> ProblemList:
+    """Rows whose item, or one of whose documents, the project already holds otherwise."""
+    problems = ProblemList()
+    for row in rows:
+        conflict = writer.item_conflict(str(row.item_id), _raw_fingerprint(row))
+        for doc in row.documents:
+            conflict = conflict or writer.document_conflict(doc.docid, doc.text_sha256, tokenizer)
+        if conflict:
+            problems.add(label, row.line, "id", conflict)
+    return problems
+
+
+def _import_raw_text(
+    project: Project, path: Path, source_format: str, label: str, progress: _Throttled
+) -> ImportSummary:
+    summary = ImportSummary(source_format=source_format)
+    rows, labels = raw_rows_checked(project, path, source_format, label, progress)
 
     tokenizer = tokenizer_name(project.language)
     with transaction.atomic():
         project = _lock_project(project)
         writer = _ProjectWriter(project, summary)
-        for key, row in rows.items():
-            conflict = writer.item_conflict(key, _raw_fingerprint(row))
-            for doc in row.documents:
-                conflict = conflict or writer.document_conflict(
-                    doc.docid, doc.text_sha256, tokenizer
-                )
-            if conflict:
-                problems.add(label, row.line, "id", conflict)
-        problems.raise_if_any()
+        raw_conflicts(writer, rows.values(), tokenizer, label).raise_if_any()
         _adopt_labels(project, labels, summary)
 
         # Second pass: stream the texts again, tokenize and write a batch at a time.
         done = 0
         batch: list[RawTextRow] = []
         second_pass = ProblemList()
-        for row in read_raw_rows(path, keep_text=True, **{**read, "problems": second_pass}):
+        for row in read_raw_rows(
+            path, keep_text=True, **raw_reading(project, source_format, label, second_pass)
+        ):
             batch.append(row)
             if len(batch) >= WRITE_BATCH:
                 _write_raw_batch(writer, batch, project.language, tokenizer)
@@ -509,25 +535,40 @@ def _write_raw_batch(
     writer: _ProjectWriter, batch: list[RawTextRow], language: str, tokenizer: str
 ) -> None:
     todo = [r for r in batch if str(r.item_id) not in writer.existing_items]
+    raw_documents = [d for r in todo for d in r.documents]
+    tokenized = dict(
+        zip(
+            (d.docid for d in raw_documents),
+            tokenize_texts((d.text for d in raw_documents), language=language),
+            strict=True,
+        )
+    )
+    write_tokenized_batch(writer, batch, tokenized, tokenizer)
+
+
+def write_tokenized_batch(
+    writer: _ProjectWriter,
+    batch: list[RawTextRow],
+    tokenized: dict[str, Tokenized],
+    tokenizer: str,
+) -> None:
+    """Write a batch of raw-text rows whose documents are tokenized (by docid); rows the
+    project already holds are counted unchanged."""
+    todo = [r for r in batch if str(r.item_id) not in writer.existing_items]
     writer.summary.items_unchanged += len(batch) - len(todo)
     writer.summary.documents_unchanged += sum(len(r.documents) for r in batch) - sum(
         len(r.documents) for r in todo
     )
-    raw_documents = [d for r in todo for d in r.documents]
     documents = [
         _PreparedDocument(
             docid=raw.docid,
             text=raw.text,
-            token_offsets=tokens.token_offsets,
-            sentence_ranges=tokens.sentence_ranges,
+            token_offsets=tokenized[raw.docid].token_offsets,
+            sentence_ranges=tokenized[raw.docid].sentence_ranges,
             tokenizer=tokenizer,
             text_sha256=raw.text_sha256,
         )
-        for raw, tokens in zip(
-            raw_documents,
-            tokenize_texts((d.text for d in raw_documents), language=language),
-            strict=True,
-        )
+        for raw in (d for r in todo for d in r.documents)
     ]
     writer.write_documents(documents)
     writer.write_instances(
@@ -673,29 +714,55 @@ def import_job_create(
     )
     from annotate.tasks import import_job_execute
 
-    transaction.on_commit(lambda: import_job_execute.delay(job.pk))
+    task_send_on_commit(import_job_execute, job.pk, unsent=lambda: _import_job_unqueued(job.pk))
     return job
 
 
+def _import_job_unqueued(job_id: int) -> None:
+    """The import's task could not be queued, so it will never run: its file goes, as a
+    refused import's does, and the row says why."""
+    job = ImportJob.objects.get(pk=job_id)
+    job.upload.delete(save=False)
+    ImportJob.objects.filter(pk=job_id, status=JobStatus.PENDING).update(
+        status=JobStatus.FAILED,
+        phase="done",
+        finished_at=timezone.now(),
+        upload="",
+        error="the job queue was unavailable, so this import never started; "
+        "nothing was imported; start the import again",
+    )
+
+
 def import_job_run(*, job_id: int) -> ImportJob:
-    """Run a queued import. Safe to call twice: finished jobs are left as they are."""
+    """Run a queued import. Safe to call twice: finished jobs are left as they are, and a
+    running one (its worker died) starts again from nothing under a new attempt.
+
+    Raw texts are tokenized in chunks, over the workers when there is a broker
+    (annotate/services/import_chunks.py); the other formats in this one step."""
     with transaction.atomic():
         job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             return job
-        job.status = JobStatus.RUNNING
+        attempt = uuid.uuid4().hex
+        job.status, job.attempt = JobStatus.RUNNING, attempt
         job.started_at = job.started_at or timezone.now()
         job.heartbeat_at = timezone.now()
-        job.save(update_fields=["status", "started_at", "heartbeat_at"])
-
-    def report(phase: str, done: int, total: int) -> None:
-        # In the cache, not the row: the write phase is one transaction the page cannot see into.
-        cache.set(
-            _progress_cache_key(job.pk),
-            {"phase": phase, "done": done, "total": total, "at": time.time()},
-            3600,
+        job.phase, job.progress_done, job.progress_total = "validating", 0, 0
+        job.save(
+            update_fields=[
+                "status",
+                "attempt",
+                "started_at",
+                "heartbeat_at",
+                "phase",
+                "progress_done",
+                "progress_total",
+            ]
         )
+    if job.source_format in (ImportFormat.JSONL, ImportFormat.CSV):
+        from annotate.services.import_chunks import import_job_split
 
+        return import_job_split(job, attempt)
     try:
         # Through the storage: the upload may have been received on another machine.
         with local_path(job.upload.name, job.upload.storage) as upload_path:
@@ -704,30 +771,67 @@ def import_job_run(*, job_id: int) -> ImportJob:
                 path=upload_path,
                 source_format=job.source_format,
                 label=job.source_name,
-                progress=report,
+                progress=import_progress_reporter(job.pk),
             )
-    except DataValidationError as exc:
-        job.status = JobStatus.FAILED
-        job.problems = [p.as_dict() for p in exc.problems]
-        job.error = f"{len(exc.problems)} problem(s) found; nothing was imported"
     except Exception as exc:
-        logger.exception("import job %s crashed", job.pk)
-        job.status = JobStatus.FAILED
-        job.error = f"internal error, nothing was imported: {type(exc).__name__}: {exc}"
-    else:
-        job.status = JobStatus.SUCCEEDED
-        job.summary = summary.as_dict()
-        job.progress_done = job.progress_total = summary.items_created + summary.items_unchanged
-    if job.status == JobStatus.FAILED or settings.IMPORT_UPLOAD_RETENTION_DAYS == 0:
+        return import_job_end(job, attempt, **import_failure(exc, job.pk))
+    return import_job_end(
+        job,
+        attempt,
+        status=JobStatus.SUCCEEDED,
+        summary=summary.as_dict(),
+        progress_done=summary.items_created + summary.items_unchanged,
+        progress_total=summary.items_created + summary.items_unchanged,
+    )
+
+
+def import_progress_reporter(job_id: int) -> ProgressCallback:
+    def report(phase: str, done: int, total: int) -> None:
+        # In the cache, not the row: the write phase is one transaction the page cannot see into.
+        cache.set(
+            _progress_cache_key(job_id),
+            {"phase": phase, "done": done, "total": total, "at": time.time()},
+            3600,
+        )
+
+    return report
+
+
+def import_progress_forget(job_id: int) -> None:
+    """The row says how far the job is again (its chunks count there)."""
+    cache.delete(_progress_cache_key(job_id))
+
+
+def import_failure(exc: Exception, job_id: int, where: str = "") -> dict:
+    """What a failed import records: every problem found, or a clear error."""
+    where = f" (in {where})" if where else ""
+    if isinstance(exc, DataValidationError):
+        return {
+            "status": JobStatus.FAILED,
+            "problems": [p.as_dict() for p in exc.problems],
+            "error": f"{len(exc.problems)} problem(s) found{where}; nothing was imported",
+        }
+    logger.exception("import job %s crashed%s", job_id, where)
+    return {
+        "status": JobStatus.FAILED,
+        "error": f"internal error{where}, nothing was imported: {type(exc).__name__}: {exc}",
+    }
+
+
+def import_job_end(job: ImportJob, attempt: str, **fields) -> ImportJob:
+    """End the job if it still runs under this attempt (one ended, or started again,
+    elsewhere is left as it is)."""
+    failed = fields.get("status") == JobStatus.FAILED
+    current = ImportJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING, attempt=attempt)
+    if (failed or settings.IMPORT_UPLOAD_RETENTION_DAYS == 0) and current.exists():
         # A rejected file has nothing in the database to account for, and a hostile one
         # should not outlive the answer. Deleted before the row says so: a crash between
         # the two leaves a row naming a missing file, never a file no row names.
         job.upload.delete(save=False)
-    job.phase = "done"
-    job.finished_at = timezone.now()
-    job.save()
-    cache.delete(_progress_cache_key(job.pk))
-    return job
+        fields["upload"] = ""
+    current.update(phase="done", finished_at=timezone.now(), **fields)
+    import_progress_forget(job.pk)
+    return ImportJob.objects.get(pk=job.pk)
 
 
 def import_uploads_expire() -> int:

@@ -198,3 +198,8 @@ def account_rows(*, acting_user, users: Iterable, project: Project | None = None
             row["roles"] = roles.get(user.pk, [])
         rows.append(row)
     return rows
+
+
+def account_project_choices() -> QuerySet:
+    """Every project by name, for site staff to put a new account in."""
+    return Project.objects.order_by("name").values("id", "name")

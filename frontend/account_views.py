@@ -31,7 +31,14 @@ LINK_FAILURE_WINDOW_SECONDS = 15 * 60
 def users_page(request):
     if not (request.user.is_staff or request.user.is_superuser):
         raise PermissionDenied
-    return render(request, "frontend/users.html", {"role_choices": Role.choices})
+    return render(
+        request,
+        "frontend/users.html",
+        {
+            "role_choices": Role.choices,
+            "project_choices": account_selectors.account_project_choices(),
+        },
+    )
 
 
 def _link_failures_key(request) -> str:

@@ -105,7 +105,9 @@ function actionButton(label, refusal, action, cls = "secondary") {
 
 /** @param {Account} account */
 function accountActions(account) {
-  const cell = el("td", undefined, "account-actions");
+  const cell = el("td");
+  const buttons = el("div", undefined, "account-actions");
+  cell.append(buttons);
   const url = `${base}${account.id}/`;
   const reset = async (/** @type {string} */ credential) => {
     const r = await api(`${url}password/`, "POST", { credential });
@@ -114,21 +116,21 @@ function accountActions(account) {
     say(interpolate(gettext("Password of %(username)s reset."), { username: account.username }, true));
     loadAll();
   };
-  cell.append(
+  buttons.append(
     actionButton(gettext("New one-time password"), account.refusals.password_reset, () => reset("one_time_password")),
     actionButton(gettext("New link"), account.refusals.password_reset, () => reset("link")),
   );
   if (account.is_active) {
-    cell.append(actionButton(gettext("Deactivate"), account.refusals.deactivate, async () => {
+    buttons.append(actionButton(gettext("Deactivate"), account.refusals.deactivate, async () => {
       const question = interpolate(gettext("Deactivate %(username)s? They are signed out and cannot sign in until reactivated."), { username: account.username }, true);
       if (!window.confirm(question)) return;
       await setActive(account, false);
     }, "danger"));
   } else {
-    cell.append(actionButton(gettext("Reactivate"), account.refusals.reactivate, () => setActive(account, true)));
+    buttons.append(actionButton(gettext("Reactivate"), account.refusals.reactivate, () => setActive(account, true)));
   }
   const reasons = [...new Set(Object.values(account.refusals).filter(Boolean))];
-  if (reasons.length) cell.append(el("p", reasons.join("; "), "muted small refusal-reason"));
+  if (reasons.length) buttons.append(el("p", reasons.join("; "), "muted small refusal-reason"));
   return cell;
 }
 

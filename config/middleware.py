@@ -13,7 +13,8 @@ from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.messages.storage import default_storage
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.db import InterfaceError, OperationalError
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
+from django.template import loader
 from django.utils.functional import SimpleLazyObject, empty
 
 logger = logging.getLogger("rationale_workbench.requests")
@@ -69,15 +70,7 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         if isinstance(exception, OperationalError | InterfaceError):
             logger.warning("database unavailable: %s", exception)
-            response = JsonResponse(
-                {
-                    "detail": "the database is unavailable; retry shortly",
-                    "code": "database_unavailable",
-                },
-                status=503,
-            )
-            response["Retry-After"] = RETRY_AFTER_SECONDS
-            return response
+            return _unavailable(request)
         return None
 
 
@@ -85,8 +78,8 @@ class BrokerUnavailableMiddleware:
     """A job that could not be queued (Celery's broker, Redis, away) answers 503 with
     Retry-After, not 500. Only requests that start a job publish anything: a submit's
     quality checks are the beat sweep's (qc/receivers.py), so annotators never meet this.
-    The job's row was committed before the publish failed, and stays pending; the client
-    is told to start it again."""
+    The job's row was committed before the publish failed; a service that queues through
+    config.job_queue.task_send_on_commit marks it failed, saying why."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -99,16 +92,11 @@ class BrokerUnavailableMiddleware:
 
         if isinstance(exception, BrokerError):
             logger.warning("job queue unavailable: %s", exception)
-            response = JsonResponse(
-                {
-                    "detail": "the job queue is unavailable, so the job was not started; "
-                    "start it again shortly",
-                    "code": "queue_unavailable",
-                },
-                status=503,
+            return unavailable_response(
+                request,
+                "the job queue is unavailable, so the job was not started; start it again shortly",
+                "queue_unavailable",
             )
-            response["Retry-After"] = RETRY_AFTER_SECONDS
-            return response
         return None
 
 
@@ -124,14 +112,36 @@ class OutageTolerantSessionMiddleware(SessionMiddleware):
             return super().process_response(request, response)
         except (OperationalError, InterfaceError) as exc:
             logger.warning("database unavailable while saving the session: %s", exc)
-            return _unavailable()
+            return _unavailable(request)
 
 
-def _unavailable() -> JsonResponse:
-    response = JsonResponse(
-        {"detail": "the database is unavailable; retry shortly", "code": "database_unavailable"},
-        status=503,
+def _unavailable(request=None) -> HttpResponse:
+    return unavailable_response(
+        request, "the database is unavailable; retry shortly", "database_unavailable"
     )
+
+
+def _wants_page(request) -> bool:
+    return (
+        request is not None
+        and not request.path.startswith("/api/")
+        and "text/html" in request.META.get("HTTP_ACCEPT", "")
+    )
+
+
+def unavailable_response(request, detail: str, code: str) -> HttpResponse:
+    """A 503 with Retry-After: the styled page for a browser asking for a page, else JSON.
+
+    The page is rendered from a plain context (no request, user or session), as whatever is
+    away may be what those need."""
+    if _wants_page(request):
+        here = request.get_full_path()
+        # "//host/..." would be a link to another site.
+        retry_url = here if not here.startswith("//") else "/"
+        html = loader.render_to_string("503.html", {"retry_url": retry_url})
+        response = HttpResponse(html, status=503)
+    else:
+        response = JsonResponse({"detail": detail, "code": code}, status=503)
     response["Retry-After"] = RETRY_AFTER_SECONDS
     return response
 

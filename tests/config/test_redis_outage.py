@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import Annotation, ProjectMembership, Role
+from annotate.models import Annotation, ImportJob, JobStatus, ProjectMembership, Role
 from qc.models import SubmissionCheck
 from qc.services import checks
 from tests.annotate.workflow_helpers import make_project
@@ -138,6 +138,11 @@ def test_with_the_broker_away_starting_an_import_answers_503_with_retry_after(
         {"file": SimpleUploadedFile("t.jsonl", b'{"text": "ok", "label": "neg"}\n')},
     )
 
+    job = ImportJob.objects.get(project=project)
     assert answer.status_code == 503
     assert int(answer["Retry-After"]) > 0
     assert answer.json()["code"] == "queue_unavailable"
+    # Not left pending, waiting for a task that was never queued.
+    assert job.status == JobStatus.FAILED
+    assert "never started" in job.error
+    assert not job.upload

@@ -39,6 +39,18 @@ SMOKE_RUNS: dict[str, list[str]] = {
     "workspace": ["--tokens", "300", "--toggles", "5"],
     "load": ["--clients", "5", "--seconds", "5", "--items", "200"],
     "hotpath_cost": ["--pairs", "3", "--items", "200"],
+    "scale_out": [
+        "--items",
+        "2000",
+        "--agreement-items",
+        "200",
+        "--variants",
+        "3",
+        "--export-chunk-items",
+        "500",
+        "--agreement-chunk-items",
+        "50",
+    ],
 }
 # faults.py stops PostgreSQL and Redis on the machine: only when asked (--faults), on a
 # machine nothing else is using.

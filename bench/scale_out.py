@@ -1,0 +1,297 @@
+"""Scale-out benchmark: an export and an agreement report on 1 and on 2 Celery workers.
+
+    python bench/scale_out.py [--items 100000] [--agreement-items 5000] [--variants 6]
+        [--annotators 3] [--export-chunk-items 5000] [--agreement-chunk-items 500]
+        [--workers 1 2] [--repeat 1] [--database-url postgres://...]
+        [--broker redis://127.0.0.1:6379/8]
+
+Fills a fresh PostgreSQL database with bench/export.py's project (items x 3 annotations,
+40 tokens each) and an agreement project (tests/qc/agreement_data.py: items x variants x
+annotators, workers over three cohorts). Then, for each number of workers, starts that
+many Celery worker processes (one task at a time each, `--pool=solo`) on a private queue
+of the broker, and times, from the request to the published result, the export (majority
+vote, `docs` layout, as a zip) and the agreement report, `--repeat` times alternating.
+
+Prints each run's wall time, per-chunk timings from the workers' task logs (count, sum,
+median, max for each task: the chunks, the assemblies), each worker's busy time, the
+speed-up of 2 workers over 1, and whether the outputs are identical (the export's sha256,
+the stored report's sha256). Goal (issue 23 section 3): at least 1.7x with 2 workers and
+identical output. The machine is shared with other sessions: run it more than once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import recreate_database, run_child
+
+AGREEMENT_PROJECT = "bench scale-out agreement"
+TASK_DONE = re.compile(r"Task ([\w.]+)\[([0-9a-f-]+)\] succeeded in ([\d.]+)s")
+
+
+def _django(env: dict) -> None:
+    os.environ.update(env)
+    import django
+
+    django.setup()
+
+
+def child_agreement_populate(items: int, variants: int, annotators: int) -> None:
+    _django({})
+    from django.db import connection
+
+    from tests.qc.agreement_data import agreement_project
+
+    started = time.perf_counter()
+    agreement_project(name=AGREEMENT_PROJECT, items=items, variants=variants, annotators=annotators)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    print(json.dumps({"setup_s": time.perf_counter() - started}))
+
+
+def start_workers(count: int, env: dict, folder: Path) -> list[tuple[subprocess.Popen, Path]]:
+    """`count` worker processes on the queue `env` names, each running one task at a time."""
+    from config.celery import app
+
+    started = []
+    for n in range(count):
+        name = f"{env['CELERY_TASK_DEFAULT_QUEUE']}-{n}"
+        log = folder / f"{name}.log"
+        with open(log, "w") as handle:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "-Q",
+                    env["CELERY_TASK_DEFAULT_QUEUE"],
+                    "--pool=solo",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                    "-n",
+                    f"{name}@%h",
+                    "--loglevel=INFO",
+                ],
+                env={**env, "EXPORT_WORK_DIR": str(folder / f"{name}-work")},
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+            )
+        started.append((process, log))
+        deadline = time.monotonic() + 120
+        while not app.control.ping(destination=[f"{name}@{os.uname().nodename}"], timeout=1.0):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"worker {name} did not start:\n{log.read_text()[-3000:]}")
+    return started
+
+
+def stop_workers(started) -> None:
+    for process, _ in started:
+        process.terminate()
+    for process, _ in started:
+        process.wait(timeout=60)
+
+
+def wait_for(read, timeout: float = 3600):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = read()
+        if value is not None:
+            return value
+        time.sleep(0.1)
+    raise SystemExit("the job did not finish within the time limit")
+
+
+def run_export(project, user) -> tuple[float, str]:
+    from exports.models import Export
+    from exports.services import export_start
+
+    started = time.perf_counter()
+    export = export_start(
+        project=project,
+        acting_user=user,
+        raw_params={"aggregation": "majority", "layout": "docs"},
+    )
+    done = wait_for(
+        lambda: (
+            Export.objects.filter(pk=export.pk).exclude(status__in=["pending", "running"]).first()
+        )
+    )
+    seconds = time.perf_counter() - started
+    if done.status != "succeeded":
+        raise SystemExit(f"export {done.pk} {done.status}: {done.error}")
+    return seconds, done.sha256
+
+
+def run_agreement(project) -> tuple[float, str]:
+    from django.db.models import F, TextField
+    from django.db.models.functions import Cast
+
+    from qc.agreement import agreement_report_request
+    from qc.models import AgreementReport
+
+    started = time.perf_counter()
+    agreement_report_request(project=project)
+    done = wait_for(
+        lambda: AgreementReport.objects.filter(project=project).exclude(status="running").first()
+    )
+    seconds = time.perf_counter() - started
+    if done.status != "ready":
+        raise SystemExit(f"agreement report {done.status}: {done.error}")
+    text = (
+        AgreementReport.objects.filter(pk=done.pk)
+        .annotate(text=Cast(F("data"), output_field=TextField()))
+        .values_list("text", flat=True)
+        .get()
+    )
+    return seconds, hashlib.sha256(text.encode()).hexdigest()
+
+
+def task_timings(logs: list[Path], offsets: list[int]) -> tuple[dict, list[float]]:
+    """Seconds of each finished task by name, and each worker's busy seconds, from the
+    lines the workers logged after `offsets`."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    busy = []
+    for log, offset in zip(logs, offsets, strict=True):
+        total = 0.0
+        with open(log) as handle:
+            handle.seek(offset)
+            for match in TASK_DONE.finditer(handle.read()):
+                by_task[match.group(1).rsplit(".", 1)[-1]].append(float(match.group(3)))
+                total += float(match.group(3))
+        busy.append(total)
+    return by_task, busy
+
+
+def print_timings(by_task: dict, busy: list[float]) -> None:
+    for task, seconds in sorted(by_task.items()):
+        print(
+            f"      {task:24} {len(seconds):4} tasks  sum {sum(seconds):7.2f} s  "
+            f"median {statistics.median(seconds):6.3f} s  max {max(seconds):6.3f} s"
+        )
+    print("      busy per worker: " + ", ".join(f"{b:.1f} s" for b in busy))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000, help="export items")
+    parser.add_argument("--agreement-items", type=int, default=5000)
+    parser.add_argument("--variants", type=int, default=6)
+    parser.add_argument("--annotators", type=int, default=3)
+    parser.add_argument("--export-chunk-items", type=int, default=5000)
+    parser.add_argument("--agreement-chunk-items", type=int, default=500)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rw_bench_scale_out"
+        ),
+    )
+    parser.add_argument(
+        "--broker", default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/8")
+    )
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child_agreement_populate(*(int(v) for v in args.child[1:]))
+        return
+    media = tempfile.TemporaryDirectory()
+    queue = f"rw-scale-out-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": args.database_url,
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "DJANGO_MEDIA_ROOT": media.name,
+        "CELERY_BROKER_URL": args.broker,
+        "CELERY_RESULT_BACKEND": args.broker,
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+        "CELERY_TRACE_LOG_LEVEL": "INFO",  # a line per finished task, with its seconds
+        "EXPORT_CHUNK_ITEMS": str(args.export_chunk_items),
+        "AGREEMENT_CHUNK_ITEMS": str(args.agreement_chunk_items),
+    }
+    recreate_database(args.database_url)
+    filled = run_child(str(ROOT / "bench/export.py"), "populate", str(args.items), env=env)
+    agreed = run_child(
+        __file__,
+        "agreement",
+        str(args.agreement_items),
+        str(args.variants),
+        str(args.annotators),
+        env=env,
+    )
+    print(
+        f"export: {args.items} items x 3 annotations, chunks of {args.export_chunk_items} "
+        f"(filled in {filled['setup_s']:.0f} s); agreement: {args.agreement_items} items x "
+        f"{args.variants} variants x {args.annotators} annotators, item chunks of "
+        f"{args.agreement_chunk_items} (filled in {agreed['setup_s']:.0f} s)",
+        flush=True,
+    )
+    _django(env)
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Project
+    from bench.export import PROJECT
+
+    user = get_user_model().objects.create(username=f"bench-{uuid.uuid4().hex[:6]}")
+    export_project = Project.objects.get(name=PROJECT)
+    agreement_project = Project.objects.get(name=AGREEMENT_PROJECT)
+    jobs = {"export": lambda: run_export(export_project, user)}
+    jobs["agreement"] = lambda: run_agreement(agreement_project)
+    walls: dict[tuple[str, int], list[float]] = defaultdict(list)
+    hashes: dict[str, set[str]] = defaultdict(set)
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(args.repeat):
+            for count in args.workers:
+                started = start_workers(count, env, Path(folder))
+                try:
+                    for job, run in jobs.items():
+                        logs = [log for _, log in started]
+                        offsets = [log.stat().st_size for log in logs]
+                        seconds, digest = run()
+                        time.sleep(0.5)  # the last log lines
+                        walls[(job, count)].append(seconds)
+                        hashes[job].add(digest)
+                        print(
+                            f"{job:9} {count} worker(s): {seconds:7.2f} s  sha256 {digest[:16]}",
+                            flush=True,
+                        )
+                        print_timings(*task_timings(logs, offsets))
+                finally:
+                    stop_workers(started)
+    media.cleanup()
+    low, high = min(args.workers), max(args.workers)
+    for job in jobs:
+        one = statistics.median(walls[(job, low)])
+        many = statistics.median(walls[(job, high)])
+        print(
+            f"{job:9} {low} -> {high} workers: {one:.2f} s -> {many:.2f} s, "
+            f"speed-up {one / many:.2f}x; output identical: {'yes' if len(hashes[job]) == 1 else 'NO'}"
+        )
+    if any(len(h) != 1 for h in hashes.values()):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -98,7 +98,7 @@ if (root) {
         { key: "annotations", label: gettext("annotations") }],
       rows,
       filename: "seconds-per-item-by-variant.csv",
-    });
+    }).classList.add("wide");
   }
 
   async function draw() {

@@ -9,7 +9,7 @@ import { el } from "./http.js";
 export const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
 
 /** @typedef {{key: string, label: string}} Column */
-/** @typedef {{label: string, data: (number|null)[], errors?: ([number, number]|null)[]}} Series */
+/** @typedef {{label: string, data: (number|null)[], errors?: ([number, number]|null)[], color?: string}} Series */
 /** @typedef {{id: string, title: string, description?: string, type?: "bar"|"line",
  *   labels: string[], series: Series[], yTitle?: string, xTitle?: string, stacked?: boolean,
  *   yMin?: number, yMax?: number, columns: Column[], rows: Record<string, any>[],
@@ -137,8 +137,8 @@ export function chartPanel(container, spec) {
         label: s.label,
         data: s.data,
         errors: s.errors,
-        backgroundColor: type === "line" ? PALETTE[i % PALETTE.length] + "33" : PALETTE[i % PALETTE.length],
-        borderColor: PALETTE[i % PALETTE.length],
+        backgroundColor: type === "line" ? (s.color || PALETTE[i % PALETTE.length]) + "33" : s.color || PALETTE[i % PALETTE.length],
+        borderColor: s.color || PALETTE[i % PALETTE.length],
         borderWidth: type === "line" ? 2 : 0,
         fill: type === "line" && spec.stacked ? "stack" : false,
         pointRadius: type === "line" ? 2 : undefined,

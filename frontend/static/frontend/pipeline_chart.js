@@ -8,12 +8,13 @@ import { chartPanel } from "./charts.js";
 const root = document.getElementById("pipeline-over-time");
 if (root) {
   const grid = /** @type {HTMLElement} */ (root.querySelector(".chart-grid"));
-  const STAGES = /** @type {[string, string][]} */ ([
-    ["submitted", gettext("submitted")],
-    ["in_review", gettext("in review")],
-    ["revising", gettext("revising")],
-    ["accepted", gettext("accepted")],
-    ["discarded", gettext("discarded")],
+  // Stages in the order work moves, coloured by meaning (Okabe and Ito's colours).
+  const STAGES = /** @type {[string, string, string][]} */ ([
+    ["submitted", gettext("submitted"), "#56B4E9"],
+    ["in_review", gettext("in review"), "#0072B2"],
+    ["revising", gettext("revising"), "#E69F00"],
+    ["accepted", gettext("accepted"), "#009E73"],
+    ["discarded", gettext("discarded"), "#D55E00"],
   ]);
 
   (async () => {
@@ -34,10 +35,9 @@ if (root) {
       id: "chart-pipeline-over-time",
       title: gettext("Review pipeline by day"),
       description: gettext("Annotations in each stage at the end of each day."),
-      type: "line",
       stacked: true,
       labels,
-      series: STAGES.map(([key, label]) => ({ label, data: stages[key] })),
+      series: STAGES.map(([key, label, color]) => ({ label, data: stages[key], color })),
       yTitle: gettext("annotations"),
       columns: [{ key: "day", label: gettext("day") }, ...STAGES.map(([key, label]) => ({ key, label }))],
       rows,

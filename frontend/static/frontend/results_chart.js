@@ -5,6 +5,10 @@
 import { chartPanel } from "./charts.js";
 
 let drawnFor = "";
+/** The metrics a reader compares explainers by first: plausibility (token and IOU F1,
+ * AUPRC), faithfulness (comprehensiveness, sufficiency), accuracy, and the fine-grained
+ * benchmark's token F1, IoU match rate, MAP and New-P. */
+const HEADLINE = /(^token_prf\.instance_macro\.f1|^iou_scores@0\.5\.macro\.f1|^token_soft_metrics\.auprc|^classification_scores\.(comprehensiveness|sufficiency|accuracy)|token_f1|iou_match_rate|\.map|new_p)$/;
 
 /** @param {HTMLElement} container
  * @param {{run: any, values: Record<string, number>}[]} flat the runs with their scores,
@@ -17,7 +21,12 @@ export function resultsChartDraw(container, flat) {
   container.querySelectorAll("canvas").forEach((canvas) => /** @type {any} */ (window).Chart?.getChart(canvas)?.destroy());
   container.replaceChildren();
   if (!scored.length) return;
-  const metrics = [...new Set(scored.flatMap(({ values }) => Object.keys(values)))].sort();
+  // Scores on one scale (-1 to 1): counts such as support or k are left to the table below.
+  const inRange = [...new Set(scored.flatMap(({ values }) => Object.keys(values)))].sort().filter((metric) =>
+    !/(support|instances|\.k)$/.test(metric) &&
+    scored.every(({ values }) => !(metric in values) || Math.abs(values[metric]) <= 1));
+  const headline = inRange.filter((metric) => HEADLINE.test(metric));
+  const metrics = headline.length >= 3 ? headline : inRange;
   const runName = (/** @type {any} */ run) => run.name + (run.explainer ? ` (${run.explainer})` : "");
   const rows = metrics.map((metric) => {
     /** @type {Record<string, any>} */ const row = { metric };
@@ -27,7 +36,7 @@ export function resultsChartDraw(container, flat) {
   chartPanel(container, {
     id: "chart-results-board",
     title: gettext("Every metric per explainer"),
-    description: gettext("One bar per run for each metric; metric names are the scores' own keys."),
+    description: gettext("The headline metrics, one bar per run; every metric is in the table below."),
     horizontal: true,
     height: Math.max(240, 40 + metrics.length * (10 + 8 * scored.length)),
     labels: metrics,

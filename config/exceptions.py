@@ -55,6 +55,7 @@ class ApplicationErrorMiddleware:
 
     def process_exception(self, request, exception):
         from django.shortcuts import render
+        from django.urls import reverse
         from django.utils.translation import gettext
 
         if not isinstance(exception, ApplicationError):
@@ -74,4 +75,13 @@ class ApplicationErrorMiddleware:
                 "member of its project."
             ),
         }
+        context["code"] = exception.http_status
+        # A member without the role for this page may still open the project's overview.
+        project_id = getattr(request.resolver_match, "kwargs", {}).get("project_id")
+        if exception.http_status == status.HTTP_403_FORBIDDEN and project_id is not None:
+            context["project_url"] = reverse("project-page", args=[project_id])
+            context["explanation"] = gettext(
+                "Your roles in this project do not include this page. A project admin can "
+                "change them."
+            )
         return render(request, "frontend/error.html", context, status=exception.http_status)

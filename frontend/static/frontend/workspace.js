@@ -284,10 +284,14 @@ class Workspace {
     body.replaceChildren();
     this.root.dataset.task = this.taskType();
 
+    const toolbar = el("section", undefined, "ws-toolbar");
+    toolbar.setAttribute("aria-label", gettext("Annotation controls"));
     const instructions = el("details", undefined, "instructions");
-    instructions.open = true;
+    instructions.open = !this.instructionsClosed();
+    instructions.addEventListener("toggle", () => this.rememberInstructions(instructions.open));
     instructions.appendChild(el("summary", interpolate(gettext("Instructions (%(name)s, version %(version)s)"), a.variant, true)));
-    instructions.appendChild(el("p", a.variant.text, "instruction-text"));
+    const guide = el("div", undefined, "instruction-body");
+    guide.appendChild(el("p", a.variant.text, "instruction-text"));
     // Chinese examples are written without spaces between their (one-character) tokens.
     const gap = a.project.language === "zh" ? "" : " ";
     for (const example of a.variant.examples || []) {
@@ -300,9 +304,11 @@ class Workspace {
       });
       if (example.label) box.appendChild(el("span", ` → ${example.label}`, "muted"));
       if (example.note) box.appendChild(el("p", example.note, "muted"));
-      instructions.appendChild(box);
+      guide.appendChild(box);
     }
-    body.appendChild(instructions);
+    instructions.appendChild(guide);
+    toolbar.appendChild(instructions);
+    body.appendChild(toolbar);
 
     const bar = el("div", undefined, "item-bar");
     bar.appendChild(el("span", TASK_NAMES[this.taskType()] || gettext("Task"), "chip task-chip"));
@@ -319,8 +325,10 @@ class Workspace {
 
     this.tokenNodes = this.docs.map(() => []);
     this.renderItem(main);
+    this.renderToolbar(toolbar);
     this.renderSide(side);
     this.refreshAll();
+    this.followToolbarHeight(toolbar);
     this.root.dataset.ready = "true";
     performance.mark("workspace-ready");
   }
@@ -440,20 +448,86 @@ class Workspace {
     return panel.box;
   }
 
-  /** The side column: the gold label or answer (or the picker), the sets and the actions.
-   * @param {HTMLElement} side */
+  /** The sticky toolbar: the rationale sets, the label or answer the annotator gives (or
+   * the gold label), Clear all, Skip, the shortcuts and Submit. @param {HTMLElement} toolbar */
+  renderToolbar(toolbar) {
+    const a = /** @type {Assignment} */ (this.assignment);
+    const task = this.taskType();
+    const hasOptions = task === "multiple_choice" && (a.item.options || []).length > 0;
+    const row = el("div", undefined, "ws-toolbar-row");
+
+    const setsGroup = el("div", undefined, "group sets-group");
+    setsGroup.appendChild(el("span", gettext("Sets"), "group-label"));
+    const legend = el("div", undefined, "legend");
+    legend.setAttribute("role", "group");
+    legend.setAttribute("aria-label", gettext("Rationale sets"));
+    setsGroup.appendChild(legend);
+    setsGroup.appendChild(this.button(gettext("+ New set (n)"), "secondary new-set", () => this.nextSet()));
+    row.appendChild(setsGroup);
+
+    if (this.picksLabel()) {
+      const labelGroup = el("div", undefined, "group label-group");
+      if (hasOptions) {
+        labelGroup.appendChild(el("span", gettext("Option"), "group-label"));
+        labelGroup.appendChild(el("span", undefined, "chosen-option"));
+      } else {
+        const typed = task === "reading_comprehension" && !a.project.labels.length;
+        labelGroup.appendChild(el("span", typed ? gettext("Your answer") : this.labelWord(), "group-label"));
+        labelGroup.appendChild(this.renderPicker(typed));
+      }
+      row.appendChild(labelGroup);
+    }
+
+    const actions = el("div", undefined, "toolbar-actions actions");
+    actions.appendChild(this.button(gettext("Clear all"), "clear-all", () => this.clearAllAsked()));
+    if (!this.testMode) actions.appendChild(this.button(gettext("Skip item"), "secondary skip", () => this.skip()));
+    const help = this.button("?", "help-button", () => this.openShortcuts());
+    help.setAttribute("aria-label", gettext("Keyboard shortcuts (?)"));
+    help.title = gettext("Keyboard shortcuts (?)");
+    help.setAttribute("aria-haspopup", "dialog");
+    actions.appendChild(help);
+    const submit = this.button(gettext("Submit (Enter)"), "primary submit", () => this.submit());
+    this.submitButton = submit;
+    actions.appendChild(submit);
+    row.appendChild(actions);
+    toolbar.appendChild(row);
+    this.renderChosen();
+  }
+
+  /** What the task calls the label: a pair's relation, a question's answer, else label. */
+  labelWord() {
+    const task = this.taskType();
+    if (task === "multiple_choice") return gettext("Option");
+    if (task === "reading_comprehension") return gettext("Answer");
+    return gettext("Label");
+  }
+
+  /** @param {string} text @param {string} cls @param {() => void} action */
+  button(text, cls, action) {
+    const button = el("button", text, cls);
+    button.type = "button";
+    button.addEventListener("click", action);
+    return button;
+  }
+
+  /** The multiple-choice option picked below, repeated in the toolbar. */
+  renderChosen() {
+    const chosen = this.root.querySelector(".chosen-option");
+    if (!chosen) return;
+    const options = (this.assignment && this.assignment.item.options) || [];
+    const n = this.label === null ? -1 : options.indexOf(this.label);
+    chosen.textContent = n < 0 ? gettext("choose one below")
+      : `${String.fromCharCode(65 + (n % 26))}. ${options[n]}`;
+  }
+
+  /** The side column: the gold label or answer, and the set tools. @param {HTMLElement} side */
   renderSide(side) {
     const a = /** @type {Assignment} */ (this.assignment);
     const task = this.taskType();
     const hasOptions = task === "multiple_choice" && (a.item.options || []).length > 0;
     const card = el("section", undefined, "panel side-card answer-card");
     if (this.picksLabel()) {
-      if (!hasOptions) {
-        const typed = task === "reading_comprehension" && !a.project.labels.length;
-        card.appendChild(el("h2", typed ? gettext("Your answer") : gettext("Your label"), "side-title"));
-        card.appendChild(this.renderPicker(typed));
-        side.appendChild(card);
-      }
+      // The label or answer is given in the toolbar.
     } else if (task === "reading_comprehension") {
       card.appendChild(el("h2", gettext("Gold answer"), "side-title"));
       const answer = a.item.answer;
@@ -474,39 +548,110 @@ class Workspace {
 
     const sets = el("section", undefined, "panel side-card sets-card");
     sets.appendChild(el("h2", gettext("Rationale sets"), "side-title"));
-    const legend = el("div", undefined, "legend");
-    legend.setAttribute("aria-label", gettext("Rationale sets"));
-    sets.appendChild(legend);
+    sets.appendChild(el("p", gettext("Each set has its number, colour and underline; a hatched word is in several sets."), "muted keys"));
     const controls = el("div", undefined, "controls");
-    const buttons = [
-      [gettext("New set (n)"), () => this.nextSet()],
-      [gettext("Undo (z)"), () => this.undo()],
-      [gettext("Clear set"), () => this.clearSet(false)],
-      [gettext("Clear all"), () => this.clearSet(true)],
-    ];
-    for (const [label, action] of buttons) {
-      const button = el("button", /** @type {string} */ (label), "secondary");
-      button.type = "button";
-      button.addEventListener("click", /** @type {() => void} */ (action));
-      controls.appendChild(button);
-    }
+    controls.appendChild(this.button(gettext("Undo (z)"), "secondary", () => this.undo()));
+    controls.appendChild(this.button(gettext("Clear set"), "secondary", () => this.clearSet(false)));
     sets.appendChild(controls);
     side.appendChild(sets);
+    const keys = el("p", undefined, "muted keys");
+    keys.appendChild(document.createTextNode(gettext("Mouse: click a word, drag across words, shift-click to extend. Press ")));
+    keys.appendChild(el("kbd", "?"));
+    keys.appendChild(document.createTextNode(gettext(" for every keyboard shortcut.")));
+    side.appendChild(keys);
+  }
 
-    const actions = el("div", undefined, "actions");
-    if (!this.testMode) {
-      const skip = el("button", gettext("Skip item"), "secondary");
-      skip.type = "button";
-      skip.addEventListener("click", () => this.skip());
-      actions.appendChild(skip);
+  /** Keeps the side column's sticky offset below the toolbar, whatever its height.
+   * @param {HTMLElement} toolbar */
+  followToolbarHeight(toolbar) {
+    const update = () => this.root.style.setProperty("--ws-toolbar-height", `${toolbar.offsetHeight}px`);
+    update();
+    if (typeof ResizeObserver !== "undefined") new ResizeObserver(update).observe(toolbar);
+  }
+
+  instructionsKey() { return `rw-instructions-closed-${this.projectId}`; }
+
+  instructionsClosed() {
+    try { return localStorage.getItem(this.instructionsKey()) === "1"; } catch (_) { return false; }
+  }
+
+  /** @param {boolean} open */
+  rememberInstructions(open) {
+    try { localStorage.setItem(this.instructionsKey(), open ? "0" : "1"); } catch (_) { /* private mode */ }
+  }
+
+  clearAllAsked() {
+    const count = this.sets.reduce((n, set) => n + [...set.values()].reduce((m, tokens) => m + tokens.size, 0), 0);
+    if (count === 0) return;
+    const question = interpolate(ngettext("Remove %(count)s highlighted token from every set?",
+      "Remove all %(count)s highlighted tokens from every set?", count), { count }, true);
+    if (window.confirm(question)) this.clearSet(true);
+  }
+
+  /** The keyboard shortcuts in a modal dialog: focus stays inside, Esc or Close ends it. */
+  openShortcuts() {
+    let dialog = /** @type {HTMLDialogElement|null} */ (document.getElementById("shortcuts-dialog"));
+    if (!dialog) {
+      dialog = this.shortcutsDialog();
+      document.body.appendChild(dialog);
     }
-    const submit = el("button", gettext("Submit (Enter)"), "primary submit");
-    submit.type = "button";
-    this.submitButton = submit;
-    submit.addEventListener("click", () => this.submit());
-    actions.appendChild(submit);
-    side.appendChild(actions);
-    side.appendChild(el("p", gettext("Mouse: click a word, drag across words, shift-click to extend. Keys: ← → move, space toggles, shift+← → extends, n new set, 1–9 choose set, z undo, Enter submits."), "muted keys"));
+    if (dialog.open) return;
+    const returnTo = document.activeElement;
+    const shown = dialog;
+    shown.addEventListener("close", () => {
+      if (returnTo instanceof HTMLElement) returnTo.focus();
+    }, { once: true });
+    shown.showModal();
+    /** @type {HTMLElement|null} */ (shown.querySelector(".close"))?.focus();
+  }
+
+  shortcutsDialog() {
+    const dialog = /** @type {HTMLDialogElement} */ (el("dialog", undefined, "shortcuts-dialog"));
+    dialog.id = "shortcuts-dialog";
+    dialog.setAttribute("role", "dialog");
+    dialog.setAttribute("aria-modal", "true");
+    dialog.setAttribute("aria-labelledby", "shortcuts-title");
+    const head = el("header");
+    const title = el("h2", gettext("Keyboard shortcuts"));
+    title.id = "shortcuts-title";
+    const close = this.button(gettext("Close (Esc)"), "close", () => dialog.close());
+    head.append(title, close);
+    dialog.appendChild(head);
+    const table = el("table");
+    const rows = [
+      [["←", "→"], gettext("Move to the previous or next word")],
+      [["Space"], gettext("Highlight or clear the word under the cursor")],
+      [["Shift", "←/→"], gettext("Extend the highlight word by word")],
+      [["n"], gettext("Start a new rationale set")],
+      [["1", "…", "9"], gettext("Choose rationale set 1 to 9")],
+      [["z"], gettext("Undo the last change")],
+      [["Enter"], gettext("Submit")],
+      [["?"], gettext("Show these shortcuts")],
+      [["Esc"], gettext("Close this dialog")],
+    ];
+    for (const [keys, what] of rows) {
+      const row = el("tr");
+      const keyCell = el("th");
+      keyCell.setAttribute("scope", "row");
+      /** @type {string[]} */ (keys).forEach((key, n) => {
+        if (n) keyCell.appendChild(document.createTextNode(" "));
+        keyCell.appendChild(el("kbd", key));
+      });
+      row.append(keyCell, el("td", /** @type {string} */ (what)));
+      table.appendChild(row);
+    }
+    dialog.appendChild(table);
+    dialog.appendChild(el("p", gettext("Mouse: click a word, drag across words, shift-click to extend a highlight."), "muted dialog-note"));
+    // Tab and Shift+Tab go round the dialog's own controls.
+    dialog.addEventListener("keydown", (event) => {
+      if (event.key !== "Tab") return;
+      const focusable = [...dialog.querySelectorAll("button, [href], input, select, textarea")];
+      const first = /** @type {HTMLElement} */ (focusable[0]);
+      const last = /** @type {HTMLElement} */ (focusable[focusable.length - 1]);
+      if (event.shiftKey && document.activeElement === first) { event.preventDefault(); last.focus(); }
+      else if (!event.shiftKey && document.activeElement === last) { event.preventDefault(); first.focus(); }
+    });
+    return dialog;
   }
 
   /** The required picker: the project's labels, or a typed answer and "no answer".
@@ -561,6 +706,7 @@ class Workspace {
   /** @param {string|null} label */
   pick(label) {
     this.label = label;
+    this.renderChosen();
     this.changed();
   }
 
@@ -632,8 +778,11 @@ class Workspace {
     this.sets.forEach((set, s) => {
       if (set.get(docid)?.has(i)) { count += 1; if (first < 0) first = s; }
     });
+    const runStart = first >= 0 && !(i > 0 && this.sets[first].get(docid)?.has(i - 1));
     node.className = "tok" + (first >= 0 ? ` sel set-${first % COLOURS}` : "") + (count > 1 ? " multi" : "")
-      + (this.cursor.doc === d && this.cursor.token === i ? " cursor" : "");
+      + (runStart ? " run-start" : "") + (this.cursor.doc === d && this.cursor.token === i ? " cursor" : "");
+    if (first >= 0) node.dataset.setNumber = String(first + 1);
+    else delete node.dataset.setNumber;
   }
 
   refreshAll() {
@@ -649,6 +798,7 @@ class Workspace {
       const chip = el("button", interpolate(ngettext("Set %(set)s: %(count)s token", "Set %(set)s: %(count)s tokens", count), { set: s + 1, count }, true), `legend-set set-${s % COLOURS}${s === this.current ? " current" : ""}`);
       chip.type = "button";
       chip.dataset.set = String(s);
+      chip.dataset.setNumber = String(s + 1);
       chip.setAttribute("aria-pressed", String(s === this.current));
       chip.addEventListener("click", () => { this.current = s; this.renderLegend(); });
       legend.appendChild(chip);
@@ -678,6 +828,7 @@ class Workspace {
       if (mode === "add") tokens.add(i); else tokens.delete(i);
       this.paintToken(d, i);
     }
+    this.paintToken(d, hi + 1); // where a run now begins or no longer does
     if (tokens.size === 0) set.delete(docid);
   }
 
@@ -764,8 +915,10 @@ class Workspace {
   /** @param {KeyboardEvent} event */
   onKey(event) {
     if (!this.assignment || this.submitting) return;
+    // The shortcuts dialog has the keyboard while it is open (Esc closes it natively).
+    if (document.querySelector("dialog[open]")) return;
     const target = /** @type {HTMLElement} */ (event.target);
-    if (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName)) {
+    if (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) || target.isContentEditable) {
       // Enter in the label picker (a chosen option, a typed answer) still submits.
       if (event.key === "Enter" && target.tagName === "INPUT" && target.closest(".ws-layout")) {
         event.preventDefault();
@@ -773,6 +926,13 @@ class Workspace {
       }
       return;
     }
+    if (event.key === "?") {
+      event.preventDefault();
+      this.openShortcuts();
+      return;
+    }
+    // Enter or Space on a focused button (Clear all, a set chip) presses that button.
+    if ((event.key === "Enter" || event.key === " ") && ["BUTTON", "SUMMARY", "A"].includes(target.tagName)) return;
     const { doc, token } = this.cursor;
     if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
       event.preventDefault();

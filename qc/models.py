@@ -6,10 +6,13 @@ Invariants that concurrent requests could break are constraints here: one review
 one qualification record per (project, worker).
 """
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotate.models import BackgroundJob, JobStatus
 from qc.flag_rules import FlagThresholds, WorkerLimits
 
 
@@ -551,3 +554,31 @@ class SubmissionCheck(models.Model):
 
     def __str__(self) -> str:
         return f"checks of annotation {self.annotation_id}"
+
+
+# ---------------------------------------------------------------- worker CSV import jobs
+
+
+def worker_import_upload_path(job: "WorkerImportJob", filename: str) -> str:
+    return f"worker-imports/project-{job.project_id}/{uuid.uuid4().hex}-{filename}"
+
+
+class WorkerImportJob(BackgroundJob):
+    """A crowd platform's worker CSV imported in the background (qc/services/worker_import_jobs.py):
+    the page follows its progress (rows checked, then rows written) to its summary or its
+    problems. `summary` holds what worker_profiles_import_csv returns."""
+
+    project = models.ForeignKey(
+        "annotate.Project", on_delete=models.CASCADE, related_name="worker_import_jobs"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    source_name = models.CharField(max_length=255)
+    platform = models.CharField(max_length=16, choices=Platform.choices, blank=True)
+    upload = models.FileField(upload_to=worker_import_upload_path, max_length=500)
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
+    problems = models.JSONField(default=list, blank=True)
+
+    def __str__(self) -> str:
+        return f"worker import {self.pk} of {self.source_name} ({self.status})"

@@ -51,3 +51,10 @@ def quality_checks_missing() -> int:
     """Started by Celery beat (CELERY_BEAT_SCHEDULE): submissions older than the sweep's
     window that have no check."""
     return checks.quality_checks_missing()
+
+
+@shared_task(acks_late=True)
+def worker_import_execute(job_id: int) -> str:
+    from qc.services.worker_import_jobs import worker_import_run
+
+    return worker_import_run(job_id=job_id).status

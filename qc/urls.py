@@ -114,4 +114,19 @@ urlpatterns += [
         chart_apis.SecondsPerItemApi.as_view(),
         name="chart-seconds-per-item",
     ),
+    path(
+        "projects/<int:project_id>/workers/import-jobs/",
+        job_progress_apis.WorkerImportJobCreateApi.as_view(),
+        name="worker-import-job-list",
+    ),
+    path(
+        "projects/<int:project_id>/workers/import-jobs/<int:job_id>/",
+        job_progress_apis.WorkerImportJobDetailApi.as_view(),
+        name="worker-import-job-detail",
+    ),
+    path(
+        "projects/<int:project_id>/workers/import-jobs/<int:job_id>/progress/",
+        job_progress_apis.WorkerImportProgressApi.as_view(),
+        name="worker-import-progress",
+    ),
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
@@ -48,6 +49,7 @@ CSV_COLUMNS = {
 _TRUE = {"1", "true", "yes", "y", "t"}
 _FALSE = {"0", "false", "no", "n", "f", ""}
 MAX_CSV_BYTES = 20 * 1024 * 1024
+PROGRESS_EVERY = 200
 
 
 def audit_record(*, worker, action: str, reason: str, actor=None, project=None) -> AuditEvent:
@@ -206,6 +208,7 @@ def worker_profiles_import_csv(
     data: bytes,
     source: str = "workers.csv",
     platform: str = Platform.UNSPECIFIED,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> CsvImportSummary:
     """Import a crowd platform's CSV export into `project`: the rows' attributes become
     this project's records of those workers, which only its own rules read. Profiles
@@ -213,7 +216,10 @@ def worker_profiles_import_csv(
     bad row rejects the whole file and nothing is written. The import is audited.
 
     With a platform named, the rows are that platform's ids: they belong to the profiles
-    that study-link accounts of that platform have, or wait for those accounts."""
+    that study-link accounts of that platform have, or wait for those accounts.
+
+    `progress(phase, done, total)` hears of the rows checked, then of the rows written,
+    every PROGRESS_EVERY rows."""
     if platform not in Platform.values:
         raise ApplicationError(
             f"platform: {platform!r} is not one of {', '.join(v or '(none)' for v in Platform.values)}"
@@ -237,8 +243,11 @@ def worker_profiles_import_csv(
     columns = _header_map(header, source)
     summary = CsvImportSummary()
     rows, seen = [], {}
+    lines = max(text.count("\n") - 1, 0)
     try:
-        for cells in reader:
+        for checked, cells in enumerate(reader, start=1):
+            if progress and checked % PROGRESS_EVERY == 0:
+                progress("checking", checked, max(lines, checked))
             where = f"{source}, line {reader.line_num}"
             if not any(c.strip() for c in cells):
                 continue
@@ -286,7 +295,9 @@ def worker_profiles_import_csv(
                 project=project, profile__in=profiles.values()
             )
         }
-        for row in rows:
+        for written, row in enumerate(rows):
+            if progress and written % PROGRESS_EVERY == 0:
+                progress("writing", written, len(rows))
             external_id = row.pop("external_id")
             profile = profiles.get(external_id)
             if profile is None:

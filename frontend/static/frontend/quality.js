@@ -4,6 +4,7 @@
 // Every server string is inserted as text.
 
 import { api, el, errorText, fmt } from "./http.js";
+import { jobProgressList } from "./progress.js";
 
 /** Fields of the quality policy form: [name, label, kind]. */
 const POLICY_FIELDS = [
@@ -196,14 +197,32 @@ if (root) {
       : errorText(response.data), !response.ok);
   });
 
+  // The CSV is imported in the background; its bar follows the rows checked, then written.
+  /** @type {ReturnType<typeof jobProgressList>|null} */ let workerImports = null;
   document.getElementById("worker-import")?.addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = /** @type {HTMLFormElement} */ (event.target);
-    const response = await api(`${qc}/workers/import/`, "POST", new FormData(form));
-    say(response.ok
-      ? interpolate(gettext("Worker attributes imported: %(created)s new, %(updated)s updated, %(linked)s linked to accounts."), response.data, true)
-      : errorText(response.data), !response.ok);
-    if (response.ok) { form.reset(); loadWorkers(); }
+    const response = await api(`${qc}/workers/import-jobs/`, "POST", new FormData(form));
+    if (!response.ok) return say(errorText(response.data), true);
+    if (!workerImports) {
+      const area = el("div");
+      form.after(area);
+      workerImports = jobProgressList(area, {
+        url: (id) => `${qc}/workers/import-jobs/${id}/progress/`,
+        async onFinal(p) {
+          const job = await api(`${qc}/workers/import-jobs/${p.id}/`, "GET");
+          if (!job.ok) return say(errorText(job.data), true);
+          if (job.data.status === "succeeded") {
+            say(interpolate(gettext("Worker attributes imported: %(created)s new, %(updated)s updated, %(linked)s linked to accounts."), job.data.summary, true), false);
+            loadWorkers();
+          } else {
+            say([job.data.error, ...job.data.problems.slice(0, 20)].join("\n"), true);
+          }
+        },
+      });
+    }
+    workerImports.follow(response.data.id, interpolate(gettext("Worker import %(id)s: %(name)s"), { id: response.data.id, name: response.data.source_name }, true));
+    form.reset();
   });
 
   /** @param {Record<string, number[]>} tokens */

@@ -14,6 +14,7 @@ from config.api_schema import errors
 from config.exceptions import ConflictError
 from exports import selectors, services
 from exports.datasheet_info import datasheet_info_update, datasheet_preview
+from exports.file_names import portable_file_name
 from exports.runs import explainer_run_start
 from exports.serializers import (
     DatasheetInfoSerializer,
@@ -80,7 +81,8 @@ class ExportDownloadApi(APIView):
             raise ConflictError(
                 f"export {export.pk} has no downloadable file (status {export.status})"
             )
-        name = export.file_path.rsplit("/", 1)[-1]
+        # Exports made before names were made portable may still hold a ":" in theirs.
+        name = portable_file_name(export.file_path.rsplit("/", 1)[-1], fallback="export.zip")
         response = FileResponse(stored, as_attachment=True, filename=name)
         response["X-Checksum-SHA256"] = export.sha256
         return response

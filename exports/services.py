@@ -50,6 +50,7 @@ from exports.build import (
     write_document_chunk,
     write_item_chunk,
 )
+from exports.file_names import portable_file_name
 from exports.models import Export, ExportPart, ExportStatus
 from exports.params import BENCHMARK_LAYOUT, export_params_from
 from rationale_metrics.eraser_writer import DirectorySink, DocumentNotExportable, ZipSink
@@ -428,7 +429,7 @@ def _assemble_and_publish(
     checked = {f["name"]: f for files in found.values() for f in files.values()}
     # The file is named after the export; the folder inside the zip after the project
     # alone, so that two exports of the same data are the same bytes.
-    root = f"{export.project.name.replace('/', '-').replace(' ', '_')}-export"
+    root = f"{portable_file_name(export.project.name)}-export"
     with work.work_folder(work_dir(), f"{WORK_PREFIX}{export.pk}-") as folder:
         if params.archive == "zip":
             built = folder / f"{root}-{export.pk}.zip"

@@ -45,43 +45,50 @@ def soft_metrics_per_segment(
     return tuple(np.concatenate([r[i] for r in results]) for i in range(3))
 
 
+def _shifted(values: np.ndarray, firsts: np.ndarray, fill: float) -> np.ndarray:
+    """Each value's predecessor within its key, and `fill` at each key's first value."""
+    previous = np.empty_like(values)
+    previous[1:] = values[:-1]
+    previous[firsts] = fill
+    return previous
+
+
 def _chunk(
     truth: np.ndarray, score: np.ndarray, lengths: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # Every pass over the chunk's values costs about as much as the sort: the curves are
+    # built at the closing positions only, and nothing of the values' length is made
+    # beyond the sort, the sorted scores and truths, and their running sum.
     n_keys = len(lengths)
-    segment = np.repeat(np.arange(n_keys), lengths)
-    truth = truth.astype(np.float64)
-    score = score.astype(np.float64)
-
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    score = score.astype(np.float64, copy=False)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
     # Within each key, descending score. (Tie order is irrelevant: only cumulative sums
     # at the last position of each run of equal scores are used, as in scikit-learn.)
     order = descending_within_segments(score, lengths, stable=False)
-    truth, score = truth[order], score[order]
-    ends = starts + lengths
-
-    position = np.arange(len(score)) - starts[segment]
-    cumulative = np.cumsum(truth)
-    offset = np.concatenate(([0.0], cumulative))[starts]
-    tps_all = cumulative - offset[segment]
+    score = score[order]
+    cumulative = np.cumsum(truth[order], dtype=np.int64)
 
     # A threshold closes where the next score differs or the key ends.
-    closes = np.ones(len(score), dtype=bool)
-    closes[:-1] = (score[1:] != score[:-1]) | (segment[1:] != segment[:-1])
+    closes = np.empty(len(score), dtype=bool)
+    np.not_equal(score[1:], score[:-1], out=closes[:-1])
+    closes[ends - 1] = True
     idx = np.flatnonzero(closes)
-    seg = segment[idx]
-    tps = tps_all[idx]
-    fps = position[idx] + 1 - tps
-    positives = tps_all[ends - 1]
+    seg = np.searchsorted(ends, idx, side="right")
+    running = np.concatenate(([0], cumulative))
+    before = running[starts]  # positives counted in earlier keys
+    tps = (cumulative[idx] - before[seg]).astype(np.float64)
+    fps = (idx - starts[seg] + 1) - tps
+    positives = (running[ends] - before).astype(np.float64)
     negatives = lengths - positives
+    first = np.searchsorted(idx, starts)  # each key's first closing position
 
     # Precision-recall curve, in scikit-learn's (reversed) order, then its trapezoid area.
     precision = tps / (tps + fps)
     has_positives = positives[seg] > 0
     recall = np.where(has_positives, tps / np.where(has_positives, positives[seg], 1), 1.0)
-    first = np.concatenate(([True], seg[1:] != seg[:-1]))
-    previous_recall = np.where(first, 0.0, np.concatenate(([0.0], recall[:-1])))
-    previous_precision = np.where(first, 1.0, np.concatenate(([0.0], precision[:-1])))
+    previous_recall = _shifted(recall, first, 0.0)
+    previous_precision = _shifted(precision, first, 1.0)
     # Going from the curve's end (recall 0, precision 1) back to its start, each step
     # spans recall (previous_recall -> recall) under the trapezoid of the two precisions.
     auprc = np.bincount(
@@ -98,8 +105,8 @@ def _chunk(
     safe_pos = np.where(positives > 0, positives, 1)[seg]
     safe_neg = np.where(negatives > 0, negatives, 1)[seg]
     tpr, fpr = tps / safe_pos, fps / safe_neg
-    previous_tpr = np.where(first, 0.0, np.concatenate(([0.0], tpr[:-1])))
-    previous_fpr = np.where(first, 0.0, np.concatenate(([0.0], fpr[:-1])))
+    previous_tpr = _shifted(tpr, first, 0.0)
+    previous_fpr = _shifted(fpr, first, 0.0)
     roc = np.bincount(
         seg, weights=(fpr - previous_fpr) * (tpr + previous_tpr) / 2, minlength=n_keys
     )

@@ -363,6 +363,17 @@ def unchecked_submissions() -> int:
     return Annotation.objects.filter(submission_check__isnull=True).count()
 
 
+def import_jobs_by_status() -> dict[str, int]:
+    from django.db import connection
+    from django.db.models import Count
+
+    from annotate.models import ImportJob
+
+    connection.close()
+    rows = ImportJob.objects.values("status").annotate(n=Count("id"))
+    return {row["status"]: row["n"] for row in rows}
+
+
 def redis_outage(
     port: int, project_id: int, seconds: int, redis_server: PrivateRedis, catch_up_seconds: int
 ) -> list[str]:
@@ -393,10 +404,17 @@ def redis_outage(
                 else ""
             )
         )
+        jobs = import_jobs_by_status()
+        print(
+            "  imports started: "
+            + ", ".join(f"{status} {n}" for status, n in sorted(jobs.items()))
+            + " (failed: refused with 503 while the broker was away, marked so on the row)"
+        )
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)
         shutil.rmtree(beat_dir, ignore_errors=True)
+    unfinished = jobs.get("pending", 0) + jobs.get("running", 0)
     failed = [
         a
         for a in seen["answers"]
@@ -407,6 +425,7 @@ def redis_outage(
         *([f"{seen['lost']} acknowledged submits lost"] if seen["lost"] else []),
         *([f"{seen['duplicates']} submits stored twice"] if seen["duplicates"] else []),
         *([f"{left} submissions unchecked"] if left else []),
+        *([f"{unfinished} imports never finished"] if unfinished else []),
     ]
     if not any(a.kind == "submit" and a.status == 201 for a in seen["during"]):
         problems.append("no submit was acknowledged during the outage")

@@ -271,6 +271,10 @@ def import_publish_run(*, job_id: int, attempt: str, chunks: int, labels: list[s
             if not _running(job_id, attempt).select_for_update().exists():
                 raise _Superseded
             _write_parts(job, files, labels, summary, total)
+            # As after any import: the new items join every variant's pool before
+            # anyone asks for work.
+            project_fill_rows_sync(project=job.project)
+            _discard_parts(job_id)  # before the row says "succeeded", so then they are gone
             _running(job_id, attempt).update(
                 status=JobStatus.SUCCEEDED,
                 summary=summary.as_dict(),
@@ -291,9 +295,7 @@ def import_publish_run(*, job_id: int, attempt: str, chunks: int, labels: list[s
     except Exception as exc:
         done = import_job_end(job, attempt, **import_failure(exc, job_id, "writing"))
     else:
-        # As after any import: the new items join every variant's pool before anyone
-        # asks for work, and the planner learns the tables' new sizes.
-        project_fill_rows_sync(project=job.project)
+        # The planner learns the tables' new sizes.
         statistics_refresh(Document, Item, ItemDocument, RationaleSet, RationaleSpan)
         if settings.IMPORT_UPLOAD_RETENTION_DAYS == 0:
             job.upload.delete(save=False)

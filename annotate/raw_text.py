@@ -81,8 +81,22 @@ class RawTextRow:
     options: list[str] = field(default_factory=list)
 
 
-def _kind(value) -> str:
-    return "null" if value is None else type(value).__name__
+def _given(value) -> str:
+    """What a field holds, in words an admin reading the import report knows: not Python's
+    type names ("got str" said nothing about an empty cell)."""
+    if value is None:
+        return "it is missing (or null)"
+    if isinstance(value, str):
+        return "it is empty" if not value.strip() else f"it is {value[:40]!r}"
+    if isinstance(value, bool):
+        return f"it is {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"it is the number {value}"
+    if isinstance(value, list):
+        return "it is a list"
+    if isinstance(value, dict):
+        return "it is an object"
+    return f"it is a {type(value).__name__}"
 
 
 def _generated_id(text: str, query: str | None) -> str:
@@ -123,7 +137,12 @@ def _iter_jsonl(path: Path, label: str, problems: ProblemList, max_line_bytes: i
                 problems.add(label, number, None, f"malformed JSON: {exc}")
                 continue
             if not isinstance(record, dict):
-                problems.add(label, number, None, f"expected a JSON object, got {_kind(record)}")
+                problems.add(
+                    label,
+                    number,
+                    None,
+                    f"each line must be a JSON object ({{...}}), but {_given(record)}",
+                )
                 continue
             yield number, record
 
@@ -242,17 +261,17 @@ def _options(record: dict, add, from_csv: bool) -> list[str] | None:
     options = _csv_options(record, add) if from_csv else record.get("options")
     if options is None:
         if not from_csv:
-            add("options", "must be a list of option texts, got null")
+            add("options", "must be a list of option texts, but it is missing (or null)")
         return None
     if not isinstance(options, list):
-        add("options", f"must be a list of option texts, got {_kind(options)}")
+        add("options", f"must be a list of option texts, but {_given(options)}")
         return None
     bad = [i for i, o in enumerate(options) if not isinstance(o, str) or not o.strip()]
     if bad:
-        add("options", f"option {bad[0] + 1} must be a non-empty string")
+        add("options", f"option {bad[0] + 1} needs some text, but {_given(options[bad[0]])}")
         return None
     if len(options) < MIN_OPTIONS:
-        add("options", f"needs at least {MIN_OPTIONS} options, got {len(options)}")
+        add("options", f"needs at least {MIN_OPTIONS} options, but it has {len(options)}")
         return None
     if len(set(options)) != len(options):
         add("options", "the same option is given twice, so a label could not name one")
@@ -273,7 +292,7 @@ def _offset(record: dict, key: str, from_csv: bool) -> tuple[int | None, str | N
         return int(value), None
     if isinstance(value, int) and not isinstance(value, bool):
         return value, None
-    return None, f"must be a character offset (an integer), got {_kind(value)}"
+    return None, f"must be a character offset (a whole number), but {_given(value)}"
 
 
 def _answer(record: dict, passage: str, passage_docid: str, add, from_csv: bool) -> dict | None:
@@ -287,7 +306,7 @@ def _answer(record: dict, passage: str, passage_docid: str, add, from_csv: bool)
         return None
     text = record.get("answer")
     if text is not None and not isinstance(text, str):
-        add("answer", f"must be a string or null, got {_kind(text)}")
+        add("answer", f"must be the answer's text, or empty for no answer, but {_given(text)}")
         return None
     if text is not None and not text.strip():
         text = None
@@ -335,25 +354,25 @@ def check_raw_record(
     for source_field, _, _ in DOCUMENT_FIELDS[task_type]:
         value = record.get(source_field)
         if not isinstance(value, str) or not value.strip():
-            add(source_field, f"must be a non-empty string, got {_kind(value)}")
+            add(source_field, f"needs some text, but {_given(value)}")
         else:
             texts[source_field] = value
     lab = record.get("label")
     label_wanted = "label" in required or lab is not None
     if label_wanted and (not isinstance(lab, str) or not lab):
-        add("label", f"must be a non-empty string, got {_kind(lab)}")
+        add("label", f"needs a label, but {_given(lab)}")
     split = record.get("split") or ""
     if not isinstance(split, str) or split not in SPLIT_NAMES:
         add("split", f"must be one of train, val, test; got {split!r}")
     for key in ("query", "query_type"):
         value = record.get(key)
         if value is not None and not isinstance(value, str):
-            add(key, f"must be a string, got {_kind(value)}")
+            add(key, f"must be text, but {_given(value)}")
     item_id = record.get("id")
     if item_id is not None:
         valid_int = isinstance(item_id, int) and not isinstance(item_id, bool) and not from_csv
         if not (isinstance(item_id, str) and item_id) and not valid_int:
-            add("id", f"must be a non-empty string or integer, got {_kind(item_id)}")
+            add("id", f"must be text or a whole number, but {_given(item_id)}")
     known = set(required) | set(optional) | set(COMMON_FIELDS)
     unknown = sorted(
         key

@@ -32,6 +32,7 @@ from annotate.benchmark_mapping import benchmark_task
 from annotate.models import Assignment, AssignmentStatus, RationaleSpan
 from config.exceptions import ApplicationError
 from config.job_chunks import chunks_go_to_workers
+from config.job_queue import task_send_on_commit
 from config.storage import local_path
 from exports import storage as export_storage
 from exports import work
@@ -93,8 +94,18 @@ def explainer_run_start(
         run.predictions.save(f"run-{run.pk}.jsonl", upload, save=True)
     from exports.tasks import explainer_run_execute
 
-    transaction.on_commit(lambda: explainer_run_execute.delay(run.pk))
+    task_send_on_commit(explainer_run_execute, run.pk, unsent=lambda: _run_unqueued(run.pk))
     return run
+
+
+def _run_unqueued(run_id: int) -> None:
+    """The run's task could not be queued, so it will never run: the row says why."""
+    ExplainerRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+        status=RunStatus.FAILED,
+        finished_at=timezone.now(),
+        error="the job queue was unavailable, so this run never started; nothing was scored; "
+        "start it again",
+    )
 
 
 def _variant_annotations(

@@ -32,6 +32,7 @@ from django.utils import timezone
 from annotate.models import Project
 from config.exceptions import ApplicationError
 from config.job_chunks import chunks_go_to_workers
+from config.job_queue import task_send_on_commit
 from exports import storage as export_storage
 from exports import work
 from exports.build import (
@@ -80,8 +81,18 @@ def export_start(*, project: Project, acting_user, raw_params: dict) -> Export:
     export = Export.objects.create(project=project, created_by=acting_user, params=params.as_dict())
     from exports.tasks import export_execute
 
-    transaction.on_commit(lambda: export_execute.delay(export.pk))
+    task_send_on_commit(export_execute, export.pk, unsent=lambda: _export_unqueued(export.pk))
     return export
+
+
+def _export_unqueued(export_id: int) -> None:
+    """The export's task could not be queued, so it will never run: the row says why."""
+    Export.objects.filter(pk=export_id, status=ExportStatus.PENDING).update(
+        status=ExportStatus.FAILED,
+        phase="done",
+        finished_at=timezone.now(),
+        error="the job queue was unavailable, so this export never started; start it again",
+    )
 
 
 def export_cancel(*, export: Export) -> Export:

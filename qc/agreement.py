@@ -39,6 +39,7 @@ from django.utils import timezone
 from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project, RationaleSpan
 from annotate.tokenization import stop_word_rule
 from config.exceptions import ApplicationError
+from config.job_queue import task_send_on_commit
 from qc.cohorts import COHORTS, NO_RECORD
 from qc.models import AgreementPart, AgreementReport, ProjectWorker, QualityFlag, ReportStatus
 from rationale_metrics.agreement import (
@@ -767,5 +768,16 @@ def agreement_report_request(*, project: Project) -> AgreementReport:
         )
         from qc.tasks import agreement_report_job
 
-        transaction.on_commit(lambda: agreement_report_job.delay(project.pk))
+        # Unqueued, it would stay "running" with no worker, and every later request would
+        # find it running and queue nothing.
+        task_send_on_commit(
+            agreement_report_job,
+            project.pk,
+            unsent=lambda: _finish_failed(
+                report.pk,
+                "",
+                "the job queue was unavailable, so this refresh never started; "
+                "the previous report is kept; refresh it again",
+            ),
+        )
     return report

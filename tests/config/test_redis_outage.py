@@ -17,7 +17,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Annotation, ImportJob, JobStatus, ProjectMembership, Role
-from qc.models import SubmissionCheck
+from exports.models import Export
+from qc.models import AgreementReport, SubmissionCheck
 from qc.services import checks
 from tests.annotate.workflow_helpers import make_project
 from tests.factories import UserFactory
@@ -146,3 +147,39 @@ def test_with_the_broker_away_starting_an_import_answers_503_with_retry_after(
     assert job.status == JobStatus.FAILED
     assert "never started" in job.error
     assert not job.upload
+
+
+def _export_row(project):
+    return Export.objects.get(project=project)
+
+
+def _agreement_row(project):
+    return AgreementReport.objects.get(project=project)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("url_name", "body", "row_of"),
+    [
+        ("exports:export-list", {"variant": "plain"}, _export_row),
+        ("qc:agreement-refresh", None, _agreement_row),
+    ],
+)
+def test_with_the_broker_away_an_export_or_a_report_is_refused_and_not_left_running(
+    broker_away, annotator_in_project, url_name, body, row_of
+):
+    project, _annotator = annotator_in_project
+    researcher = UserFactory(username="outage-researcher")
+    ProjectMembership.objects.create(project=project, user=researcher, role=Role.RESEARCHER)
+    client = Client()
+    client.force_login(researcher)
+
+    answer = client.post(
+        reverse(url_name, args=[project.id]), body or {}, content_type="application/json"
+    )
+
+    row = row_of(project)
+    assert answer.status_code == 503
+    assert int(answer["Retry-After"]) > 0
+    assert row.status == "failed"
+    assert "never started" in row.error

@@ -71,6 +71,13 @@ def _preview(text: str, limit: int = 60) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
+def text_names_shown(task_type: str, text_names: list[str]) -> list[str]:
+    """What a project's texts are called on its pages: a pair's own names, or its defaults."""
+    if task_type == "sentence_pair" and not text_names:
+        return list(DEFAULT_TEXT_NAMES)
+    return list(text_names)
+
+
 def text_names_problem(task_type: str, text_names: list[str]) -> str | None:
     """Why these names cannot name this project's texts, if they cannot."""
     if not text_names:

@@ -10,6 +10,7 @@ from django.db.models import Count
 from annotate.models import Annotation, Assignment, AssignmentStatus, Project, RationaleSpan
 from annotate.selectors import annotation_set_tokens
 from annotate.serializers import item_for_annotator
+from annotate.task_types import text_names_shown
 from annotate.variant_presets import variant_display_text
 from config.exceptions import NotFoundError
 from qc.models import (
@@ -168,7 +169,13 @@ def review_detail(*, annotation_id: int, reviewer) -> dict:
     reviewers = list(annotation.reviews.values_list("reviewer_id", flat=True))
     return {
         "id": annotation.pk,
-        "project": {"id": project.id, "name": project.name},
+        "project": {
+            "id": project.id,
+            "name": project.name,
+            "task_type": project.task_type,
+            "language": project.language,
+            "text_names": text_names_shown(project.task_type, project.text_names),
+        },
         "round": assignment.round,
         "max_rounds": project.max_rounds,
         "reviews_done": len(reviewers),

@@ -69,7 +69,10 @@ def test_fail_revise_pass_in_the_browser(browser, live_server):
     rita.goto(f"{base}/projects/{project.id}/review/")
     rita.wait_for_selector("#review[data-ready=true]")
     assert "annie" not in rita.inner_text("#review")
-    assert rita.locator(".document .tok.sel").all_inner_texts() == ["final", "act"]
+    assert rita.locator(".whole-annotation .document .tok.sel").all_inner_texts() == [
+        "final",
+        "act",
+    ]
     first = score(
         rita,
         base,
@@ -102,7 +105,7 @@ def test_fail_revise_pass_in_the_browser(browser, live_server):
     rita.goto(f"{base}/projects/{project.id}/review/")
     rita.wait_for_selector("#review[data-ready=true]")
     assert "round 2 of 3" in rita.inner_text(".review-facts")
-    assert rita.locator(".tok.added").all_inner_texts() == ["superb"]
+    assert rita.locator(".whole-annotation .tok.added").all_inner_texts() == ["superb"]
     assert rita.locator(".history details").count() == 1
     score(rita, base, project, sufficiency=3, compactness=4, comprehensiveness=3)
     revised = Annotation.objects.get(revision_of__isnull=False).pk

@@ -44,26 +44,65 @@ function radioGroup(name, legend, scale) {
   return box;
 }
 
+/** What the project calls its texts, by task type and the project's names.
+ * @param {any} project @param {number} count */
+function textNames(project, count) {
+  const given = project.text_names || [];
+  return Array.from({ length: count }, (_, n) => {
+    const number = { n: n + 1 };
+    if (project.task_type === "sentence_pair") return given[n] || interpolate(gettext("Text %(n)s"), number, true);
+    if (project.task_type === "reading_comprehension") {
+      return count > 1 ? interpolate(gettext("Passage %(n)s"), number, true) : gettext("Passage");
+    }
+    if (project.task_type === "multiple_choice") return gettext("Question");
+    return count > 1 ? interpolate(gettext("Text %(n)s"), number, true) : gettext("Text");
+  });
+}
+
 /**
- * Render documents with the tokens of each set coloured; `diff` marks added tokens and
- * shows removed ones struck through. Read-only: no selection handlers.
- * @param {any[]} documents @param {any[]} sets @param {any} [diff]
+ * The documents, read-only, each under its name. With `focus` set, only that set's tokens
+ * are highlighted (its fill, underline and number) and the other sets' are dimmed; without
+ * it, every set is drawn. `diff` marks tokens added since the last round and strikes
+ * through removed ones.
+ * @param {any} project @param {any[]} documents @param {any[]} sets
+ * @param {{focus?: number|null, diff?: any}} [options]
  */
-function renderDocuments(documents, sets, diff) {
-  const box = el("div", undefined, "documents");
-  for (const doc of documents) {
+function renderDocuments(project, documents, sets, options = {}) {
+  const focus = options.focus ?? null;
+  const diff = options.diff;
+  const box = el("div", undefined, `documents${project.task_type === "sentence_pair" ? " pair" : ""}`);
+  const texts = documents.filter((doc) => doc.role !== "question");
+  const names = textNames(project, texts.length);
+  const ordered = [...documents.filter((doc) => doc.role === "question"), ...texts];
+  for (const doc of ordered) {
+    const panel = el("section", undefined, `panel ${doc.role === "question" ? "question-panel" : "doc-panel"}`);
+    const head = el("header", undefined, "panel-head");
+    head.appendChild(el("h3", doc.role === "question" ? gettext("Question") : names[texts.indexOf(doc)], "panel-title"));
+    panel.appendChild(head);
     const view = el("div", undefined, "document");
     view.dataset.docid = doc.docid;
+    if (project.language) view.lang = project.language;
     const changes = (diff && diff[doc.docid]) || { added: [], removed: [] };
     const added = new Set(changes.added);
     const removed = new Set(changes.removed);
+    /** @param {number} n @param {number} i */
+    const inSet = (n, i) => n >= 0 && n < sets.length && (sets[n].tokens[doc.docid] || []).includes(i);
     let previous = 0;
     doc.tokens.forEach((/** @type {number[]} */ [start, end], /** @type {number} */ i) => {
       if (start > previous) view.appendChild(document.createTextNode(doc.text.slice(previous, start)));
       const token = el("span", doc.text.slice(start, end), "tok readonly");
-      const inSets = sets.map((s, n) => ((s.tokens[doc.docid] || []).includes(i) ? n : -1)).filter((n) => n >= 0);
+      token.dataset.i = String(i);
+      const inSets = sets.map((_, n) => (inSet(n, i) ? n : -1)).filter((n) => n >= 0);
+      const shown = focus === null ? inSets[0] : inSets.includes(focus) ? focus : undefined;
+      if (shown !== undefined) {
+        token.classList.add("sel", `set-${shown % COLOURS}`);
+        token.dataset.setNumber = String(shown + 1);
+        if (!inSet(shown, i - 1)) token.classList.add("run-start");
+        if (focus === null && inSets.length > 1) token.classList.add("multi");
+      } else if (inSets.length) {
+        token.classList.add("dimmed");
+      }
       if (inSets.length) {
-        token.classList.add("sel", `set-${inSets[0] % COLOURS}`);
         token.title = inSets.map((n) => interpolate(gettext("set %(set)s"), { set: n + 1 }, true)).join(gettext(", "));
       }
       if (added.has(i)) token.classList.add("added");
@@ -72,9 +111,43 @@ function renderDocuments(documents, sets, diff) {
       previous = end;
     });
     if (previous < doc.text.length) view.appendChild(document.createTextNode(doc.text.slice(previous)));
-    box.appendChild(view);
+    panel.appendChild(view);
+    box.appendChild(panel);
   }
   return box;
+}
+
+/** The gold the annotator worked from, in the task type's words. @param {any} a */
+function goldFacts(a) {
+  const facts = el("div", undefined, "facts-row gold-facts");
+  const item = a.item;
+  const task = a.project.task_type;
+  const hasQuestionDoc = item.documents.some((/** @type {any} */ doc) => doc.role === "question");
+  /** @param {string} name @param {string} value @param {string} cls */
+  const fact = (name, value, cls) => {
+    const box = el("div", undefined, `fact ${cls}`);
+    box.append(el("span", name, "fact-name"), el("span", value, "fact-value"));
+    facts.appendChild(box);
+  };
+  if (item.query && !hasQuestionDoc && !(task === "multiple_choice" && (item.options || []).length)) {
+    fact(gettext("Question"), item.query, "query");
+  }
+  if (task === "reading_comprehension") {
+    const answer = item.answer;
+    fact(gettext("Gold answer"), answer && "none" in answer ? gettext("no answer in the passage")
+      : answer ? answer.text : gettext("(none)"), "gold-label");
+  } else if (task === "multiple_choice" && (item.options || []).length) {
+    fact(gettext("Options"), item.options.join(" · "), "options-fact");
+    fact(gettext("Right option"), item.label ?? gettext("(none)"), "gold-label");
+  } else {
+    fact(gettext("Gold label"), item.label ?? gettext("(none)"), "gold-label");
+  }
+  if (a.label !== null && a.label !== undefined && a.label !== "") {
+    const word = task === "reading_comprehension" ? gettext("Annotator's answer")
+      : task === "multiple_choice" ? gettext("Annotator's option") : gettext("Annotator's label");
+    fact(word, a.label, "annotator-label");
+  }
+  return facts;
 }
 
 /** @param {any[]} reviews */
@@ -104,6 +177,8 @@ class ReviewQueue {
     this.body = /** @type {HTMLElement} */ (root.querySelector(".review-body"));
     this.message = /** @type {HTMLElement} */ (root.querySelector(".message"));
     /** @type {any} */ this.current = null;
+    /** @type {{tabs: HTMLElement, documents: HTMLElement, fieldsets: HTMLElement[], annotation: any}|null} */
+    this.setViews = null;
     /** @type {number|undefined} */ this.queueCount = undefined;
   }
 
@@ -172,6 +247,7 @@ class ReviewQueue {
   /** @param {any} a */
   render(a) {
     this.current = a;
+    this.setViews = null;
     this.root.dataset.done = "false";
     const body = this.body;
     body.replaceChildren();
@@ -180,16 +256,13 @@ class ReviewQueue {
     instructions.appendChild(el("summary", interpolate(gettext("Instructions the annotator saw (%(name)s, version %(version)s)"), a.variant, true)));
     instructions.appendChild(el("p", a.variant.text, "instruction-text"));
     body.appendChild(instructions);
-    const facts = el("div", undefined, "facts-row");
-    if (a.item.query) facts.appendChild(el("div", interpolate(gettext("Question: %(query)s"), { query: a.item.query }, true), "query"));
-    facts.appendChild(el("div", interpolate(gettext("Answer: %(label)s"), { label: a.item.label ?? gettext("(none)") }, true), "gold-label"));
-    body.appendChild(facts);
-    body.appendChild(renderDocuments(a.item.documents, a.sets, a.diff));
-    if (a.diff) body.appendChild(el("p", gettext("Underlined: added since the previous round. Struck through: removed since then."), "muted"));
+    body.appendChild(goldFacts(a));
 
+    const scoring = !a.verdict && !a.reviewed_by_you;
     const form = /** @type {HTMLFormElement} */ (el("form", undefined, "review-form"));
+    form.noValidate = true; // checked here, so a set not on screen is named, not skipped silently
     if (!a.sets.length) form.appendChild(el("p", gettext("This annotation has no highlighted tokens: it cannot be sufficient."), "error"));
-    a.sets.forEach((/** @type {any} */ set, /** @type {number} */ n) => {
+    /** @type {HTMLElement[]} */ const fieldsets = a.sets.map((/** @type {any} */ set, /** @type {number} */ n) => {
       const box = el("fieldset", undefined, `set-scores set-${n % COLOURS}`);
       box.dataset.set = String(set.id);
       const count = Object.values(set.tokens).flat().length;
@@ -199,22 +272,39 @@ class ReviewQueue {
       const comment = /** @type {HTMLInputElement} */ (el("input"));
       comment.name = `comment-${set.id}`;
       comment.placeholder = gettext("comment on this set (optional)");
+      comment.setAttribute("aria-label", interpolate(gettext("Comment on set %(set)s (optional)"), { set: n + 1 }, true));
       box.appendChild(comment);
-      form.appendChild(box);
+      box.addEventListener("change", () => this.markScored());
+      return box;
     });
-    form.appendChild(radioGroup("comprehensiveness", gettext("Comprehensiveness: does the annotation cover all the evidence?"), SCALES.comprehensiveness));
-    const overall = /** @type {HTMLTextAreaElement} */ (el("textarea"));
-    overall.name = "comment";
-    overall.rows = 2;
-    overall.placeholder = gettext("comment for the annotator (optional)");
-    form.appendChild(overall);
-    const submit = /** @type {HTMLButtonElement} */ (el("button", gettext("Submit scores")));
-    submit.type = "submit";
-    form.appendChild(submit);
-    form.addEventListener("submit", (event) => { event.preventDefault(); this.submit(form); });
+    const perSet = this.renderSetViews(a, fieldsets, scoring);
+    if (scoring) form.appendChild(perSet); else body.appendChild(perSet);
+
+    const whole = el("section", undefined, "whole-annotation");
+    whole.appendChild(el("h2", gettext("The whole annotation"), "section-title"));
+    whole.appendChild(el("p", gettext("Every set together: is all the evidence for the label covered?"), "muted"));
+    whole.appendChild(renderDocuments(a.project, a.item.documents, a.sets, { diff: a.diff }));
+    if (a.diff) whole.appendChild(el("p", gettext("Underlined: added since the previous round. Struck through: removed since then."), "muted"));
+    if (scoring) {
+      whole.appendChild(radioGroup("comprehensiveness", gettext("Comprehensiveness: does the annotation cover all the evidence?"), SCALES.comprehensiveness));
+      const overall = /** @type {HTMLTextAreaElement} */ (el("textarea"));
+      overall.name = "comment";
+      overall.rows = 2;
+      overall.placeholder = gettext("comment for the annotator (optional)");
+      overall.setAttribute("aria-label", gettext("Comment for the annotator (optional)"));
+      whole.appendChild(overall);
+      const submit = /** @type {HTMLButtonElement} */ (el("button", gettext("Submit scores"), "primary"));
+      submit.type = "submit";
+      whole.appendChild(submit);
+      form.appendChild(whole);
+      form.addEventListener("submit", (event) => { event.preventDefault(); this.submit(form); });
+    } else {
+      body.appendChild(whole);
+    }
     if (a.verdict) body.appendChild(el("p", interpolate(gettext("Decided: %(outcome)s."), { outcome: outcomeName(a.verdict.outcome) }, true), "muted"));
     else if (a.reviewed_by_you) body.appendChild(el("p", gettext("You have scored this annotation already."), "muted"));
     else body.appendChild(form);
+    this.markScored();
 
     if (a.history.length) {
       const history = el("section", undefined, "history");
@@ -225,7 +315,7 @@ class ReviewQueue {
           outcome: outcomeName(earlier.verdict.outcome), failed: propertyList(earlier.verdict.failed) || gettext("none"),
         }, true) : "";
         round.appendChild(el("summary", interpolate(gettext("Round %(round)s: %(verdict)s"), { round: earlier.round, verdict }, true)));
-        round.appendChild(renderDocuments(a.item.documents, earlier.sets));
+        round.appendChild(renderDocuments(a.project, a.item.documents, earlier.sets));
         round.appendChild(reviewsTable(earlier.reviews));
         history.appendChild(round);
       }
@@ -235,10 +325,97 @@ class ReviewQueue {
     this.root.dataset.annotation = String(a.id);
   }
 
+  /** One set at a time: tabs, then the documents with only that set highlighted beside
+   * that set's scores. @param {any} a @param {HTMLElement[]} fieldsets @param {boolean} scoring */
+  renderSetViews(a, fieldsets, scoring) {
+    const section = el("section", undefined, "set-views");
+    if (!a.sets.length) return section;
+    section.appendChild(el("h2", gettext("Each set alone"), "section-title"));
+    const tabs = el("div", undefined, "set-tabs");
+    tabs.setAttribute("role", "tablist");
+    tabs.setAttribute("aria-label", gettext("Rationale sets"));
+    const panel = el("div", undefined, "set-view");
+    panel.setAttribute("role", "tabpanel");
+    panel.id = "set-view";
+    a.sets.forEach((/** @type {any} */ set, /** @type {number} */ n) => {
+      const count = Object.values(set.tokens).flat().length;
+      const tab = el("button", interpolate(ngettext("Set %(set)s · %(count)s token", "Set %(set)s · %(count)s tokens", count), { set: n + 1, count }, true), `set-tab legend-set set-${n % COLOURS}`);
+      tab.type = "button";
+      tab.id = `set-tab-${n}`;
+      tab.dataset.setNumber = String(n + 1);
+      tab.dataset.index = String(n);
+      tab.setAttribute("role", "tab");
+      tab.setAttribute("aria-controls", "set-view");
+      tab.addEventListener("click", () => this.showSet(n));
+      tab.addEventListener("keydown", (event) => {
+        const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+        if (!step) return;
+        event.preventDefault();
+        const next = (n + step + a.sets.length) % a.sets.length;
+        this.showSet(next);
+        /** @type {HTMLElement|null} */ (tabs.querySelector(`#set-tab-${next}`))?.focus();
+      });
+      tabs.appendChild(tab);
+    });
+    section.appendChild(tabs);
+    const documents = el("div", undefined, "set-documents");
+    const scores = el("div", undefined, "set-score-column");
+    if (scoring) scores.append(...fieldsets);
+    else scores.appendChild(el("p", gettext("Scoring is closed for this annotation."), "muted"));
+    panel.append(documents, scores);
+    section.appendChild(panel);
+    this.setViews = { tabs, documents, fieldsets, annotation: a };
+    this.showSet(0);
+    return section;
+  }
+
+  /** @param {number} n */
+  showSet(n) {
+    const views = this.setViews;
+    if (!views) return;
+    const a = views.annotation;
+    views.documents.replaceChildren(renderDocuments(a.project, a.item.documents, a.sets, { focus: n }));
+    views.tabs.querySelectorAll("[role=tab]").forEach((tab, k) => {
+      tab.setAttribute("aria-selected", String(k === n));
+      tab.setAttribute("tabindex", k === n ? "0" : "-1");
+      tab.classList.toggle("current", k === n);
+    });
+    views.fieldsets.forEach((fieldset, k) => { fieldset.hidden = k !== n; });
+    views.documents.parentElement?.setAttribute("aria-labelledby", `set-tab-${n}`);
+    this.root.dataset.set = String(n + 1);
+  }
+
+  /** A tick on each set's tab once both its scores are chosen. */
+  markScored() {
+    const views = this.setViews;
+    if (!views) return;
+    views.fieldsets.forEach((fieldset, k) => {
+      const done = fieldset.querySelectorAll("input[type=radio]:checked").length === 2;
+      views.tabs.querySelector(`#set-tab-${k}`)?.classList.toggle("scored", done);
+    });
+  }
+
+  /** The first score missing, named, with its set brought on screen. @param {FormData} data */
+  missingScore(data) {
+    const a = this.current;
+    for (const [n, set] of a.sets.entries()) {
+      for (const [property, name] of [["sufficiency", gettext("sufficiency")], ["compactness", gettext("compactness")]]) {
+        if (!data.get(`${property}-${set.id}`)) {
+          this.showSet(n);
+          return interpolate(gettext("Set %(set)s has no %(property)s score yet."), { set: n + 1, property: name }, true);
+        }
+      }
+    }
+    if (!data.get("comprehensiveness")) return gettext("Choose a comprehensiveness score for the whole annotation.");
+    return null;
+  }
+
   /** @param {HTMLFormElement} form */
   async submit(form) {
     const data = new FormData(form);
     const a = this.current;
+    const missing = this.missingScore(data);
+    if (missing) { this.say(missing, "error"); return; }
     const body = {
       comprehensiveness: Number(data.get("comprehensiveness")),
       comment: String(data.get("comment") || ""),

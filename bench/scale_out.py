@@ -3,7 +3,7 @@
     python bench/scale_out.py [--items 100000] [--agreement-items 5000] [--variants 6]
         [--annotators 3] [--export-chunk-items 5000] [--agreement-chunk-items 500]
         [--workers 1 2] [--repeat 1] [--database-url postgres://...]
-        [--broker redis://127.0.0.1:6379/8]
+        [--broker redis://127.0.0.1:6379/8] [--reuse-database]
 
 Fills a fresh PostgreSQL database with bench/export.py's project (items x 3 annotations,
 40 tokens each) and an agreement project (tests/qc/agreement_data.py: items x variants x
@@ -13,10 +13,13 @@ of the broker, and times, from the request to the published result, the export (
 vote, `docs` layout, as a zip) and the agreement report, `--repeat` times alternating.
 
 Prints each run's wall time, per-chunk timings from the workers' task logs (count, sum,
-median, max for each task: the chunks, the assemblies), each worker's busy time, the
-speed-up of 2 workers over 1, and whether the outputs are identical (the export's sha256,
-the stored report's sha256). Goal (issue 23 section 3): at least 1.7x with 2 workers and
-identical output. The machine is shared with other sessions: run it more than once.
+median, max for each task: the chunks, the assemblies), each worker's busy time, the CPU
+seconds the workers and this database's PostgreSQL backends spent in the run (read from
+/proc; other databases' backends are not counted), the speed-up of 2 workers over 1, and
+whether the outputs are identical (the export's sha256, the stored report's sha256). Goal
+(issue 23 section 3): at least 1.7x with 2 workers and identical output. The machine is
+shared with other sessions: run it more than once (`--reuse-database` skips the filling
+when the database already holds both projects).
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import recreate_database, run_child
+from bench.common import ProcessCpuSampler, recreate_database, run_child
 
 AGREEMENT_PROJECT = "bench scale-out agreement"
 TASK_DONE = re.compile(r"Task ([\w.]+)\[([0-9a-f-]+)\] succeeded in ([\d.]+)s")
@@ -210,6 +213,11 @@ def main() -> None:
     parser.add_argument(
         "--broker", default=os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/8")
     )
+    parser.add_argument(
+        "--reuse-database",
+        action="store_true",
+        help="keep the database's projects from an earlier run instead of filling it again",
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -231,23 +239,36 @@ def main() -> None:
         "EXPORT_CHUNK_ITEMS": str(args.export_chunk_items),
         "AGREEMENT_CHUNK_ITEMS": str(args.agreement_chunk_items),
     }
-    recreate_database(args.database_url)
-    filled = run_child(str(ROOT / "bench/export.py"), "populate", str(args.items), env=env)
-    agreed = run_child(
-        __file__,
-        "agreement",
-        str(args.agreement_items),
-        str(args.variants),
-        str(args.annotators),
-        env=env,
-    )
+    if args.reuse_database:
+        filled = agreed = {"setup_s": 0.0}
+    else:
+        recreate_database(args.database_url)
+        filled = run_child(str(ROOT / "bench/export.py"), "populate", str(args.items), env=env)
+        agreed = run_child(
+            __file__,
+            "agreement",
+            str(args.agreement_items),
+            str(args.variants),
+            str(args.annotators),
+            env=env,
+        )
     print(
         f"export: {args.items} items x 3 annotations, chunks of {args.export_chunk_items} "
         f"(filled in {filled['setup_s']:.0f} s); agreement: {args.agreement_items} items x "
         f"{args.variants} variants x {args.annotators} annotators, item chunks of "
-        f"{args.agreement_chunk_items} (filled in {agreed['setup_s']:.0f} s)",
+        f"{args.agreement_chunk_items} (filled in {agreed['setup_s']:.0f} s)"
+        + (" (database reused: sizes as filled before)" if args.reuse_database else ""),
         flush=True,
     )
+    database = args.database_url.rsplit("/", 1)[-1].split("?")[0]
+    sampler = ProcessCpuSampler(
+        {
+            "workers": lambda comm, cmdline: "celery" in cmdline and queue in cmdline,
+            "database": lambda comm, cmdline: (
+                cmdline.startswith("postgres:") and f" {database} " in cmdline
+            ),
+        }
+    ).start()
     _django(env)
     from django.contrib.auth import get_user_model
 
@@ -269,8 +290,10 @@ def main() -> None:
                     for job, run in jobs.items():
                         logs = [log for _, log in started]
                         offsets = [log.stat().st_size for log in logs]
+                        window_start = time.time()
                         seconds, digest = run()
                         time.sleep(0.5)  # the last log lines
+                        cpu = sampler.window(window_start, time.time())
                         walls[(job, count)].append(seconds)
                         hashes[job].add(digest)
                         print(
@@ -278,8 +301,14 @@ def main() -> None:
                             flush=True,
                         )
                         print_timings(*task_timings(logs, offsets))
+                        print(
+                            f"      CPU: workers {cpu.get('workers', 0.0):.1f} s, "
+                            f"PostgreSQL ({database}) {cpu.get('database', 0.0):.1f} s",
+                            flush=True,
+                        )
                 finally:
                     stop_workers(started)
+    sampler.stop()
     media.cleanup()
     low, high = min(args.workers), max(args.workers)
     for job in jobs:

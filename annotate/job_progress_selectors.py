@@ -3,6 +3,7 @@ and the start of the current phase that its time estimate goes by."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from django.core.cache import cache
@@ -20,7 +21,8 @@ def progress_baseline(
     """When the job was first seen in this phase, and how much was done then. A job's
     counts start again at each phase (reading, then writing...), so the rate is measured
     within the phase; seen at a lower count than recorded, the phase started over."""
-    key = f"job-progress-baseline:{kind}:{job_id}:{phase}"
+    # A phase is words ("writing parts"): keys stay to characters every cache accepts.
+    key = f"job-progress-baseline:{kind}:{job_id}:{re.sub(r'[^A-Za-z0-9_.-]', '_', phase)}"
     seen = cache.get(key)
     if seen is None or seen[1] > done:
         seen = (now.timestamp(), done)

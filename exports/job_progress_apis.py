@@ -44,8 +44,8 @@ def explainer_run_progress_get(*, run: ExplainerRun) -> JobProgress:
         status=run.status,
         phase="",
         # Counted by runs explained in chunks; a run scored from an upload has no counts.
-        done=getattr(run, "progress_done", 0),
-        total=getattr(run, "progress_total", 0),
+        done=run.progress_done,
+        total=run.progress_total,
         unit="instances",
         started_at=None,
         finished_at=run.finished_at,

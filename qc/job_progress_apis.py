@@ -31,7 +31,7 @@ def agreement_progress_get(*, project: Project) -> JobProgress:
     report = AgreementReport.objects.filter(project=project).first() or AgreementReport(
         project=project
     )
-    total = getattr(report, "progress_total", 0)
+    total = report.progress_total
     if total:
         done, unit = report.progress_done, "chunks"
     else:
@@ -42,7 +42,7 @@ def agreement_progress_get(*, project: Project) -> JobProgress:
         kind="agreement",
         job_id=report.pk or 0,
         status=status,
-        phase=getattr(report, "phase", ""),
+        phase=report.phase,
         done=total if status == SUCCEEDED else done,
         total=total,
         unit=unit,

@@ -142,6 +142,7 @@ export function chartPanel(container, spec) {
         borderWidth: type === "line" ? 2 : 0,
         fill: type === "line" && spec.stacked ? "stack" : false,
         pointRadius: type === "line" ? 2 : undefined,
+        maxBarThickness: 56,
         tension: 0,
       })),
     },

@@ -140,7 +140,12 @@ class SiteAccountListCreateApi(_AccountListCreate):
     def get(self, request):
         query = AccountListQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        return self.list_response(account_selectors.account_list(**query.validated_data), None)
+        users = account_selectors.account_list(
+            search=query.validated_data["search"],
+            active=query.validated_data.get("active"),
+            staff=query.validated_data.get("staff"),
+        )
+        return self.list_response(users, None)
 
     @extend_schema(
         request=SiteAccountCreateInputSerializer,
@@ -234,7 +239,9 @@ class SiteAccountActiveApi(_ActiveSet):
 class _EventList(GenericAPIView):
     serializer_class = AccountEventOutputSerializer
 
-    @extend_schema(responses={200: AccountEventOutputSerializer(many=True), **errors(403, 404)})
+    @extend_schema(
+        responses={200: AccountEventOutputSerializer(many=True), **errors(400, 403, 404)}
+    )
     def get(self, request, **kwargs):
         events = account_selectors.account_event_list(project=_project(self))
         page = self.paginate_queryset(events)

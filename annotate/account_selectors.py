@@ -147,12 +147,12 @@ def account_password_change_due(*, user) -> bool:
 
 
 def account_link_project(*, user) -> Project | None:
-    """The project whose admin last gave the account a link or a password, if any."""
+    """The project whose admin last gave the account a link or a password (None: staff did,
+    from the users page, or nobody)."""
     event = (
         AccountEvent.objects.filter(
             subject=user,
             action__in=(AccountAction.ACCOUNT_CREATE, AccountAction.PASSWORD_RESET),
-            project__isnull=False,
         )
         .select_related("project")
         .first()

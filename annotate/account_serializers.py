@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from annotate.models import AccountEvent, Role
 from annotate.services.accounts import Credential
-from config.api_fields import StrictBooleanField, StrictCharField
+from config.api_fields import StrictBooleanField, StrictCharField, StrictIntegerField
 
 CREDENTIAL_CHOICES = [
     (Credential.ONE_TIME_PASSWORD.value, "a one-time password, shown once"),
@@ -24,7 +24,7 @@ class ProjectAccountCreateInputSerializer(AccountCreateInputSerializer):
 
 
 class SiteAccountCreateInputSerializer(AccountCreateInputSerializer):
-    project = serializers.IntegerField(required=False, min_value=1)
+    project = StrictIntegerField(required=False, min_value=1)
     role = serializers.ChoiceField(choices=Role.choices, required=False)
 
 
@@ -36,10 +36,26 @@ class AccountActiveInputSerializer(serializers.Serializer):
     active = StrictBooleanField()
 
 
+class _QueryBooleanField(serializers.ChoiceField):
+    """`true` or `false`, nothing else (no `1`, `yes` or `null` guessed at)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(choices=["true", "false"], required=False, **kwargs)
+
+    def to_internal_value(self, data):
+        return super().to_internal_value(data) == "true"
+
+
 class AccountListQuerySerializer(serializers.Serializer):
     search = serializers.CharField(required=False, allow_blank=True, max_length=150, default="")
-    active = serializers.BooleanField(required=False, allow_null=True, default=None)
-    staff = serializers.BooleanField(required=False, allow_null=True, default=None)
+    active = _QueryBooleanField()
+    staff = _QueryBooleanField()
+
+    def to_internal_value(self, data):
+        repeated = [name for name in self.fields if len(data.getlist(name)) > 1]
+        if repeated:
+            raise serializers.ValidationError({name: ["give it once"] for name in repeated})
+        return super().to_internal_value(data)
 
 
 class AccountRefusalsSerializer(serializers.Serializer):

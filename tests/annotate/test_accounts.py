@@ -438,12 +438,15 @@ def test_staff_list_searches_and_filters(db, project, people):
     inactive = client.get("/api/accounts/", {"active": "false"}).json()
     staff = client.get("/api/accounts/", {"staff": "true", "limit": 1}).json()
     bad = client.get("/api/accounts/", {"active": "maybe"})
+    twice = client.get("/api/accounts/?staff=true&staff=false")
 
     assert [row["username"] for row in searched["results"]] == ["admin-elsewhere", "admin-here"]
     assert [row["username"] for row in inactive["results"]] == ["inactive"]
     assert (staff["count"], staff["results"][0]["username"]) == (1, "staff")
     assert bad.status_code == 400
     assert "active" in bad.json()
+    assert twice.status_code == 400
+    assert twice.json() == {"staff": ["give it once"]}
 
 
 @pytest.mark.parametrize(

@@ -110,3 +110,22 @@ def test_import_progress_bar_follows_the_job_on_a_live_worker(
         "() => { const p = document.querySelector('.job-progress-item progress'); return p.value === p.max; }"
     )
     assert "400 of 400" in bar.locator(".job-progress-text").inner_text()
+
+
+def test_pipeline_chart_counts_what_the_tiles_count(page, live_server, small_project):  # noqa: F811
+    admin = UserFactory(username="boss")
+    ProjectMembership.objects.create(project=small_project, user=admin, role=Role.ADMIN)
+    login(page, live_server.url, "boss")
+    page.goto(f"{live_server.url}/projects/{small_project.id}/pipeline/")
+    page.wait_for_function(
+        "() => !!Chart.getChart(document.querySelector('#chart-pipeline-over-time canvas'))"
+    )
+    assert _canvas_has_ink(page, "#chart-pipeline-over-time canvas")
+    page.click("#chart-pipeline-over-time .chart-table-toggle")
+    last_day = page.locator("#chart-pipeline-over-time tbody tr").last.locator("td")
+    cells = last_day.all_inner_texts()
+    tiles = {
+        stage: page.inner_text(f"#pipeline-stage-tiles [data-stage='{stage}'] .stage-count")
+        for stage in ("submitted", "in_review", "revising", "accepted", "discarded")
+    }
+    assert cells[1:] == list(tiles.values())

@@ -16,11 +16,26 @@ SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screensh
 NEW_PASSWORD = "violet lantern 2026"
 
 
+# Every refusal of the Content Security Policy, reported to the console by the page.
+REPORT_CSP_REFUSALS = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  console.error(`CSP refused ${event.effectiveDirective} ${event.blockedURI || "inline"}`);
+});
+"""
+
+
 def _context(browser):
+    """A browser context whose pages list every failed request, script error and CSP
+    refusal in `problems`."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(REPORT_CSP_REFUSALS)
     page = context.new_page()
     page.set_default_timeout(15_000)
     problems: list[str] = []
+    page.on(
+        "console",
+        lambda message: problems.append(message.text) if "CSP refused" in message.text else None,
+    )
     page.on("pageerror", lambda error: problems.append(str(error)))
     page.on(
         "response",

@@ -69,3 +69,31 @@ def test_a_job_ended_is_final():
         True,
         True,
     ]
+
+
+def test_the_estimate_comes_from_the_rate_seen_since_the_phase_was_first_polled(monkeypatch):
+    from annotate import job_progress_selectors
+
+    clock = {"now": START}
+    monkeypatch.setattr(job_progress_selectors.timezone, "now", lambda: clock["now"])
+
+    def poll(done, phase="writing"):
+        return job_progress_selectors.job_progress_build(
+            kind="import",
+            job_id=99,
+            status="running",
+            phase=phase,
+            done=done,
+            total=1000,
+            unit="records",
+            started_at=START,
+            finished_at=None,
+            error="",
+            result_url=None,
+        )
+
+    assert poll(100).seconds_left is None  # first sight: no rate yet
+    clock["now"] = START + timedelta(seconds=10)
+    assert poll(300).seconds_left == pytest.approx(35.0)  # 200 in 10 s, 700 to go
+    # A new phase counts again from its own start.
+    assert poll(0, phase="documents").seconds_left is None

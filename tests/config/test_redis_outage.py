@@ -38,15 +38,27 @@ def cache_away(settings):
     settings.CACHES = _caches_when_cache_url_is(AWAY)
 
 
+def _broker_switch(url: str) -> None:
+    """Point this process's Celery app at the broker `url`, forgetting the pooled
+    connections to the one before (a ping or a publish would reuse them)."""
+    from config.celery import app
+
+    app.conf.broker_url = url
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
 @pytest.fixture
 def broker_away():
     """Tasks are published to a broker that is not there, as with a broker configured."""
     from config.celery import app
 
     previous = app.conf.task_always_eager, app.conf.broker_url
-    app.conf.task_always_eager, app.conf.broker_url = False, AWAY
+    app.conf.task_always_eager = False
+    _broker_switch(AWAY)
     yield
-    app.conf.task_always_eager, app.conf.broker_url = previous
+    app.conf.task_always_eager = previous[0]
+    _broker_switch(previous[1])
 
 
 @pytest.fixture
@@ -183,3 +195,113 @@ def test_with_the_broker_away_an_export_or_a_report_is_refused_and_not_left_runn
     assert int(answer["Retry-After"]) > 0
     assert row.status == "failed"
     assert "never started" in row.error
+
+
+REDIS_SERVER = Path("/usr/bin/redis-server")
+
+
+class _PrivateRedis:
+    """A redis-server of the test's own on `port`, with nothing on disk, that the test
+    stops and starts (never the machine's)."""
+
+    def __init__(self, port: int, folder: Path):
+        self.port, self.folder, self.process = port, folder, None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import subprocess
+        import time
+
+        import redis
+
+        self.process = subprocess.Popen(
+            [
+                *(str(REDIS_SERVER), "--port", str(self.port), "--bind", "127.0.0.1"),
+                *("--save", "", "--appendonly", "no", "--dir", str(self.folder)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        probe = redis.Redis(port=self.port, socket_connect_timeout=1)
+        for _ in range(100):
+            try:
+                probe.ping()
+                return
+            except redis.ConnectionError:
+                time.sleep(0.1)
+        pytest.fail(f"the test's redis-server on port {self.port} did not answer")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+            self.process = None
+
+
+@pytest.fixture
+def private_redis(tmp_path):
+    import socket
+
+    if not REDIS_SERVER.exists():
+        pytest.skip(f"needs {REDIS_SERVER} (Debian package redis-server) to stop a Redis")
+    for port in range(6392, 6396):  # 6391: bench/faults.py's
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) != 0:
+                break
+    else:
+        pytest.skip("no free port in 6392-6395 for a private redis-server")
+    server = _PrivateRedis(port, tmp_path)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_after_a_real_redis_outage_beat_and_the_worker_check_what_was_submitted_meanwhile(
+    postgres_only, private_redis, annotator_in_project, tmp_path, broker_away
+):
+    import time
+
+    from tests.conftest import start_celery_worker
+
+    project, client = annotator_in_project
+    # As in production: a broker, so the submit leaves its check to beat's sweep (broker_away
+    # switched eager mode off); this process talks to the broker only to ping the worker.
+    _broker_switch(private_redis.url)
+    worker = start_celery_worker(
+        queue=f"rw-redis-outage-{uuid.uuid4().hex[:8]}",
+        media_root=tmp_path / "media",
+        log=tmp_path / "worker.log",
+        beat=True,
+        extra_env={
+            "CELERY_BROKER_URL": private_redis.url,
+            "CELERY_RESULT_BACKEND": private_redis.url,
+            "CACHE_URL": private_redis.url,
+            "QC_CHECK_INTERVAL_SECONDS": "1",
+        },
+    )
+    try:
+        private_redis.stop()
+        submitted = _next_and_submit(client, project)
+        annotation_id = submitted.json()["annotation_id"]
+        time.sleep(3)  # beat's ticks meanwhile are refused by the absent broker
+        unchecked_during = not SubmissionCheck.objects.filter(annotation_id=annotation_id).exists()
+        private_redis.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if SubmissionCheck.objects.filter(annotation_id=annotation_id).exists():
+                break
+            time.sleep(0.5)
+
+        assert submitted.status_code == 201
+        assert unchecked_during
+        assert SubmissionCheck.objects.filter(annotation_id=annotation_id).exists(), (
+            tmp_path / "worker.log"
+        ).read_text()[-3000:]
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)

@@ -169,7 +169,9 @@ class MembershipCreateApi(APIView):
         project = _admin_project(request, project_id)
         data = MembershipInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        services.membership_add_by_username(project=project, **data.validated_data)
+        services.membership_add_by_username(
+            project=project, acting_user=request.user, **data.validated_data
+        )
         return Response(data.validated_data, status=status.HTTP_201_CREATED)
 
 

@@ -704,6 +704,8 @@ class AccountAction(models.TextChoices):
     # (invitation or reset), or a one-time password replaced at sign-in.
     PASSWORD_SET = "password_set", _("Set password from a link")
     PASSWORD_CHANGE = "password_change", _("Change password")
+    # An existing account given a role in a project (the members form).
+    MEMBER_ADD = "member_add", _("Add to the project")
 
 
 class AccountEvent(models.Model):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotate.models import Project, ProjectMembership, Role
+from annotate.models import AccountAction, AccountEvent, Project, ProjectMembership, Role
 from annotate.task_types import question_rationales_problem, text_names_problem
 from config.exceptions import ApplicationError
 
@@ -121,10 +121,28 @@ def project_update_policy(*, project: Project, **changes) -> Project:
     return project
 
 
-def membership_add_by_username(*, project: Project, username: str, role: str) -> ProjectMembership:
+@transaction.atomic
+def membership_add_by_username(
+    *, project: Project, username: str, role: str, acting_user=None
+) -> ProjectMembership:
+    """Give an existing account a role in the project; with `acting_user`, the accounts'
+    audit trail says who did (a role it holds already changes and records nothing)."""
     from django.contrib.auth import get_user_model
 
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         raise ApplicationError(f"no user named {username!r}")
-    return membership_add(project=project, user=user, role=role)
+    if role not in Role.values:
+        raise ApplicationError(f"unknown role {role!r}; expected one of {', '.join(Role.values)}")
+    membership, created = ProjectMembership.objects.get_or_create(
+        project=project, user=user, role=role
+    )
+    if created and acting_user is not None:
+        AccountEvent.objects.create(
+            project=project,
+            actor=acting_user,
+            subject=user,
+            action=AccountAction.MEMBER_ADD,
+            detail=role,
+        )
+    return membership

@@ -651,3 +651,26 @@ def test_the_link_page_url_is_the_one_the_api_gives(db):
         reverse("account-link", kwargs={"uidb64": "MQ", "token": "abc-def"})
         == "/accounts/link/MQ/abc-def/"
     )
+
+
+def test_adding_an_existing_account_to_the_project_is_in_the_trail_once(db, project, people):
+    client = client_for(people["admin_here"])
+    body = {"username": "admin-elsewhere", "role": "reviewer"}
+
+    first = client.post(f"/api/projects/{project.id}/members/", body, format="json")
+    again = client.post(f"/api/projects/{project.id}/members/", body, format="json")
+    refused = client_for(people["reviewer"]).post(
+        f"/api/projects/{project.id}/members/",
+        {"username": "staff", "role": "admin"},
+        format="json",
+    )
+
+    assert (first.status_code, again.status_code, refused.status_code) == (201, 201, 403)
+    event = AccountEvent.objects.get()
+    assert (event.action, event.actor, event.subject, event.project, event.detail) == (
+        AccountAction.MEMBER_ADD,
+        people["admin_here"],
+        people["admin_elsewhere"],
+        project,
+        "reviewer",
+    )

@@ -37,6 +37,7 @@ const ACTIONS = /** @type {Record<string, string>} */ ({
   reactivate: gettext("reactivated"),
   password_set: gettext("set a password from a link"),
   password_change: gettext("changed the password"),
+  member_add: gettext("added to the project"),
 });
 
 const statusLine = /** @type {HTMLElement} */ (panel.querySelector(".account-status"));

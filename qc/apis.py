@@ -7,6 +7,7 @@ import io
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.generics import GenericAPIView
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,6 +15,7 @@ from rest_framework.views import APIView
 from annotate.models import Item, Role
 from annotate.selectors import project_get_for_user
 from annotate.serializers import item_for_annotator
+from annotate.task_types import text_names_shown
 from config.api_schema import errors
 from config.exceptions import ApplicationError, NotFoundError
 from qc import models as qc_models
@@ -22,6 +24,7 @@ from qc import services as qc_services
 from qc.agreement import agreement_report_get, agreement_report_request
 from qc.serializers import (
     DecisionInputSerializer,
+    GoldItemChoiceOutputSerializer,
     GoldItemsInputSerializer,
     QualityPolicySerializer,
     ReasonInputSerializer,
@@ -243,6 +246,25 @@ class GoldItemsApi(APIView):
         return Response({"gold_items": qc_selectors.gold_item_ids(project=project)})
 
 
+class GoldItemChoiceListApi(GenericAPIView):
+    """The project's items to pick gold from, searched by id or text, a page at a time."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("search", str, description="words of the id or the text")],
+        responses={200: GoldItemChoiceOutputSerializer(many=True), **errors(400, 403, 404)},
+    )
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        search = request.query_params.get("search", "")
+        if len(search) > qc_selectors.GOLD_SEARCH_MAX_LENGTH:
+            raise ApplicationError(
+                f"search: at most {qc_selectors.GOLD_SEARCH_MAX_LENGTH} characters"
+            )
+        items = qc_selectors.gold_item_choices(project=project, search=search)
+        page = self.paginate_queryset(items)
+        return self.get_paginated_response(GoldItemChoiceOutputSerializer(page, many=True).data)
+
+
 class WorkerListApi(APIView):
     @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
@@ -373,6 +395,11 @@ class QualificationNextApi(APIView):
                     "max_attempts": policy.test_max_attempts,
                     "position": answered + 1,
                     "total": total,
+                    "previous_failed": qc_selectors.attempt_before_failed(
+                        attempt=attempt,
+                        pass_mark=policy.test_pass_f1,
+                        max_attempts=policy.test_max_attempts,
+                    ),
                 },
                 "status": "test",
                 "round": 1,
@@ -383,6 +410,9 @@ class QualificationNextApi(APIView):
                     "labels": project.labels,
                     "min_highlight": 0,
                     "task_type": project.task_type,
+                    "language": project.language,
+                    "text_names": text_names_shown(project.task_type, project.text_names),
+                    "question_rationales": project.question_rationales,
                 },
                 "variant": {
                     "name": "qualification test",

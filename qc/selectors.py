@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from annotate.models import Annotation, Assignment, AssignmentStatus, Project, RationaleSpan
+from annotate.models import (
+    Annotation,
+    Assignment,
+    AssignmentStatus,
+    Item,
+    ItemDocument,
+    Project,
+    RationaleSpan,
+)
 from annotate.selectors import annotation_set_tokens
 from annotate.serializers import item_for_annotator
 from annotate.task_types import text_names_shown
@@ -352,10 +360,19 @@ def candidate_list(*, project: Project) -> list[dict]:
         .exclude(status__in=[QualificationStatus.QUALIFIED, QualificationStatus.BLOCKED])
         .select_related("worker")
         .prefetch_related(
-            "attempts__answers__gold_item__item",
+            "attempts__answers__gold_item__item__item_documents__document",
         )
         .order_by("status", "updated_at")
     )
+    documents: dict[int, list[dict]] = {}  # per gold item, so the admin sees words, not ids
+
+    def documents_of(gold_item) -> list[dict]:
+        if gold_item.pk not in documents:
+            documents[gold_item.pk] = item_for_annotator(gold_item.item, hide_gold=True)[
+                "documents"
+            ]
+        return documents[gold_item.pk]
+
     return [
         {
             "worker_id": s.worker_id,
@@ -378,6 +395,7 @@ def candidate_list(*, project: Project) -> list[dict]:
                             "gold": {
                                 k: sorted(v) for k, v in gold_tokens[answer.gold_item_id].items()
                             },
+                            "documents": documents_of(answer.gold_item),
                         }
                         for answer in a.answers.all()
                     ],
@@ -387,6 +405,49 @@ def candidate_list(*, project: Project) -> list[dict]:
         }
         for s in standings
     ]
+
+
+def attempt_before_failed(*, attempt, pass_mark: float, max_attempts: int) -> dict | None:
+    """The worker's failed attempt before this one, in numbers to tell them before they
+    begin again: its mean token F1, the pass mark and the attempts left counting this one."""
+    previous = (
+        attempt.project_worker.attempts.filter(number__lt=attempt.number, passed=False)
+        .order_by("-number")
+        .first()
+    )
+    if previous is None:
+        return None
+    return {
+        "number": previous.number,
+        "mean_f1": previous.mean_f1,
+        "pass_mark": pass_mark,
+        "attempts_left": max(max_attempts - attempt.number + 1, 0),
+    }
+
+
+GOLD_SEARCH_MAX_LENGTH = 200
+
+
+def gold_item_choices(*, project: Project, search: str = "") -> QuerySet[Item]:
+    """The project's items an admin may pick as gold, found by id or by words of their
+    text: each says whether it has a reference rationale to score against, was served as
+    ordinary work, and is gold already (the service refuses the first two)."""
+    items = Item.objects.filter(project=project)
+    search = search.strip()
+    if search:
+        in_text = ItemDocument.objects.filter(item=OuterRef("pk"), document__text__icontains=search)
+        items = items.filter(Q(annotation_id__icontains=search) | Exists(in_text))
+    return (
+        items.annotate(
+            has_reference=Exists(
+                RationaleSpan.objects.filter(rationale_set__reference_item=OuterRef("pk"))
+            ),
+            served=Exists(Assignment.objects.filter(item=OuterRef("pk"))),
+            is_gold=Exists(GoldItem.objects.filter(item=OuterRef("pk"))),
+        )
+        .prefetch_related("item_documents__document")
+        .order_by("-is_gold", "-has_reference", "served", "id")
+    )
 
 
 def gold_item_ids(*, project: Project) -> list[str]:

@@ -72,3 +72,26 @@ class WorkerCsvInputSerializer(serializers.Serializer):
     platform = serializers.ChoiceField(
         choices=Platform.choices, required=False, allow_blank=True, default=""
     )
+
+
+GOLD_CHOICE_PREVIEW_CHARACTERS = 240
+
+
+class GoldItemChoiceOutputSerializer(serializers.Serializer):
+    """An item an admin may pick as gold: its id, the start of its text, its label, and
+    what decides whether it can be gold."""
+
+    annotation_id = serializers.CharField()
+    label = serializers.CharField(allow_null=True)
+    split = serializers.CharField()
+    preview = serializers.SerializerMethodField()
+    has_reference = serializers.BooleanField()
+    served = serializers.BooleanField()
+    is_gold = serializers.BooleanField()
+
+    def get_preview(self, item) -> str:
+        texts = [link.document.text for link in item.item_documents.all()]
+        joined = " · ".join(texts)
+        if len(joined) <= GOLD_CHOICE_PREVIEW_CHARACTERS:
+            return joined
+        return joined[: GOLD_CHOICE_PREVIEW_CHARACTERS - 1] + "…"

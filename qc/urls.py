@@ -51,6 +51,11 @@ urlpatterns += [
         name="quality-policy",
     ),
     path("projects/<int:project_id>/gold-items/", apis.GoldItemsApi.as_view(), name="gold-items"),
+    path(
+        "projects/<int:project_id>/gold-items/choices/",
+        apis.GoldItemChoiceListApi.as_view(),
+        name="gold-item-choices",
+    ),
     path("projects/<int:project_id>/workers/", apis.WorkerListApi.as_view(), name="worker-list"),
     path(
         "projects/<int:project_id>/workers/import/",

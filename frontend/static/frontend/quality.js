@@ -4,7 +4,9 @@
 // Every server string is inserted as text.
 
 import { api, el, errorText, fmt } from "./http.js";
+import { goldPicker } from "./gold_picker.js";
 import { jobProgressList } from "./progress.js";
+import { answerBesideGold } from "./test_answers.js";
 
 /** Fields of the quality policy form: [name, label, kind]. */
 const POLICY_FIELDS = [
@@ -140,6 +142,8 @@ if (root) {
     fill(table("pipeline-flags"), ["Flag", "Annotations"], Object.entries(p.flags).map(([k, n]) => [named(FLAGS, k), String(n)]));
   }
 
+  const pickerRoot = document.getElementById("gold-picker");
+  const picker = pickerRoot ? goldPicker(pickerRoot, qc, say) : null;
   /** @type {HTMLFormElement} */
   const policyForm = /** @type {HTMLFormElement} */ (document.getElementById("quality-policy"));
   async function loadPolicy() {
@@ -161,8 +165,7 @@ if (root) {
     const save = /** @type {HTMLButtonElement} */ (el("button", gettext("Save qualification and flags")));
     save.type = "submit";
     policyForm.appendChild(save);
-    const gold = /** @type {HTMLInputElement} */ (document.querySelector("#gold-form [name=annotation_ids]"));
-    gold.value = policy.gold_items.join(", ");
+    picker?.show(policy.gold_items);
   }
 
   policyForm.addEventListener("submit", async (event) => {
@@ -188,14 +191,6 @@ if (root) {
     if (response.ok) loadPipeline();
   });
 
-  document.getElementById("gold-form")?.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const form = /** @type {HTMLFormElement} */ (event.target);
-    const ids = String(new FormData(form).get("annotation_ids") || "").split(",").map((s) => s.trim()).filter(Boolean);
-    const response = await api(`${qc}/gold-items/`, "PUT", { annotation_ids: ids });
-    say(response.ok ? interpolate(gettext("Gold items: %(items)s."), { items: response.data.gold_items.join(", ") }, true)
-      : errorText(response.data), !response.ok);
-  });
 
   // The CSV is imported in the background; its bar follows the rows checked, then written.
   /** @type {ReturnType<typeof jobProgressList>|null} */ let workerImports = null;
@@ -225,8 +220,6 @@ if (root) {
     form.reset();
   });
 
-  /** @param {Record<string, number[]>} tokens */
-  const tokenList = (tokens) => Object.entries(tokens).map(([doc, ids]) => `${doc}: ${ids.join(" ")}`).join("; ") || gettext("(none)");
 
   async function loadCandidates() {
     const response = await api(`${qc}/candidates/`, "GET");
@@ -244,11 +237,19 @@ if (root) {
         card.appendChild(el("p", interpolate(attempt.passed === null ? gettext("Attempt %(number)s: mean F1 %(f1)s (in progress)")
           : attempt.passed ? gettext("Attempt %(number)s: mean F1 %(f1)s (passed)")
             : gettext("Attempt %(number)s: mean F1 %(f1)s (failed)"), values, true)));
-        const answers = el("table", undefined, "grid");
-        fill(/** @type {HTMLTableElement} */ (answers), ["Item", "F1", "Seconds", "Flags", "Highlighted", "Gold"],
-          attempt.answers.map((/** @type {any} */ a) => [a.item, fmt(a.f1), fmt(a.seconds, 1),
-            a.flags.map((/** @type {string} */ f) => named(FLAGS, f)).join("; ") || gettext("none"), tokenList(a.tokens), tokenList(a.gold)]));
-        card.appendChild(answers);
+        for (const a of attempt.answers) {
+          const answer = el("section", undefined, "test-answer");
+          answer.dataset.item = a.item;
+          const head = el("h4", undefined, "test-answer-head");
+          head.append(
+            el("span", interpolate(gettext("Item %(item)s"), { item: a.item }, true), "test-answer-item"),
+            el("span", interpolate(gettext("F1 %(f1)s"), { f1: fmt(a.f1) }, true), "badge test-answer-f1"),
+            el("span", interpolate(gettext("%(seconds)s s"), { seconds: fmt(a.seconds, 1) }, true), "muted"),
+            el("span", a.flags.map((/** @type {string} */ f) => named(FLAGS, f)).join("; ") || gettext("no flags"), a.flags.length ? "warning" : "muted"),
+          );
+          answer.append(head, answerBesideGold(a));
+          card.appendChild(answer);
+        }
       }
       for (const [accept, label, question] of [
         [true, gettext("Accept"), gettext("Accept %(username)s: why?")],

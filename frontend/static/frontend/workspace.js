@@ -70,6 +70,8 @@ class Workspace {
     this.pendingSubmit = null;
     /** @type {HTMLButtonElement|null} */ this.submitButton = null;
     this.testMode = false;
+    /** While a notice stands in place of the item, the keys do nothing. */
+    this.paused = false;
     document.addEventListener("visibilitychange", () => this.trackVisibility());
     document.addEventListener("keydown", (e) => this.onKey(e));
     document.addEventListener("mouseup", () => this.endDrag());
@@ -113,8 +115,12 @@ class Workspace {
       return;
     }
     this.load(response.data);
-    if (this.testMode) this.renderTestBanner(response.data.test);
-    else {
+    if (this.testMode) {
+      const test = response.data.test;
+      if (test.previous_failed && test.position === 1 && !this.attemptNoticeSeen(test.attempt)) {
+        this.renderAttemptNotice(test);
+      } else this.renderTestBanner(test);
+    } else {
       this.loadProgress();
       if (response.data.round > 1) this.loadFeedback(response.data.id);
     }
@@ -135,6 +141,46 @@ class Workspace {
     this.assignment = null;
     this.root.dataset.ready = "true";
     this.root.dataset.refused = data.code;
+  }
+
+  /** @param {number} attempt */
+  attemptNoticeKey(attempt) { return `rw-attempt-notice-${this.projectId}-${attempt}`; }
+
+  /** @param {number} attempt */
+  attemptNoticeSeen(attempt) {
+    try { return sessionStorage.getItem(this.attemptNoticeKey(attempt)) === "1"; } catch (_) { return false; }
+  }
+
+  /** Before another attempt begins: the last one failed, with its score and the mark, and
+   * how many attempts remain. The test item appears when the worker chooses to begin.
+   * @param {{attempt: number, max_attempts: number, position: number, total: number,
+   *   previous_failed: {number: number, mean_f1: number, pass_mark: number, attempts_left: number}}} test */
+  renderAttemptNotice(test) {
+    const failed = test.previous_failed;
+    const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
+    const box = el("section", undefined, "attempt-notice");
+    box.setAttribute("role", "alert");
+    box.appendChild(el("h2", failed.number === 1 ? gettext("You did not pass the first attempt")
+      : interpolate(gettext("You did not pass attempt %(number)s"), failed, true)));
+    box.appendChild(el("p", interpolate(gettext("Your highlights matched the gold with a mean token F1 of %(f1)s; the pass mark is %(mark)s."),
+      { f1: fmt(failed.mean_f1), mark: fmt(failed.pass_mark) }, true)));
+    box.appendChild(el("p", failed.attempts_left === 1 ? gettext("You have one more attempt. It is your last: read the instructions again before you begin.")
+      : interpolate(gettext("You have %(left)s more attempts."), { left: failed.attempts_left }, true), "attempts-left"));
+    const begin = el("button", interpolate(gettext("Begin attempt %(attempt)s"), test, true), "primary begin-attempt");
+    begin.type = "button";
+    begin.addEventListener("click", () => {
+      try { sessionStorage.setItem(this.attemptNoticeKey(test.attempt), "1"); } catch (_) { /* kept for this page */ }
+      this.paused = false;
+      this.render();
+      this.renderTestBanner(test);
+      this.root.dataset.attemptNotice = "done";
+    });
+    box.appendChild(begin);
+    body.replaceChildren(box);
+    this.showMessage("", "muted");
+    this.paused = true;
+    this.root.dataset.attemptNotice = "shown";
+    begin.focus();
   }
 
   /** @param {{attempt: number, max_attempts: number, position: number, total: number}} test */
@@ -914,7 +960,7 @@ class Workspace {
 
   /** @param {KeyboardEvent} event */
   onKey(event) {
-    if (!this.assignment || this.submitting) return;
+    if (!this.assignment || this.submitting || this.paused) return;
     // The shortcuts dialog has the keyboard while it is open (Esc closes it natively).
     if (document.querySelector("dialog[open]")) return;
     const target = /** @type {HTMLElement} */ (event.target);

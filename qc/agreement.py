@@ -741,12 +741,18 @@ def _fail_if_worker_lost(report: AgreementReport) -> AgreementReport:
 
 def agreement_report_get(*, project: Project) -> tuple[AgreementReport, bool]:
     """The cached report and whether newer annotations have arrived since it was computed."""
+    report, news = agreement_report_with_news(project=project)
+    return report, news != 0
+
+
+def agreement_report_with_news(*, project: Project) -> tuple[AgreementReport, int]:
+    """The cached report and how many annotations were submitted since it was computed (0
+    unless it is ready; below 0 when annotations it counted have gone)."""
     report, _ = AgreementReport.objects.get_or_create(project=project)
     report = _fail_if_worker_lost(report)
-    stale = report.status == ReportStatus.READY and report.annotations_seen != _submitted_count(
-        project
-    )
-    return report, stale
+    if report.status != ReportStatus.READY:
+        return report, 0
+    return report, _submitted_count(project) - report.annotations_seen
 
 
 @transaction.atomic

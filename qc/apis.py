@@ -21,7 +21,7 @@ from config.exceptions import ApplicationError, NotFoundError
 from qc import models as qc_models
 from qc import selectors as qc_selectors
 from qc import services as qc_services
-from qc.agreement import agreement_report_get, agreement_report_request
+from qc.agreement import agreement_report_get, agreement_report_request, agreement_report_with_news
 from qc.serializers import (
     DecisionInputSerializer,
     GoldItemChoiceOutputSerializer,
@@ -41,14 +41,16 @@ def _project_as(request, project_id: int, roles):
     return project_get_for_user(project_id=project_id, user=request.user, roles=roles)
 
 
-def _payload(report, stale: bool) -> dict:
+def _payload(report, news: int) -> dict:
     return {
         "status": report.status,
         "progress": report.progress,
         "phase": report.phase,
         "progress_done": report.progress_done,
         "progress_total": report.progress_total,
-        "stale": stale,
+        "stale": news != 0,
+        # Submitted since the report was computed, for the page's "12 annotations since".
+        "annotations_since": news,
         "annotations_seen": report.annotations_seen,
         "computed_at": report.computed_at,
         "error": report.error,
@@ -59,8 +61,9 @@ def _payload(report, stale: bool) -> dict:
 class AgreementReportApi(APIView):
     @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
-        report, stale = agreement_report_get(project=_project_as(request, project_id, REPORT_ROLES))
-        return Response(_payload(report, stale))
+        project = _project_as(request, project_id, REPORT_ROLES)
+        report, news = agreement_report_with_news(project=project)
+        return Response(_payload(report, news))
 
 
 class AgreementRefreshApi(APIView):
@@ -68,8 +71,8 @@ class AgreementRefreshApi(APIView):
     def post(self, request, project_id: int):
         project = _project_as(request, project_id, REPORT_ROLES)
         agreement_report_request(project=project)
-        report, stale = agreement_report_get(project=project)
-        return Response(_payload(report, stale), status=status.HTTP_202_ACCEPTED)
+        report, news = agreement_report_with_news(project=project)
+        return Response(_payload(report, news), status=status.HTTP_202_ACCEPTED)
 
 
 def _rows(data: dict, table: str) -> list[dict]:

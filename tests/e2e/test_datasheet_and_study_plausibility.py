@@ -81,7 +81,7 @@ def test_the_board_shows_the_top_k_kappa_per_variant(page, live_server, annotate
     page.wait_for_selector("#plausibility td[data-kappa-variant='a']")
 
     # (13/24 + 1) / 2 = 0.7708 for variant a; -0.1 for b (tests/rationale_metrics).
-    assert page.inner_text("#plausibility td[data-kappa-variant='a']") == "0.771 (2)"
-    assert page.inner_text("#plausibility td[data-kappa-variant='b']") == "-0.100 (2)"
+    assert page.inner_text("#plausibility td[data-kappa-variant='a']") == "0.77 (2)"
+    assert page.inner_text("#plausibility td[data-kappa-variant='b']") == "-0.10 (2)"
     assert "top-k kappa" in page.inner_text("#plausibility")
     shot(page, "results-board")

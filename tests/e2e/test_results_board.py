@@ -40,7 +40,16 @@ def test_researcher_compares_runs_and_sees_problems(page, live_server, eraser_re
         )
 
     cell = page.locator("#runs tr[data-run='oracle'] td[data-metric='token_prf.instance_micro.f1']")
-    assert cell.inner_text() == "1.0000"
+    assert cell.inner_text() == "1.00"
+    assert cell.get_attribute("title") == "1"
+    heading = page.locator("#runs th[data-key='token_prf.instance_micro.f1']")
+    assert heading.inner_text().startswith("Token F1 (micro)")
+    assert "harmonic mean of precision and recall" in heading.get_attribute("title")
+    definition = page.locator("#runs th[data-key='token_prf.instance_micro.f1'] button")
+    described_by = definition.get_attribute("aria-describedby")
+    assert (
+        "pooled over all spans or tokens" in page.locator(f"[id='{described_by}']").text_content()
+    )
     assert "broken: preds" not in page.inner_text("#run-problems")
     assert "rationales[0].docid: unknown docid 'nope'" in page.inner_text("#run-problems")
     page.click("#runs th[data-key='token_prf.instance_micro.f1']")

@@ -2,6 +2,7 @@
 // Agreement dashboard: heat map, per-variant and per-worker tables, drawn client-side from
 // the cached report (no external libraries, works offline). Text is inserted as text.
 
+import { formatDateTime, formatNumber, formatTimeAgo } from "./format.js";
 import { api, el, errorText } from "./http.js";
 
 /** Column headers by key: the key stays in data-column (English, for scripts and tests). */
@@ -39,9 +40,9 @@ if (found) {
   const root = found;
   const base = `/api/projects/${root.dataset.projectId}/agreement/`;
   const status = /** @type {HTMLElement} */ (root.querySelector(".agreement-status"));
-  /** Unlike http.js's fmt, whole numbers keep their decimals: a column of kappas lines up.
+  /** Whole numbers keep their decimals here: a column of kappas lines up.
    * @param {any} x @param {number} [digits] */
-  const fmt = (x, digits = 3) => (x === null || x === undefined ? gettext("n/a") : typeof x === "number" ? x.toFixed(digits) : String(x));
+  const fmt = (x, digits = 2) => formatNumber(x, digits, true);
 
   /** A diverging colour for kappa in [-1, 1]. @param {number|null} k */
   function colour(k) {
@@ -126,6 +127,25 @@ if (found) {
     else cohortMatrix.replaceChildren(el("caption", gettext("Every worker is in one cohort: nothing to compare yet.")));
   }
 
+  /** When the report was computed and what has changed since, as a sentence in the reader's
+   * language ("Computed 5 minutes ago; 12 annotations were submitted since.").
+   * @param {any} body */
+  function computedNotice(body) {
+    const ago = body.computed_at ? formatTimeAgo(body.computed_at) : gettext("at an unknown time");
+    const since = Number(body.annotations_since || 0);
+    if (since > 0) {
+      return interpolate(ngettext(
+        "Computed %(ago)s; %(count)s annotation was submitted since. Recompute to include it.",
+        "Computed %(ago)s; %(count)s annotations were submitted since. Recompute to include them.",
+        since), { ago, count: formatNumber(since) }, true);
+    }
+    if (body.stale) {
+      return interpolate(gettext("Computed %(ago)s; annotations have changed since. Recompute to catch up."), { ago }, true);
+    }
+    return interpolate(ngettext("Computed %(ago)s over %(count)s annotation.", "Computed %(ago)s over %(count)s annotations.",
+      Number(body.annotations_seen)), { ago, count: formatNumber(body.annotations_seen) }, true);
+  }
+
   async function load() {
     const response = await api(base, "GET");
     if (!response.ok) {
@@ -145,9 +165,9 @@ if (found) {
     } else if (body.status === "failed") {
       status.textContent = interpolate(gettext("The last computation failed: %(error)s"), { error: body.error }, true);
     } else {
-      status.textContent = interpolate(gettext("Computed %(computed_at)s over %(annotations_seen)s annotations."), body, true)
-        + (body.stale ? " " + gettext("New annotations have arrived since: the figures are stale, recompute them.") : "");
-      status.className = `agreement-status ${body.stale ? "error" : "muted"}`;
+      status.textContent = computedNotice(body);
+      status.title = body.computed_at ? formatDateTime(body.computed_at) : "";
+      status.className = `agreement-status ${body.stale ? "warning" : "muted"}`;
     }
     if (body.report) render(body.report);
   }

@@ -4,6 +4,8 @@
 // through `api`, so a dropped connection or a server error reaches the page the same way
 // everywhere: as a failed response whose `errorText` the page shows.
 
+import { formatNumber } from "./format.js";
+
 /** @typedef {{ok: boolean, status: number, data: any, networkError?: boolean}} ApiResponse */
 
 /** An element of the tag's own type holding `text` as text.
@@ -62,8 +64,7 @@ export function errorText(data) {
   return Object.entries(data).map(([field, messages]) => `${field}: ${[].concat(messages).join(" ")}`).join("; ");
 }
 
-/** @param {any} x @param {number} [digits] */
+/** A number for a table cell, in the reader's locale (format.js). @param {any} x @param {number} [digits] */
 export function fmt(x, digits = 2) {
-  if (x === null || x === undefined) return gettext("n/a");
-  return typeof x === "number" ? (Number.isInteger(x) ? String(x) : x.toFixed(digits)) : String(x);
+  return formatNumber(x, digits);
 }

@@ -2,7 +2,9 @@
 // Results board: explainer runs on an export, every metric side by side, sortable.
 // Server strings are inserted as text only. Metric names are the scores' own keys, untranslated.
 
+import { formatNumber } from "./format.js";
 import { api, el, errorText } from "./http.js";
+import { metricHeading } from "./metric_names.js";
 import { jobProgressList } from "./progress.js";
 import { resultsChartDraw } from "./results_chart.js";
 
@@ -46,6 +48,7 @@ if (board) {
     return bars;
   };
   /** @type {any[]} */ let runs = [];
+  /** @type {HTMLElement | null} */ let definitionsShown = null;
   let sortKey = "name";
   let sortDescending = false;
 
@@ -133,9 +136,26 @@ if (board) {
       return sortDescending ? -order : order;
     });
     const head = el("tr");
+    // Each metric's definition, read as the heading's description and shown as its tooltip.
+    const definitions = el("div");
+    definitions.hidden = true;
     for (const column of columns) {
-      const th = el("th", (HEADINGS[column] ?? column) + (column === sortKey ? (sortDescending ? " ▼" : " ▲") : ""));
+      const heading = HEADINGS[column] ? { label: HEADINGS[column], definition: "" } : metricHeading(column);
+      const th = el("th");
       th.dataset.key = column;
+      th.scope = "col";
+      if (column === sortKey) th.setAttribute("aria-sort", sortDescending ? "descending" : "ascending");
+      // A button, so that the sort is reached and used from the keyboard too.
+      const sort = el("button", heading.label + (column === sortKey ? (sortDescending ? " ▼" : " ▲") : ""), "column-sort");
+      sort.type = "button";
+      if (heading.label !== column) sort.dataset.metricKey = column;
+      if (heading.definition) {
+        const id = `metric-definition-${columns.indexOf(column)}`;
+        definitions.appendChild(el("span", heading.definition)).id = id;
+        sort.setAttribute("aria-describedby", id);
+        th.title = `${heading.definition} (${column})`;
+      }
+      th.appendChild(sort);
       th.addEventListener("click", () => {
         sortDescending = sortKey === column ? !sortDescending : true;
         sortKey = column;
@@ -152,7 +172,11 @@ if (board) {
       for (const column of columns) {
         if (column === "name") row.appendChild(el("td", run.name + (run.explainer ? ` (${run.explainer})` : "")));
         else if (column === "status") row.appendChild(el("td", (STATUS[run.status] ?? run.status) + (run.error ? `: ${run.error}` : "")));
-        else row.appendChild(el("td", column in values ? values[column].toFixed(4) : "")).dataset.metric = column;
+        else {
+          const cell = row.appendChild(el("td", column in values ? formatNumber(values[column], 2, true) : ""));
+          cell.dataset.metric = column;
+          if (column in values) cell.title = String(values[column]);  // the unrounded figure
+        }
       }
       body.appendChild(row);
       if (run.problems && run.problems.length) {
@@ -164,6 +188,9 @@ if (board) {
     }
     table.replaceChildren(el("thead"), body);
     /** @type {HTMLElement} */ (table.tHead).appendChild(head);
+    table.after(definitions);
+    definitionsShown?.remove();
+    definitionsShown = definitions;
 
     const variants = new Set();
     runs.forEach((r) => Object.keys(r.plausibility_by_variant || {}).forEach((v) => variants.add(v)));
@@ -179,7 +206,7 @@ if (board) {
       row.appendChild(el("td", run.name));
       for (const v of [...variants].sort()) {
         const p = run.plausibility_by_variant[v];
-        const fmt = (/** @type {number|null} */ x) => (x === null || x === undefined ? gettext("n/a") : x.toFixed(3));
+        const fmt = (/** @type {number|null} */ x) => formatNumber(x, 2, true);
         row.appendChild(el("td", p ? `${fmt(p.token_f1)} / ${fmt(p.iou_f1)} / ${fmt(p.auprc)} (${p.items})` : ""));
         // The instruction study's figure (METRICS.md §6); runs scored before it was added lack it.
         const k = p && p.kappa_top_k;

@@ -62,12 +62,17 @@ def web_command(*, python: str, manage: Path, address: str, reload: bool) -> lis
 
 
 def _stop(children: Sequence[subprocess.Popen], grace: float) -> None:
-    """SIGTERM to each child (Celery's warm shutdown: its tasks end, its pool and beat
-    stop), then SIGKILL to whatever is left in its process group after `grace` seconds:
+    """The worker (first) gets SIGTERM, Celery's warm shutdown: its tasks end, its pool and
+    beat stop. The web server's group gets SIGINT, as Ctrl-C in a terminal would give it
+    and its reloader. Whatever is left in either group after `grace` seconds gets SIGKILL:
     a task still running then is lost, and its job is failed by the heartbeat sweep."""
-    for child in children:
+    worker, *others = children
+    if worker.poll() is None:
+        worker.terminate()
+    for child in others:
         if child.poll() is None:
-            child.terminate()
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signal.SIGINT)
     deadline = time.monotonic() + grace
     for child in children:
         with contextlib.suppress(subprocess.TimeoutExpired):

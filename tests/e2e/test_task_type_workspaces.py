@@ -412,7 +412,9 @@ def test_an_admin_names_the_pair_texts_on_the_project_page(page, live_server, tm
     page.fill("input[name=text_name_1]", "Claim")
     page.click("#policy-form button[type=submit]")
     page.wait_for_function("() => document.querySelector('.admin-status').textContent !== ''")
-    assert "text_names" in page.inner_text(".admin-status"), "one name alone is refused"
+    # One name alone is refused, and the refusal sits under the first name's field.
+    assert page.get_attribute("input[name=text_name_1]", "aria-invalid") == "true"
+    assert page.locator("#policy-form .field-error").count() == 1
 
     page.fill("input[name=text_name_2]", "Evidence")
     page.check("input[name=labels_from_annotators]")

@@ -2,6 +2,7 @@
 // Export panel for researchers and admins: start an export, watch progress, cancel, download.
 // Server strings are inserted as text only.
 
+import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { api, el, errorText } from "./http.js";
 import { jobProgressList } from "./progress.js";
 
@@ -98,7 +99,12 @@ if (panel) {
     body.seed = Number(data.get("seed") || 0);
     if (body.splits === "ratios") body.ratios = String(data.get("ratios")).split(",").map(Number);
     const response = await api(base, "POST", body);
-    say(response.ok ? interpolate(gettext("Export %(id)s started."), response.data, true) : errorText(response.data), !response.ok);
+    if (response.ok) {
+      clearFormErrors(form);
+      say(interpolate(gettext("Export %(id)s started."), response.data, true), false);
+    } else {
+      say(showFormErrors(form, response.data) || gettext("Check the fields marked in the form."), true);
+    }
     refresh();
   });
   refresh();

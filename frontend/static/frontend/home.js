@@ -2,7 +2,8 @@
 // Home page for staff: the "New project" form, sent to the API as JSON. A file of its own
 // rather than an inline script, which the site's Content Security Policy refuses.
 
-import { api, errorText } from "./http.js";
+import { showFormErrors } from "./form_errors.js";
+import { api } from "./http.js";
 
 const form = /** @type {HTMLFormElement} */ (document.getElementById("project-form"));
 const status = /** @type {HTMLElement} */ (document.querySelector(".project-status"));
@@ -21,6 +22,6 @@ form.addEventListener("submit", async (event) => {
     window.location.href = `/projects/${body.id}/`;
     return;
   }
-  status.textContent = errorText(body);
+  status.textContent = showFormErrors(form, body) || gettext("Check the fields marked in the form.");
   status.className = "project-status error";
 });

@@ -3,6 +3,7 @@
 // and progress (Workers). Each page holds some of these parts; a part runs where its elements are.
 // Server strings are inserted as text only.
 
+import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { api, el, errorText } from "./http.js";
 
 /** Roles and granularities by their API names. */
@@ -25,6 +26,10 @@ if (found) {
   const status = /** @type {HTMLElement} */ (panel.querySelector(".admin-status"));
   /** @param {string} text @param {boolean} [bad] */
   const say = (text, bad) => { status.textContent = text; status.className = `admin-status ${bad ? "error" : "muted"}`; };
+
+  /** A refusal's field messages under their fields; the status line gets the rest.
+   * @param {HTMLFormElement} form @param {any} data @param {Record<string, string>} [fieldNames] */
+  const refusal = (form, data, fieldNames) => showFormErrors(form, data, fieldNames) || gettext("Check the fields marked in the form.");
 
   async function loadVariants() {
     const response = await api(`${base}/variants/`, "GET");
@@ -99,8 +104,11 @@ if (found) {
     const r = await api(`${base}/variants/`, "POST", {
       name: form.get("name"), text: form.get("text"), granularity: form.get("granularity"),
     });
-    say(r.ok ? interpolate(gettext("Created variant %(name)s."), r.data, true) : errorText(r.data), !r.ok);
-    if (r.ok) variantForm.reset();
+    say(r.ok ? interpolate(gettext("Created variant %(name)s."), r.data, true) : refusal(variantForm, r.data), !r.ok);
+    if (r.ok) {
+      variantForm.reset();
+      clearFormErrors(variantForm);
+    }
     loadVariants();
   });
 
@@ -122,7 +130,9 @@ if (found) {
       body.text_names = [form.get("text_name_1"), form.get("text_name_2")].map((n) => String(n || "").trim()).filter(Boolean);
     }
     const r = await api(`${base}/policy/`, "PATCH", body);
-    say(r.ok ? gettext("Policies saved.") : errorText(r.data), !r.ok);
+    if (r.ok) clearFormErrors(policyForm);
+    // The two names of a pair's texts are one field of the API.
+    say(r.ok ? gettext("Policies saved.") : refusal(policyForm, r.data, { text_names: "text_name_1" }), !r.ok);
   });
 
   const memberForm = /** @type {HTMLFormElement | null} */ (panel.querySelector("#member-form"));
@@ -131,8 +141,11 @@ if (found) {
     const form = new FormData(memberForm);
     const r = await api(`${base}/members/`, "POST", { username: form.get("username"), role: form.get("role") });
     say(r.ok ? interpolate(gettext("Added %(username)s as %(role)s."), { username: r.data.username, role: ROLES[r.data.role] ?? r.data.role }, true)
-      : errorText(r.data), !r.ok);
-    if (r.ok) memberForm.reset();
+      : refusal(memberForm, r.data), !r.ok);
+    if (r.ok) {
+      memberForm.reset();
+      clearFormErrors(memberForm);
+    }
   });
 
   if (panel.querySelector("#variants")) loadVariants();

@@ -3,6 +3,7 @@
 // Server strings are inserted as text only. Metric names are the scores' own keys, untranslated.
 
 import { formatNumber } from "./format.js";
+import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { api, el, errorText } from "./http.js";
 import { metricHeading } from "./metric_names.js";
 import { jobProgressList } from "./progress.js";
@@ -228,7 +229,12 @@ if (board) {
     if (!file || !file.name) data.delete("file");
     if (!data.get("explainer")) data.delete("explainer");
     const response = await api(`/api/projects/${projectId}/exports/${select.value}/runs/`, "POST", data);
-    say(response.ok ? interpolate(gettext("Run %(name)s started."), response.data, true) : errorText(response.data), !response.ok);
+    if (response.ok) {
+      clearFormErrors(form);
+      say(interpolate(gettext("Run %(name)s started."), response.data, true), false);
+    } else {
+      say(showFormErrors(form, response.data) || gettext("Check the fields marked in the form."), true);
+    }
     loadRuns();
   });
   select.addEventListener("change", loadRuns);

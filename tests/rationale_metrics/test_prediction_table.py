@@ -392,3 +392,33 @@ def test_a_line_longer_than_a_chunk_is_read_line_by_line(tmp_path, monkeypatch):
     assert read_line_by_line
     assert isinstance(table, PredictionTable)
     assert table.soft_tokens.values.tolist() == [0.25] * 200
+
+
+def test_a_line_spanning_a_few_chunks_is_still_read_column_wise(tmp_path, monkeypatch):
+    doc = document_from_jsonl_text("d0", " ".join(["w"] * 200))
+    instances = [
+        Instance(f"a{i}", "POS", ["d0"], [], None, None, "test", "test.jsonl", i + 1)
+        for i in range(3)
+    ]
+    dataset = EraserDataset({"d0": doc}, {"train": [], "val": [], "test": instances}, "docs.jsonl")
+    lines = [
+        {
+            "annotation_id": inst.annotation_id,
+            "rationales": [{"docid": "d0", "soft_rationale_predictions": [0.25 * i] * 200}],
+        }
+        for i, inst in enumerate(instances)
+    ]
+    path = write(tmp_path, lines)
+    longest = max(len(line) for line in path.read_bytes().split(b"\n"))
+    # Each line spans three chunks, within the LONG_LINE_BLOCKS bound
+    monkeypatch.setattr(reader, "CHUNK_BYTES", longest // 3)
+    read_line_by_line = []
+    monkeypatch.setattr(
+        reader, "_read_rows", lambda *a: read_line_by_line.append(1) or _read_rows(*a)
+    )
+
+    table = reader.read_predictions(path, dataset=dataset, split="test")
+
+    assert not read_line_by_line
+    assert table.keys == ["a0", "a1", "a2"]
+    assert table.soft_tokens.values.tolist() == [0.0] * 200 + [0.25] * 200 + [0.5] * 200

@@ -19,7 +19,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.models import InstructionVariant, Project, Role
+from annotate.models import InstructionVariant, Project, ProjectMembership, Role
 from annotate.services import membership_add
 from annotate.services.variant_binding import worker_variant_bind
 from config.exceptions import ApplicationError, ConflictError, PermissionDeniedError
@@ -39,7 +39,7 @@ from crowd.selectors import (
     session_items_from,
     worker_standing,
 )
-from qc.models import QualificationAttempt, QualificationStatus, WorkerProfile
+from qc.models import QualificationAttempt, QualificationStatus, WorkerProfile, WorkerStatus
 from qc.services.workers import worker_profile_for_platform
 
 
@@ -286,16 +286,17 @@ class Entry:
     resumed: bool
 
 
-def _crowd_account(platform: str, external_id: str):
-    """The account of (platform, external id): made on the first arrival, and on every
-    later one the same account, provided it is still exactly that."""
+def _crowd_account(platform: str, external_id: str) -> tuple[object, bool]:
+    """The account of (platform, external id) and whether this arrival made it: made on
+    the first arrival, and on every later one the same account, provided it is still
+    exactly that."""
     user_model = get_user_model()
     username = crowd_username(platform, external_id)
     user = user_model.objects.filter(username=username).first()
     if user is None:
         user = create_unless_taken(user_model, username=username, password=make_password(None))
         if user is not None:
-            return user
+            return user, True
         # A concurrent first arrival of the same worker committed the account (and its
         # profile, in the same transaction) while this insert waited.
         user = user_model.objects.get(username=username)
@@ -313,7 +314,7 @@ def _crowd_account(platform: str, external_id: str):
         )
     if not user.is_active:
         raise EntryRefusedError("This worker account has been closed.", code="account_closed")
-    return user
+    return user, False
 
 
 def _session_for(link: StudyLink, worker, arrival: Arrival) -> tuple[CrowdSession, bool]:
@@ -356,11 +357,21 @@ def _end(session: CrowdSession, status: str, reason: str, kind: str) -> CrowdSes
     return session
 
 
-def _screen_on_arrival(session: CrowdSession, worker) -> None:
+def _screen_on_arrival(
+    session: CrowdSession, worker, profile: WorkerProfile, *, new_account: bool
+) -> None:
     """A new session of someone this project already turned away, or who works under
     other instructions than the link's, ends at once with the screen-out path."""
     link = session.link
-    status, reason = worker_standing(project=link.project, worker=worker)
+    if new_account:
+        # No standing in any project yet: only an imported profile can be blocked.
+        status, reason = (
+            ("blocked", "blocked on every project")
+            if profile.status == WorkerStatus.BLOCKED
+            else (None, "")
+        )
+    else:
+        status, reason = worker_standing(project=link.project, worker=worker)
     if status in (QualificationStatus.REJECTED, QualificationStatus.BLOCKED):
         _end(session, SessionStatus.SCREENED_OUT, reason or status, CrowdEventKind.SCREENED_OUT)
         return
@@ -388,9 +399,9 @@ def crowd_entry(*, link: StudyLink, arrival: Arrival) -> Entry:
         raise StudyClosedError("This study is closed.")
     if link.variant_id is not None and link_variant_current(link) is None:
         raise StudyClosedError("This study's instructions have been retired.")
-    worker = _crowd_account(link.platform, arrival.worker_id)
+    worker, new_account = _crowd_account(link.platform, arrival.worker_id)
     try:
-        worker_profile_for_platform(
+        profile = worker_profile_for_platform(
             platform=link.platform, external_id=arrival.worker_id, user=worker
         )
     except ConflictError:
@@ -398,7 +409,12 @@ def crowd_entry(*, link: StudyLink, arrival: Arrival) -> Entry:
             "This platform id is already bound to another account.", code="account_taken"
         ) from None
     session, created = _session_for(link, worker, arrival)
-    membership_add(project=link.project, user=worker, role=Role.ANNOTATOR)
+    if new_account:
+        # Nothing can refer to an account this transaction has not committed yet: one
+        # INSERT, without get_or_create's look-up and savepoint.
+        ProjectMembership.objects.create(project=link.project, user=worker, role=Role.ANNOTATOR)
+    else:
+        membership_add(project=link.project, user=worker, role=Role.ANNOTATOR)
     _event(
         kind=CrowdEventKind.ENTERED if created else CrowdEventKind.RESUMED,
         project=link.project,
@@ -409,7 +425,7 @@ def crowd_entry(*, link: StudyLink, arrival: Arrival) -> Entry:
         platform_task_id=arrival.task_id,
     )
     if created:
-        _screen_on_arrival(session, worker)
+        _screen_on_arrival(session, worker, profile, new_account=new_account)
     return Entry(session=session, worker=worker, resumed=not created)
 
 

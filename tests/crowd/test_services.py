@@ -372,3 +372,34 @@ def test_terms_are_fixed_once_a_session_was_paid_and_changes_are_audited(mturk_l
     # Wording and the open/closed state can still change
     link = study_link_update(link=mturk_link, acting_user=admin, active=False, consent_text="New.")
     assert (link.active, link.consent_text) == (False, "New.")
+
+
+def test_a_first_arrival_makes_one_membership_and_reads_no_standing(mturk_link):
+    # Given a worker arriving for the first time (their account is made by this arrival)
+    entry = arrive(mturk_link, worker="NEW1", session="NS1")
+
+    # Then they are an annotator of the project, once, with no standing decided yet
+    assert (
+        ProjectMembership.objects.filter(
+            project=mturk_link.project, user=entry.worker, role=Role.ANNOTATOR
+        ).count()
+        == 1
+    )
+    assert entry.session.status == SessionStatus.STARTED
+    # And coming back resumes the session without a second membership
+    again = arrive(mturk_link, worker="NEW1", session="NS1")
+    assert again.resumed and again.worker == entry.worker
+    assert ProjectMembership.objects.filter(user=entry.worker).count() == 1
+
+
+def test_an_imported_blocked_profile_is_screened_out_on_its_first_arrival(mturk_link):
+    # Given a platform id imported with a block on every project, before any account
+    WorkerProfile.objects.create(platform="mturk", external_id="BAD1", status="blocked")
+
+    # When that worker arrives for the first time (the arrival makes their account)
+    entry = arrive(mturk_link, worker="BAD1", session="BS1")
+
+    # Then the new session ends at once on the screen-out path, saying why
+    assert entry.session.status == SessionStatus.SCREENED_OUT
+    assert entry.session.end_reason == "blocked on every project"
+    assert WorkerProfile.objects.get(external_id="BAD1").user == entry.worker

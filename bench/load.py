@@ -309,14 +309,22 @@ class AsyncClient:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.reconnects = 0
+        self.extra_headers = ""  # whole header lines, each ending in CRLF
+        self.location = ""  # of the last redirect
 
     async def post_json(self, path: str, payload: dict | None = None) -> tuple[int, bytes]:
         body = json.dumps(payload).encode() if payload is not None else b""
+        return await self.send("POST", path, body, "application/json")
+
+    async def send(
+        self, method: str, path: str, body: bytes = b"", content_type: str = ""
+    ) -> tuple[int, bytes]:
         cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         request = (
-            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            f"X-CSRFToken: {self.cookies.get('csrftoken', '')}\r\n"
-            f"Referer: http://127.0.0.1/\r\nCookie: {cookie}\r\n"
+            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + (f"Content-Type: {content_type}\r\n" if content_type else "")
+            + f"X-CSRFToken: {self.cookies.get('csrftoken', '')}\r\n"
+            f"Referer: http://127.0.0.1/\r\nCookie: {cookie}\r\n{self.extra_headers}"
             f"Content-Length: {len(body)}\r\n\r\n"
         ).encode() + body
         try:
@@ -354,6 +362,8 @@ class AsyncClient:
                 chunked = "chunked" in value.lower()
             elif name == "connection":
                 closing = value.lower() == "close"
+            elif name == "location":
+                self.location = value
             elif name == "set-cookie":
                 cookie_name, cookie_value = value.split(";", 1)[0].split("=", 1)
                 self.cookies[cookie_name] = cookie_value
@@ -439,6 +449,221 @@ async def run_phase(port, cookies, project_id, start_at, seconds) -> list[dict]:
     )
 
 
+# ---------------------------------------------------------------- a crowd launch
+
+# The kinds of request of a crowd annotator, in the order they first make them.
+CROWD_KINDS = [
+    "entry",  # the study link with the platform's ids: account, session, variant bound
+    "consent page",
+    "consent answer",
+    "workspace",  # the first visit: the qualification standing decided, the page rendered
+    "first next",
+    "next",
+    "submit",
+]
+PROLIFIC_STUDY = "5f0c0ffee0ddba11c0ffee00"
+
+
+def setup_crowd_link(project_id: int) -> str:
+    """A Prolific study link to the project, variant left to the allocation (permuted
+    blocks over the 7 preset variants); its key."""
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Project
+    from crowd.services import study_link_create
+
+    admin = get_user_model().objects.create_user(username="crowd-admin", is_staff=True)
+    link = study_link_create(
+        project=Project.objects.get(pk=project_id),
+        acting_user=admin,
+        name="crowd launch",
+        platform="prolific",
+        consent_text="I agree to take part.",
+        # More than anyone does in 3 minutes: nobody finishes and leaves early.
+        items_required=100,
+        completion_code="C0MPLETE",
+        currency="GBP",
+    )
+    return link.key
+
+
+class CrowdRecord:
+    """What one simulated crowd annotator saw: latencies by kind, errors, acknowledged
+    submits."""
+
+    def __init__(self):
+        self.latencies: dict[str, list[float]] = {kind: [] for kind in CROWD_KINDS}
+        self.errors: dict[str, int] = {}
+        self.acknowledged: list[int] = []
+        self.session_id: int | None = None
+
+    def error(self, what: str) -> None:
+        self.errors[what] = self.errors.get(what, 0) + 1
+
+
+async def _timed(record: CrowdRecord, kind: str, request) -> tuple[int, bytes]:
+    t0 = time.perf_counter()
+    status, data = await request
+    record.latencies[kind].append(time.perf_counter() - t0)
+    return status, data
+
+
+def _same_origin_path(location: str) -> str:
+    """A redirect's path (Django sends them relative, but a full URL is fine too)."""
+    return "/" + location.split("://", 1)[-1].split("/", 1)[-1] if "://" in location else location
+
+
+async def crowd_annotator(
+    port: int, project_id: int, link_key: str, n: int, arrive_at: float, args
+) -> CrowdRecord:
+    """One Prolific participant: arrives through the study link at `arrive_at`, consents,
+    opens the workspace and asks for an item, then works for --crowd-work-seconds,
+    thinking --think seconds before each submit. The connection is dropped during each
+    think, as a browser's idles out behind nginx's keepalive_timeout."""
+    rng = random.Random(10_000 + n)
+    record = CrowdRecord()
+    client = AsyncClient(port, {})
+    # Each participant comes from an address of their own (documentation prefix, never
+    # reached: it is only a header); the bench trusts one more proxy hop to read it.
+    client.extra_headers = f"X-Forwarded-For: 2001:db8::{n:x}\r\n"
+    await asyncio.sleep(max(0.0, arrive_at - time.time()))
+    query = urlencode(
+        {"PROLIFIC_PID": f"{n:024x}", "STUDY_ID": PROLIFIC_STUDY, "SESSION_ID": f"s{n:023x}"}
+    )
+    try:
+        status, _ = await _timed(
+            record, "entry", client.send("GET", f"/crowd/s/{link_key}/?{query}")
+        )
+        if status != 302 or "/consent/" not in client.location:
+            record.error(f"entry {status}")
+            return record
+        consent_path = _same_origin_path(client.location)
+        record.session_id = int(consent_path.strip("/").split("/")[-2])
+        status, page = await _timed(record, "consent page", client.send("GET", consent_path))
+        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        if status != 200 or token is None:
+            record.error(f"consent page {status}")
+            return record
+        form = urlencode({"csrfmiddlewaretoken": token.group(1).decode(), "answer": "agree"})
+        status, _ = await _timed(
+            record,
+            "consent answer",
+            client.send("POST", consent_path, form.encode(), "application/x-www-form-urlencoded"),
+        )
+        if status != 302 or "/work/" not in client.location:
+            record.error(f"consent answer {status}")
+            return record
+        status, _ = await _timed(
+            record, "workspace", client.send("GET", _same_origin_path(client.location))
+        )
+        if status != 200:
+            record.error(f"workspace {status}")
+            return record
+        next_path = f"/api/projects/{project_id}/assignments/next/"
+        status, data = await _timed(record, "first next", client.post_json(next_path))
+        work_until = time.time() + args.crowd_work_seconds
+        while True:
+            if status != 200:
+                record.error(f"next {status}")
+                return record
+            lease = json.loads(data)
+            if "id" not in lease:
+                record.error("next: no item left")
+                return record
+            client.close()
+            await asyncio.sleep(rng.uniform(*args.think))
+            body = submit_body(lease, rng)
+            status, data = await _timed(
+                record,
+                "submit",
+                client.post_json(f"/api/assignments/{lease['id']}/submit/", body),
+            )
+            if status == 201:
+                record.acknowledged.append(json.loads(data)["annotation_id"])
+            else:
+                record.error(f"submit {status}")
+            if time.time() >= work_until:
+                return record
+            status, data = await _timed(record, "next", client.post_json(next_path))
+    except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+        record.error(f"{type(exc).__name__}")
+        return record
+    finally:
+        client.close()
+
+
+async def run_crowd(port: int, project_id: int, link_key: str, args) -> list[CrowdRecord]:
+    """--crowd-annotators arrivals spread evenly (in a shuffled order of ids) over
+    --crowd-arrival-seconds."""
+    start = time.time() + 1
+    spacing = args.crowd_arrival_seconds / max(1, args.crowd_annotators)
+    return await asyncio.gather(
+        *(
+            crowd_annotator(port, project_id, link_key, n, start + n * spacing, args)
+            for n in range(args.crowd_annotators)
+        )
+    )
+
+
+def crowd_outcome(records: list[CrowdRecord], project_id: int) -> dict:
+    """What the database holds for the crowd: stored and duplicated submits, and how the
+    workers were bound to variants."""
+    from django.db.models import Count
+
+    from annotate.models import Annotation, WorkerVariantBinding
+    from crowd.models import CrowdSession
+
+    acknowledged = [a for r in records for a in r.acknowledged]
+    stored = Annotation.objects.filter(pk__in=acknowledged).count()
+    sessions = [r.session_id for r in records if r.session_id is not None]
+    workers = CrowdSession.objects.filter(pk__in=sessions).values_list("worker_id", flat=True)
+    per_variant = list(
+        WorkerVariantBinding.objects.filter(project_id=project_id, worker_id__in=workers)
+        .values("variant")
+        .annotate(n=Count("worker"))
+        .values_list("n", flat=True)
+    )
+    # A duplicate: a second stored annotation of the same item by the same worker.
+    theirs = Annotation.objects.filter(assignment__worker_id__in=workers)
+    pairs = theirs.values("assignment__worker_id", "assignment__item_id").distinct().count()
+    return {
+        "acknowledged": len(acknowledged),
+        "lost": len(set(acknowledged)) - stored,
+        "duplicates": theirs.count() - pairs + len(acknowledged) - len(set(acknowledged)),
+        "bound": sum(per_variant),
+        "per_variant": per_variant,
+    }
+
+
+def print_crowd(records: list[CrowdRecord], outcome: dict, args, elapsed: float) -> None:
+    errors: dict[str, int] = {}
+    for r in records:
+        for k, v in r.errors.items():
+            errors[k] = errors.get(k, 0) + v
+    print(
+        f"crowd: {args.crowd_annotators} Prolific participants arriving over "
+        f"{args.crowd_arrival_seconds} s through a study link, each then working "
+        f"{args.crowd_work_seconds} s with {args.think[0]:g}-{args.think[1]:g} s of thought "
+        f"before each submit ({elapsed:.0f} s in all)"
+    )
+    print(f"  {'request':<15} {'count':>6} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} {'max ms':>7}")
+    for kind in CROWD_KINDS:
+        values = [x for r in records for x in r.latencies[kind]]
+        print(
+            f"  {kind:<15} {len(values):>6} {percentile(values, 0.5):>7.0f} "
+            f"{percentile(values, 0.95):>7.0f} {percentile(values, 0.99):>7.0f} "
+            f"{percentile(values, 1.0):>7.0f}"
+        )
+    per_variant = outcome["per_variant"]
+    spread = f"{min(per_variant)}-{max(per_variant)}" if per_variant else "-"
+    print(
+        f"  errors {sum(errors.values())} {errors or ''}; acknowledged submits "
+        f"{outcome['acknowledged']}, lost {outcome['lost']}, duplicates {outcome['duplicates']}; "
+        f"bound to a variant {outcome['bound']} of {args.crowd_annotators} "
+        f"({len(per_variant)} variants, {spread} workers each)"
+    )
+
+
 def run_retries(args) -> dict:
     port, username, resend = args
     client = Client(port, username)
@@ -519,7 +744,25 @@ def cpu_line(used: dict[str, float], submits: int, seconds: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, nargs="+", default=[20, 50])
+    parser.add_argument(
+        "--clients", type=int, nargs="*", default=[20, 50], help="none: no such phase"
+    )
+    parser.add_argument(
+        "--crowd",
+        action="store_true",
+        help="then a crowd launch: participants arriving through a study link (issue 23)",
+    )
+    parser.add_argument("--crowd-annotators", type=int, default=2000)
+    parser.add_argument("--crowd-arrival-seconds", type=float, default=60)
+    parser.add_argument("--crowd-work-seconds", type=float, default=180)
+    parser.add_argument(
+        "--think",
+        type=float,
+        nargs=2,
+        default=[15, 60],
+        metavar=("MIN", "MAX"),
+        help="seconds a crowd participant spends on an item before submitting it",
+    )
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument(
@@ -541,9 +784,18 @@ def main() -> None:
         "to this CSV file",
     )
     args = parser.parse_args()
+    if args.crowd and (args.crowd_annotators < 1 or not 0 <= args.think[0] <= args.think[1]):
+        parser.error("--crowd-annotators must be at least 1 and --think MIN <= MAX, both >= 0")
     speed_before = reference_loop_ms()
     users = sum(args.clients)
     project_id = setup_database(args.items, users)
+    link_key = setup_crowd_link(project_id) if args.crowd else None
+    if args.crowd:
+        # Participants arrive from addresses of their own, which nginx passes on in
+        # X-Forwarded-For after the one the bench client claims: trust that claim (as a
+        # load balancer in front of nginx would make it), so the entry's per-address limit
+        # sees 2,000 addresses, not one.
+        os.environ["CROWD_TRUSTED_PROXIES"] = "1" if args.direct else "2"
     app_port = free_port()
     server = start_server(app_port, args.workers, args.threads)
     proxy = None
@@ -551,7 +803,11 @@ def main() -> None:
     if not args.direct:
         port = free_port()
         proxy_dir = Path(tempfile.mkdtemp(prefix="rw-load-nginx-"))
-        proxy = start_nginx(Path(args.nginx), proxy_dir, port, app_port)
+        try:
+            proxy = start_nginx(Path(args.nginx), proxy_dir, port, app_port)
+        except (OSError, RuntimeError):
+            os.killpg(server.pid, signal.SIGTERM)  # not left serving with nobody to stop it
+            raise
     beat_dir = Path(tempfile.mkdtemp(prefix="rw-load-beat-"))
     celery_worker = start_celery_worker(beat_dir)
     broker = server_env()["CELERY_BROKER_URL"]
@@ -624,6 +880,15 @@ def main() -> None:
                 f"        machine speed: a fixed Python loop took {reference_loop_ms():.0f} ms "
                 f"after the phase ({speed_before:.0f} ms before the run; lower is faster)"
             )
+        if args.crowd:
+            crowd_started = time.time()
+            records = asyncio.run(run_crowd(port, project_id, link_key, args))
+            print_crowd(
+                records, crowd_outcome(records, project_id), args, time.time() - crowd_started
+            )
+            print(f"  machine load (uptime): {os.getloadavg()} at the end of the crowd phase")
+        if not all_sent:
+            return
         resend = random.Random(2).sample(all_sent, max(1, len(all_sent) // 10))
         by_user: dict[str, list] = {}
         for username, assignment_id, body, annotation_id in resend:

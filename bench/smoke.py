@@ -31,13 +31,18 @@ SMOKE_RUNS: dict[str, list[str]] = {
         "--api-items",
         "20",
     ],
-    "metrics": ["--scales", "tiny", "--repeat", "1"],
+    "metrics": ["--scales", "tiny", "--repeat", "1", "--whole-repeat", "1"],
     "fine_grained": ["--instances", "200", "--repeat", "1"],
     "import": ["--sizes", "100", "200", "--tokens", "50"],
     "export": ["--sizes", "200", "400", "--repeat", "1"],
     "explain": ["--items", "1000"],
     "workspace": ["--tokens", "300", "--toggles", "5"],
-    "load": ["--clients", "5", "--seconds", "5", "--items", "200"],
+    "load": [
+        *("--clients", "5", "--seconds", "5", "--items", "200"),
+        # A crowd launch of 10 participants: entry, consent, first visit, a few submits.
+        *("--crowd", "--crowd-annotators", "10", "--crowd-arrival-seconds", "2"),
+        *("--crowd-work-seconds", "4", "--think", "0.5", "1.5"),
+    ],
     "hotpath_cost": ["--pairs", "3", "--items", "200"],
     "scale_out": [
         "--items",

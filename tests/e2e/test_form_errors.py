@@ -49,3 +49,21 @@ def test_a_new_project_without_a_name_says_so_under_the_name(page, live_server):
     assert page.get_attribute("#project-form input[name=name]", "aria-invalid") == "true"
     message = page.inner_text("#project-form .field-error")
     assert "got str" not in message and message.strip()
+
+
+def test_submit_and_clear_all_do_not_look_alike(page, live_server):
+    from tests.annotate.workflow_helpers import make_project
+
+    project = make_project(items=1, quota=1)
+    ProjectMembership.objects.create(
+        project=project, user=UserFactory(username="ann"), role=Role.ANNOTATOR
+    )
+    login(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+
+    look = "b => { const s = getComputedStyle(b); return [s.backgroundColor, s.color, s.borderStyle]; }"
+    submit = page.eval_on_selector(".workspace button.submit", look)
+    clear = page.eval_on_selector(".workspace button.clear-all", look)
+
+    assert submit[0] != clear[0] and submit[1] != clear[1]

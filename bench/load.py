@@ -883,8 +883,20 @@ def main() -> None:
         if args.crowd:
             crowd_started = time.time()
             records = asyncio.run(run_crowd(port, project_id, link_key, args))
+            crowd_ended = time.time()
             print_crowd(
-                records, crowd_outcome(records, project_id), args, time.time() - crowd_started
+                records, crowd_outcome(records, project_id), args, crowd_ended - crowd_started
+            )
+            time.sleep(2 * sampler.interval)  # a reading after the phase's end
+            used = sampler.window(crowd_started, crowd_ended)
+            arrivals = sum(1 for r in records if r.latencies["first next"])
+            print(
+                "  CPU s over the crowd phase: "
+                + ", ".join(f"{kind} {used.get(kind, 0.0):.1f}" for kind in [*CPU_KINDS, "other"])
+                + f"; the application's (gunicorn + postgres + celery + nginx) "
+                f"{sum(used.get(k, 0.0) for k in ('gunicorn', 'postgres', 'celery', 'nginx')):.1f} s "
+                f"for {arrivals} arrivals and "
+                f"{sum(len(r.latencies['submit']) for r in records)} submits"
             )
             print(f"  machine load (uptime): {os.getloadavg()} at the end of the crowd phase")
         if not all_sent:

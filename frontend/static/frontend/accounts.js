@@ -221,6 +221,13 @@ async function loadEvents() {
     if (!inProject) row.append(el("td", event.project ?? ""));
     return row;
   }));
+  if (!r.data.results.length) {
+    const empty = el("td", gettext("No account action yet."), "muted");
+    empty.colSpan = headings.length;
+    const row = el("tr");
+    row.append(empty);
+    body.append(row);
+  }
   pager(/** @type {HTMLElement} */ (document.getElementById("account-events-pager")), r.data.count, eventsOffset,
     (offset) => { eventsOffset = offset; loadEvents(); });
 }
@@ -249,7 +256,9 @@ createForm.addEventListener("submit", async (event) => {
     const field = r.data && (r.data.field || Object.keys(r.data).find((key) => createForm.querySelector(`[data-field="${key}"]`)));
     const slot = field ? createForm.querySelector(`[data-field="${field}"]`) : null;
     if (slot) {
-      slot.textContent = r.data.detail ?? [].concat(r.data[field]).join(" ");
+      // A rule's message names its field first ("username: ..."); beside the field it need not.
+      const detail = typeof r.data.detail === "string" ? r.data.detail.replace(`${field}: `, "") : null;
+      slot.textContent = detail ?? [].concat(r.data[field]).join(" ");
       say(gettext("The account was not created; see the message beside the field."), true);
     } else {
       say(errorText(r.data), true);

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 
 from annotate import selectors
 from annotate.models import Language, Role, TaskType
+from exports.file_names import portable_file_name
 from frontend import navigation, services
 from frontend.locale import supported_language
 from qc import selectors as qc_selectors
@@ -159,7 +160,14 @@ def agreement_page(request, project_id: int):
 
 @login_required
 def datasheet_page(request, project_id: int):
-    return _project_page(request, project_id, "datasheet", "frontend/datasheet.html")
+    return _project_page(
+        request,
+        project_id,
+        "datasheet",
+        "frontend/datasheet.html",
+        # The downloads are named after the project, as its exports are.
+        lambda project, roles: {"file_stem": portable_file_name(project.name)},
+    )
 
 
 @login_required

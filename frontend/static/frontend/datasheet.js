@@ -4,6 +4,8 @@
 // string is inserted as text, never as HTML: the Markdown is shown as it will be written.
 // The sheet itself (its sections, keys and Markdown) is the exported file's English.
 
+import { formatDateTime } from "./format.js";
+import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { api, el, errorText } from "./http.js";
 
 const found = document.getElementById("datasheet");
@@ -32,7 +34,7 @@ if (found) {
     }
     const updated = /** @type {HTMLElement} */ (root.querySelector(".datasheet-updated"));
     updated.textContent = response.data.updated_at
-      ? interpolate(gettext("Last saved %(when)s by %(who)s."), { when: response.data.updated_at, who: response.data.updated_by || "?" }, true)
+      ? interpolate(gettext("Last saved %(when)s by %(who)s."), { when: formatDateTime(response.data.updated_at), who: response.data.updated_by || "?" }, true)
       : gettext("Nothing stated yet.");
   }
 
@@ -42,7 +44,9 @@ if (found) {
     for (const name of FIELDS) body[name] = field(name).value;
     body.annotator_languages = String(body.annotator_languages).split(",").map((s) => s.trim()).filter(Boolean);
     const response = await api(`${base}/`, "PATCH", body);
-    say(response.ok ? gettext("Datasheet statements saved.") : errorText(response.data), !response.ok);
+    if (response.ok) clearFormErrors(infoForm);
+    say(response.ok ? gettext("Datasheet statements saved.")
+      : showFormErrors(infoForm, response.data) || gettext("Check the fields marked in the form."), !response.ok);
     if (response.ok) { loadInfo(); preview(); }
   });
 
@@ -56,7 +60,13 @@ if (found) {
     const sections = /** @type {HTMLElement} */ (document.getElementById("datasheet-sections"));
     const markdown = /** @type {HTMLElement} */ (document.getElementById("datasheet-markdown"));
     const note = /** @type {HTMLElement} */ (root.querySelector(".preview-note"));
-    if (!response.ok) { note.textContent = errorText(response.data); note.className = "preview-note error"; return; }
+    if (!response.ok) {
+      note.textContent = showFormErrors(previewForm, response.data) || gettext("Check the fields marked in the form.");
+      note.className = "preview-note error";
+      downloads.hidden = true;
+      return;
+    }
+    clearFormErrors(previewForm);
     note.textContent = response.data.note || "";
     note.className = "preview-note muted";
     sections.replaceChildren();
@@ -80,6 +90,28 @@ if (found) {
       sections.appendChild(box);
     }
     markdown.textContent = response.data.markdown;
+    offerDownloads(response.data.markdown, JSON.stringify(response.data.json, null, 2));
+  }
+
+  const downloads = /** @type {HTMLElement} */ (document.getElementById("datasheet-downloads"));
+  const stem = root.dataset.fileStem || "datasheet";
+  /** @type {string[]} */ let fileUrls = [];
+  /** The previewed sheet as files the browser saves, named after the project.
+   * @param {string} markdownText @param {string} jsonText */
+  function offerDownloads(markdownText, jsonText) {
+    fileUrls.forEach((url) => URL.revokeObjectURL(url));
+    fileUrls = [];
+    for (const [id, text, type, name] of [
+      ["datasheet-download-md", markdownText, "text/markdown", `${stem}-datasheet.md`],
+      ["datasheet-download-json", jsonText + "\n", "application/json", `${stem}-datasheet.json`],
+    ]) {
+      const link = /** @type {HTMLAnchorElement} */ (document.getElementById(id));
+      const url = URL.createObjectURL(new Blob([text], { type: `${type};charset=utf-8` }));
+      fileUrls.push(url);
+      link.href = url;
+      link.download = name;
+    }
+    downloads.hidden = false;
   }
 
   previewForm.addEventListener("submit", (event) => { event.preventDefault(); preview(); });

@@ -3,6 +3,7 @@
 // table (results.js). Drawn again only when the runs' scores change.
 
 import { chartPanel } from "./charts.js";
+import { el } from "./http.js";
 
 let drawnFor = "";
 /** The metrics a reader compares explainers by first: plausibility (token and IOU F1,
@@ -18,25 +19,49 @@ export function resultsChartDraw(container, flat) {
   const signature = JSON.stringify(scored.map(({ run, values }) => [run.id, values]));
   if (signature === drawnFor) return;
   drawnFor = signature;
-  container.querySelectorAll("canvas").forEach((canvas) => /** @type {any} */ (window).Chart?.getChart(canvas)?.destroy());
-  container.replaceChildren();
+  clear(container);
   if (!scored.length) return;
   // Scores on one scale (-1 to 1): counts such as support or k are left to the table below.
   const inRange = [...new Set(scored.flatMap(({ values }) => Object.keys(values)))].sort().filter((metric) =>
     !/(support|instances|\.k)$/.test(metric) &&
     scored.every(({ values }) => !(metric in values) || Math.abs(values[metric]) <= 1));
   const headline = inRange.filter((metric) => HEADLINE.test(metric));
-  const metrics = headline.length >= 3 ? headline : inRange;
+  const choice = el("label", gettext("Metrics"), "results-chart-choice");
+  const select = el("select");
+  for (const [value, label] of [["headline", gettext("headline")], ["all", gettext("every score")]]) {
+    const option = el("option", label);
+    option.value = value;
+    select.append(option);
+  }
+  if (headline.length < 3) select.value = "all";
+  choice.append(" ", select);
+  const holder = el("div", undefined, "chart-grid");
+  container.append(choice, holder);
+  const draw = () => drawMetrics(holder, scored, select.value === "all" ? inRange : headline);
+  select.addEventListener("change", draw);
+  draw();
+}
+
+/** @param {HTMLElement} container */
+function clear(container) {
+  container.querySelectorAll("canvas").forEach((canvas) => /** @type {any} */ (window).Chart?.getChart(canvas)?.destroy());
+  container.replaceChildren();
+}
+
+/** @param {HTMLElement} holder @param {{run: any, values: Record<string, number>}[]} scored
+ * @param {string[]} metrics */
+function drawMetrics(holder, scored, metrics) {
+  clear(holder);
   const runName = (/** @type {any} */ run) => run.name + (run.explainer ? ` (${run.explainer})` : "");
   const rows = metrics.map((metric) => {
     /** @type {Record<string, any>} */ const row = { metric };
     for (const { run, values } of scored) row[`run-${run.id}`] = metric in values ? values[metric] : null;
     return row;
   });
-  chartPanel(container, {
+  chartPanel(holder, {
     id: "chart-results-board",
-    title: gettext("Every metric per explainer"),
-    description: gettext("The headline metrics, one bar per run; every metric is in the table below."),
+    title: gettext("Each metric per explainer"),
+    description: gettext("One bar per run for each score between -1 and 1; counts are in the table below."),
     horizontal: true,
     height: Math.max(240, 40 + metrics.length * (10 + 8 * scored.length)),
     labels: metrics,

@@ -811,6 +811,8 @@ def import_failure(exc: Exception, job_id: int, where: str = "") -> dict:
             "problems": [p.as_dict() for p in exc.problems],
             "error": f"{len(exc.problems)} problem(s) found{where}; nothing was imported",
         }
+    if isinstance(exc, ApplicationError):  # a chunk that did not finish, a part changed
+        return {"status": JobStatus.FAILED, "error": f"{exc}{where}; nothing was imported"}
     logger.exception("import job %s crashed%s", job_id, where)
     return {
         "status": JobStatus.FAILED,

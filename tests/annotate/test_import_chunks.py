@@ -5,6 +5,7 @@ twice; nothing in the project until the last step; a failed chunk fails the job.
 import json
 
 import pytest
+from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from annotate.models import Document, ImportJob, ImportPart, Item, ItemDocument, Project
@@ -197,6 +198,37 @@ def test_a_failed_chunk_fails_the_job_and_writes_nothing(
     assert not ImportPart.objects.filter(job=job).exists()
     assert not list(stored_names(import_chunks.parts_folder(job.pk)))
     assert not done.upload, "a rejected upload is deleted"
+
+
+def test_a_last_step_without_every_chunk_fails_clearly(
+    db, settings, split_over_workers, django_capture_on_commit_callbacks
+):
+    """The chord's callback cannot start before its chunks; a part that went missing, or
+    changed, since its chunk recorded it is refused all the same."""
+    settings.IMPORT_CHUNK_ROWS = 4
+    job = import_into_new_project(rows_jsonl(10), django_capture_on_commit_callbacks)
+    ((header, body),) = split_over_workers
+    for signature in header:
+        run_chunk(signature)
+    changed = ImportPart.objects.get(job=job, index=2)
+    with default_storage.open(changed.file["name"], "rb") as handle:
+        content = handle.read()
+    default_storage.delete(changed.file["name"])
+    default_storage.save(changed.file["name"], ContentFile(content.replace(b"neg", b"pos")))
+
+    done = publish(body)
+
+    assert done.status == "failed"
+    assert f"the part {changed.file['name']} changed after its chunk finished" in done.error
+    assert "nothing was imported" in done.error and "internal" not in done.error
+    assert not Item.objects.filter(project_id=job.project_id).exists()
+
+    job = import_into_new_project(rows_jsonl(10), django_capture_on_commit_callbacks)
+    ((header, body),) = split_over_workers[1:]
+    run_chunk(header[0])
+    done = publish(body)
+    assert done.status == "failed"
+    assert done.error.startswith("2 chunk(s) did not finish (1, 2)")
 
 
 def test_a_conflict_that_arrives_while_chunks_run_fails_the_last_step(

@@ -11,5 +11,8 @@ def project_from_argument(value: str) -> Project:
     if found is None and value.isdigit():
         found = Project.objects.filter(pk=int(value)).first()
     if found is None:
-        raise CommandError(f"no project named {value!r}")
+        raise CommandError(
+            f"no project named {value!r}; create it first: "
+            f'python manage.py create_project "{value}" --admin USER --labels A,B'
+        )
     return found

@@ -131,6 +131,8 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=1
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
+# No start-up banner on every process (manage.py commands, workers): failures still log.
+AXES_VERBOSE = False
 AXES_LOCKOUT_CALLABLE = "config.login_lockout.lockout_response"
 # The client's address as the crowd entry's rate limit reads it: X-Forwarded-For only from
 # the CROWD_TRUSTED_PROXIES nearest proxies, so nobody dodges the limit by naming addresses.

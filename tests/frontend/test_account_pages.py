@@ -287,3 +287,26 @@ def test_the_accounts_page_escapes_the_project_name(db, client, role_users, proj
 
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_deactivating_signs_the_account_out_and_a_reset_ends_its_sessions(
+    db, client, project, admin, role_users
+):
+    deactivated, reset = client, type(client)()
+    deactivated.force_login(role_users["annotator"])
+    reset.force_login(role_users["reviewer"])
+    assert deactivated.get(f"/projects/{project.id}/").status_code == 200
+
+    account_services.account_active_set(
+        acting_user=admin, subject=role_users["annotator"], active=False, project=project
+    )
+    account_services.account_password_reset(
+        acting_user=admin,
+        subject=role_users["reviewer"],
+        project=project,
+        credential=Credential.LINK,
+    )
+
+    for signed_out in (deactivated, reset):
+        page = signed_out.get(f"/projects/{project.id}/")
+        assert page.status_code == 302 and page["Location"].startswith("/accounts/login/")

@@ -47,8 +47,10 @@ def walk_in_chinese(page, base, project):
     assert page.inner_text("#start-annotating") == "开始标注"
     assert "你的角色" in page.inner_text(".facts")
     assert "单文本 (中文)" in page.inner_text(".facts")
+    page.click("#tab-instructions")
     assert page.inner_text("#admin-panel h2 >> nth=0") == "指令变体"
 
+    page.click("#tab-overview")
     page.click("#start-annotating")
     page.wait_for_selector("#workspace[data-ready=true]")
     assert page.inner_text(".instructions summary").startswith("指令（")

@@ -13,6 +13,7 @@ from config.exceptions import NotFoundError
 from exports import selectors
 from exports.apis import _project
 from exports.models import ExplainerRun, Export, ExportStatus
+from exports.runs import explainer_run_fail_if_worker_lost
 
 
 def export_progress_get(*, export: Export) -> JobProgress:
@@ -68,4 +69,6 @@ class ExplainerRunProgressApi(APIView):
         run = ExplainerRun.objects.filter(export=export, pk=run_id).first()
         if run is None:
             raise NotFoundError("explainer run not found")
+        # A run whose worker stopped reporting ends here as failed, in plain words.
+        run = explainer_run_fail_if_worker_lost(run)
         return job_progress_response(explainer_run_progress_get(run=run))

@@ -15,7 +15,8 @@ from annotate.models import Project, Role
 from annotate.selectors import project_get_for_user
 from config.api_schema import errors
 from config.exceptions import NotFoundError
-from qc.models import AgreementReport, ReportStatus, WorkerImportJob
+from qc.agreement import agreement_report_get
+from qc.models import ReportStatus, WorkerImportJob
 from qc.serializers import WorkerCsvInputSerializer
 from qc.services.worker_import_jobs import worker_import_progress, worker_import_start
 
@@ -28,9 +29,8 @@ _STATUS = {
 
 
 def agreement_progress_get(*, project: Project) -> JobProgress:
-    report = AgreementReport.objects.filter(project=project).first() or AgreementReport(
-        project=project
-    )
+    # Read as the page reads it: a run whose workers stopped reporting is failed here.
+    report, _ = agreement_report_get(project=project)
     total = report.progress_total
     if total:
         done, unit = report.progress_done, "chunks"

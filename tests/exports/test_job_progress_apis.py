@@ -115,3 +115,19 @@ def test_a_job_of_another_project_is_not_found(jobs, role_users, project):
     MembershipFactory(project=other, user=role_users["admin"], role="admin")
     url = jobs["export"].replace(f"/projects/{project.pk}/", f"/projects/{other.pk}/")
     assert client_for(role_users["admin"]).get(url).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_run_whose_worker_stopped_reporting_ends_failed_in_plain_words(
+    jobs, role_users, settings
+):
+    from datetime import timedelta
+
+    run = ExplainerRun.objects.get()
+    ExplainerRun.objects.filter(pk=run.pk).update(
+        status=JobStatus.RUNNING,
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_HEARTBEAT_TIMEOUT_SECONDS + 5),
+    )
+    body = client_for(role_users["admin"]).get(jobs["explainer_run"]).json()
+    assert (body["status"], body["final"]) == ("failed", True)
+    assert "stopped" in body["error"] and "start it again" in body["error"]

@@ -39,10 +39,13 @@ def cache_away(settings):
 
 
 def _broker_switch(url: str) -> None:
-    """Point this process's Celery app at the broker `url`, forgetting the pooled
-    connections to the one before (a ping or a publish would reuse them)."""
+    """Point this process's Celery app at the broker `url` (Celery reads the environment's
+    CELERY_BROKER_URL before its settings), forgetting the pooled connections to the one
+    before (a ping or a publish would reuse them). Only inside `broker_away`, which puts
+    the environment back."""
     from config.celery import app
 
+    os.environ["CELERY_BROKER_URL"] = url
     app.conf.broker_url = url
     app._pool = None
     app.amqp._producer_pool = None
@@ -55,10 +58,12 @@ def broker_away():
 
     previous = app.conf.task_always_eager, app.conf.broker_url
     app.conf.task_always_eager = False
-    _broker_switch(AWAY)
-    yield
-    app.conf.task_always_eager = previous[0]
-    _broker_switch(previous[1])
+    with mock.patch.dict(os.environ):
+        _broker_switch(AWAY)
+        yield
+    app.conf.task_always_eager, app.conf.broker_url = previous
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 @pytest.fixture
@@ -303,5 +308,19 @@ def test_after_a_real_redis_outage_beat_and_the_worker_check_what_was_submitted_
             tmp_path / "worker.log"
         ).read_text()[-3000:]
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
+        _worker_stop(worker)
+
+
+def _worker_stop(worker) -> None:
+    """SIGTERM the worker, then SIGKILL what it leaves behind: after a broker outage its
+    beat child (a process of its own) outlived it, holding the test database open."""
+    import contextlib
+    import signal
+
+    children = Path(f"/proc/{worker.pid}/task/{worker.pid}/children")
+    beat = [int(pid) for pid in children.read_text().split()] if children.exists() else []
+    worker.terminate()
+    worker.wait(timeout=30)
+    for pid in beat:
+        with contextlib.suppress(ProcessLookupError):  # it ended with the worker
+            os.kill(pid, signal.SIGKILL)

@@ -18,7 +18,11 @@ from config.exceptions import NotFoundError
 from qc.agreement import agreement_report_get
 from qc.models import ReportStatus, WorkerImportJob
 from qc.serializers import WorkerCsvInputSerializer
-from qc.services.worker_import_jobs import worker_import_progress, worker_import_start
+from qc.services.worker_import_jobs import (
+    worker_import_fail_if_worker_lost,
+    worker_import_progress,
+    worker_import_start,
+)
 
 _STATUS = {
     ReportStatus.NONE: PENDING,
@@ -131,7 +135,7 @@ def _worker_import_job(request, project_id: int, job_id: int) -> WorkerImportJob
     job = WorkerImportJob.objects.filter(project=project, pk=job_id).first()
     if job is None:
         raise NotFoundError("worker import not found")
-    return job
+    return worker_import_fail_if_worker_lost(job)
 
 
 class WorkerImportJobDetailApi(APIView):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
@@ -102,4 +103,28 @@ def worker_import_run(*, job_id: int) -> WorkerImportJob:
         ]
     )
     cache.delete(_progress_key(job.pk))
+    return job
+
+
+def worker_import_fail_if_worker_lost(job: WorkerImportJob) -> WorkerImportJob:
+    """A running import whose worker stopped reporting (killed, machine lost) is failed: its
+    write transaction died with the worker's connection, so nothing was imported."""
+    if job.status != JobStatus.RUNNING:
+        return job
+    live = cache.get(_progress_key(job.pk)) or {}
+    last = max(
+        [t.timestamp() for t in (job.heartbeat_at, job.started_at) if t] + [live.get("at", 0)]
+    )
+    if time.time() - last < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
+        return job
+    WorkerImportJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
+        status=JobStatus.FAILED,
+        phase="done",
+        finished_at=timezone.now(),
+        error=(
+            "the worker running this import stopped (no report for "
+            f"{settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); nothing was imported; import the file again"
+        ),
+    )
+    job.refresh_from_db()
     return job

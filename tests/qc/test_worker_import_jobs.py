@@ -87,3 +87,26 @@ def test_the_import_reports_rows_checked_then_rows_written(project, role_users):
     assert phases.index("writing") > phases.index("checking")
     assert ("checking", PROGRESS_EVERY, rows) in heard
     assert ("writing", PROGRESS_EVERY, rows) in heard
+
+
+def test_an_import_whose_worker_stopped_reporting_ends_failed(project, role_users, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    long_ago = timezone.now() - timedelta(seconds=settings.JOB_HEARTBEAT_TIMEOUT_SECONDS + 5)
+    job = WorkerImportJob.objects.create(
+        project=project,
+        source_name="w.csv",
+        upload="x.csv",
+        status="running",
+        started_at=long_ago,
+        heartbeat_at=long_ago,
+    )
+    body = (
+        client_for(role_users["admin"])
+        .get(f"/api/projects/{project.pk}/workers/import-jobs/{job.pk}/progress/")
+        .json()
+    )
+    assert (body["status"], body["final"]) == ("failed", True)
+    assert "nothing was imported" in body["error"]

@@ -20,7 +20,7 @@ from annotate.selectors import annotation_set_tokens
 from annotate.serializers import item_for_annotator
 from annotate.task_types import text_names_shown
 from annotate.variant_presets import variant_display_text
-from config.exceptions import NotFoundError
+from config.exceptions import ApplicationError, NotFoundError
 from qc.models import (
     AuditEvent,
     GoldItem,
@@ -432,6 +432,8 @@ def gold_item_choices(*, project: Project, search: str = "") -> QuerySet[Item]:
     """The project's items an admin may pick as gold, found by id or by words of their
     text: each says whether it has a reference rationale to score against, was served as
     ordinary work, and is gold already (the service refuses the first two)."""
+    if "\x00" in search:  # PostgreSQL cannot compare text holding NUL
+        raise ApplicationError("search: must not contain a NUL character")
     items = Item.objects.filter(project=project)
     search = search.strip()
     if search:

@@ -71,6 +71,8 @@ def test_bad_search_and_paging_are_refused_by_name(test_project):  # noqa: F811
 
     too_long = _choices(people["admin"], project, search="x" * (GOLD_SEARCH_MAX_LENGTH + 1))
     assert too_long.status_code == 400 and "search" in str(too_long.data)
+    nul = _choices(people["admin"], project, search="film\x00")
+    assert nul.status_code == 400 and "NUL" in str(nul.data)
     bad_offset = _choices(people["admin"], project, offset="abc")
     assert bad_offset.status_code == 400 and "offset" in str(bad_offset.data)
 

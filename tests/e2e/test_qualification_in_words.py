@@ -88,6 +88,7 @@ def test_the_admin_reads_a_test_answer_as_words_beside_the_gold(page, live_serve
     assert "5 6 7" not in page.inner_text("#candidates")  # words, not token numbers
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     answer.screenshot(path=str(SCREENSHOTS / "quality-test-answer.png"))
+    page.screenshot(path=str(SCREENSHOTS / "quality-page.png"), full_page=True)
 
 
 def test_the_admin_picks_gold_items_from_a_searchable_list(page, live_server, gold_test):

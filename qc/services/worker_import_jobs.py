@@ -56,7 +56,9 @@ def worker_import_progress(job: WorkerImportJob) -> dict:
 def worker_import_run(*, job_id: int) -> WorkerImportJob:
     """Run a queued import; a finished job is left as it is (safe to run twice)."""
     with transaction.atomic():
-        job = WorkerImportJob.objects.select_for_update().select_related("project", "created_by")
+        job = WorkerImportJob.objects.select_for_update(of=("self",)).select_related(
+            "project", "created_by"
+        )
         job = job.get(pk=job_id)
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             return job

@@ -48,11 +48,12 @@ $(NODE_STAMP): package.json package-lock.json
 typecheck: $(NODE_STAMP)
 	node_modules/.bin/tsc --project tsconfig.json
 
-# The chart library's built file and licence, served from our own static files (no CDN):
-# after changing chart.js's version in package.json, run this and commit the result.
+# The chart library's built file and licence, served from our own static files (no CDN), and
+# axe-core's, which only the browser tests inject (never served): after changing a version in package.json, run this and commit the result.
 vendor: $(NODE_STAMP)
 	cp node_modules/chart.js/dist/chart.umd.min.js node_modules/chart.js/LICENSE.md \
 		frontend/static/frontend/vendor/chartjs/
+	cp node_modules/axe-core/axe.min.js node_modules/axe-core/LICENSE tests/e2e/vendor/axe-core/
 
 # After changing an interface string: update the catalogs, translate what is new in
 # locale/*/LC_MESSAGES/*.po, run it again (it compiles the .mo files) and commit both. Needs

@@ -144,16 +144,26 @@ def _top_k(values: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
         rank = np.arange(len(order)) - starts[segment[order]]
         return np.sort(order[rank < k])
     width = rows.shape[1]
-    valid = np.arange(width) < lengths[:, None]
+    padded = rows.size != len(values)
     if k >= width:
-        chosen = valid
+        chosen = np.arange(width) < lengths[:, None]
     else:
-        # The k-th highest value of each row, found in linear time; then everything above
-        # it, and as many of the values equal to it as are left, the earliest first.
-        cut = -np.partition(-rows, k - 1, axis=1)[:, k - 1 : k]
+        # The k-th highest value of each row (the (width - k)-th lowest), found in linear
+        # time; then everything above it, and as many of the values equal to it as are
+        # left, the earliest first. Only rows with more such values than room need the
+        # running count: with real-valued scores, few.
+        cut = np.partition(rows, width - k, axis=1)[:, width - k : width - k + 1]
         above = rows > cut
         at_cut = rows == cut
-        room = k - above.sum(axis=1, keepdims=True)
-        chosen = (above | (at_cut & (np.cumsum(at_cut, axis=1) <= room))) & valid
+        room = k - above.sum(axis=1)
+        crowded = np.flatnonzero(at_cut.sum(axis=1) > room)
+        chosen = above | at_cut
+        if len(crowded):
+            ties = at_cut[crowded]
+            chosen[crowded] = above[crowded] | (
+                ties & (np.cumsum(ties, axis=1) <= room[crowded, None])
+            )
+        if padded:
+            chosen &= np.arange(width) < lengths[:, None]
     row, column = np.nonzero(chosen)
     return (np.cumsum(lengths) - lengths)[row] + column

@@ -120,12 +120,22 @@ def _predicted_spans(table: PredictionTable, rationale_key: np.ndarray) -> SpanT
 # ---------------------------------------------------------------- soft scores
 
 
+SoftPerKey = tuple[np.ndarray, np.ndarray, np.ndarray]  # auprc, average precision, ROC AUC
+
+
 def soft_scores(truth: np.ndarray, predicted: Segments) -> dict:
     """Mean per key of AUPRC (all keys) and of average precision and ROC AUC (keys whose
     gold has both classes)."""
     if not len(predicted):
+        return soft_means((np.zeros(0), np.zeros(0), np.zeros(0)))
+    return soft_means(soft_metrics_per_segment(truth, predicted.values, predicted.lengths))
+
+
+def soft_means(per_key: SoftPerKey) -> dict:
+    """The soft figures from each key's AUPRC, average precision and ROC AUC, in key order."""
+    auprc, ap, roc = per_key
+    if not len(auprc):
         return {"auprc": None, "average_precision": None, "roc_auc_score": None}
-    auprc, ap, roc = soft_metrics_per_segment(truth, predicted.values, predicted.lengths)
     two_class = ~np.isnan(ap)
     return {
         "auprc": float(np.mean(auprc)),
@@ -320,16 +330,67 @@ def _extension_scores(gold, table, rationale_key, predicted, scores, options) ->
 # ---------------------------------------------------------------- everything
 
 
+def _in_split(predictions: PredictionTable, gold: GoldRationales) -> PredictionTable:
+    in_split = [i for i, key in enumerate(predictions.keys) if key in gold.instances]
+    return predictions.take(np.array(in_split, dtype=np.int64))
+
+
+def scored_lines(dataset: EraserDataset, split: str, predictions: PredictionTable) -> int:
+    """How many prediction lines the scorer reads: those of the split's instances. Chunks
+    of scoring (`soft_per_key_of_lines`) are ranges of these lines."""
+    gold_keys = {inst.key for inst in dataset.splits[split]}
+    return sum(key in gold_keys for key in predictions.keys)
+
+
+def soft_per_key_of_lines(
+    dataset: EraserDataset, split: str, predictions: PredictionTable, start: int, stop: int
+) -> dict[str, SoftPerKey]:
+    """A chunk's part of the soft figures: each (instance, document) key's AUPRC, average
+    precision and ROC AUC, for the scored lines start..stop-1 (see `scored_lines`), by kind
+    ("token", "sentence"). Sorting every key's scores is most of the scorer's work at long
+    documents; what is left, the means, is `score_predictions` given the chunks' parts in
+    order (`soft_per_key_joined`). A key's figures depend on its own scores and gold only,
+    so any cut into chunks gives the same numbers, bit for bit, as one process."""
+    gold = GoldRationales.of(dataset, split)
+    whole = _in_split(predictions, gold)
+    table = whole.take(np.arange(start, min(stop, len(whole)), dtype=np.int64))
+    rationale_key = _rationale_keys(table, gold.key_numbers)
+    n_keys = len(gold.key_numbers)
+    found: dict[str, SoftPerKey] = {}
+    for kind, segments, spans in (
+        ("token", table.soft_tokens, gold.spans),
+        ("sentence", table.soft_sentences, gold.sentence_spans),
+    ):
+        if segments is not None:
+            truth = _segment_truth(segments, rationale_key, spans, n_keys)
+            found[kind] = soft_metrics_per_segment(truth, segments.values, segments.lengths)
+    return found
+
+
+def soft_per_key_joined(parts: list[dict[str, SoftPerKey]]) -> dict[str, SoftPerKey]:
+    """The chunks' parts (`soft_per_key_of_lines`), in the order of their lines, as one."""
+    kinds = {kind for part in parts for kind in part}
+    return {
+        kind: tuple(  # type: ignore[misc]
+            np.concatenate([part[kind][i] for part in parts if kind in part]) for i in range(3)
+        )
+        for kind in sorted(kinds)
+    }
+
+
 def score_predictions(
     dataset: EraserDataset,
     split: str,
     predictions: PredictionTable,
     options: ScoreOptions | None = None,
+    *,
+    soft_per_key: dict[str, SoftPerKey] | None = None,
 ) -> dict:
+    """Every figure of the predictions on the split. `soft_per_key`, the chunks' parts
+    joined (`soft_per_key_joined`), spares computing each key's soft figures again."""
     options = options or ScoreOptions()
     gold = GoldRationales.of(dataset, split)
-    in_split = [i for i, key in enumerate(predictions.keys) if key in gold.instances]
-    table = predictions.take(np.array(in_split, dtype=np.int64))
+    table = _in_split(predictions, gold)
     rationale_key = _rationale_keys(table, gold.key_numbers)
     n_keys = len(gold.key_numbers)
     predicted = _predicted_spans(table, rationale_key)
@@ -341,12 +402,23 @@ def score_predictions(
         ]
         scores["rationale_prf"] = instance_prf(gold.spans, predicted, universe, n_keys)
         scores["token_prf"] = instance_prf(gold.tokens, predicted.tokens(), universe, n_keys)
-    if table.soft_tokens is not None and len(table.soft_tokens):
-        truth = _segment_truth(table.soft_tokens, rationale_key, gold.spans, n_keys)
-        scores["token_soft_metrics"] = soft_scores(truth, table.soft_tokens)
-    if table.soft_sentences is not None and len(table.soft_sentences):
-        truth = _segment_truth(table.soft_sentences, rationale_key, gold.sentence_spans, n_keys)
-        scores["sentence_soft_metrics"] = soft_scores(truth, table.soft_sentences)
+    for kind, segments, spans in (
+        ("token", table.soft_tokens, gold.spans),
+        ("sentence", table.soft_sentences, gold.sentence_spans),
+    ):
+        if segments is None or not len(segments):
+            continue
+        if soft_per_key is not None:
+            per_key = soft_per_key[kind]
+            if len(per_key[0]) != len(segments):
+                raise ValueError(
+                    f"the chunks give {kind} figures for {len(per_key[0])} keys, "
+                    f"the predictions have {len(segments)}"
+                )
+        else:
+            truth = _segment_truth(segments, rationale_key, spans, n_keys)
+            per_key = soft_metrics_per_segment(truth, segments.values, segments.lengths)
+        scores[f"{kind}_soft_metrics"] = soft_means(per_key)
     if len(table) and table.classification is not None:
         labels = sorted({i.classification for i in dataset.instances() if i.classification})
         scores["classification_scores"] = classification_scores(

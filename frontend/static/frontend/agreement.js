@@ -158,7 +158,8 @@ if (found) {
     root.dataset.status = body.status;
     root.dataset.stale = String(body.stale);
     if (body.status === "running") {
-      status.textContent = interpolate(gettext("Computing… %(percent)s%"), { percent: Math.round(body.progress * 100) }, true);
+      // The progress bar above the charts (agreement_charts.js) shows the counts and time left.
+      status.textContent = "";
       window.setTimeout(load, 1000);
     } else if (body.status === "none") {
       status.textContent = gettext("No report yet: press Recompute.");

@@ -56,6 +56,18 @@ OPINION_WORDS = {
     "guessing",
 }
 SIMULATED = {"word-critical": 3, "part-supports": 3, "guide-whole-spans": 3}
+SECONDS_PER_ITEM = {  # (median, spread) of a lognormal, per variant: whole spans take longest
+    "word-critical": (14.0, 0.45),
+    "part-supports": (26.0, 0.5),
+    "guide-whole-spans": (41.0, 0.55),
+}
+
+
+def seconds_on_item(variant_name: str, rng: random.Random) -> float:
+    """Seconds a simulated annotator spends on one item under a variant: a lognormal around
+    the variant's median (a few fast readers, a long tail), between 3 s and 10 minutes."""
+    median, spread = SECONDS_PER_ITEM.get(variant_name, (20.0, 0.5))
+    return min(600.0, max(3.0, median * rng.lognormvariate(0, spread)))
 
 
 def _choose(tokens: list[str], granularity: str, rng: random.Random) -> list[int]:
@@ -109,9 +121,7 @@ def simulate_demo_annotations(project: Project, seed: int = 11) -> int:
                     worker=user,
                     client_uuid=uuid.uuid4(),
                     rationale_sets=[spans],
-                    time_spent_ms=rng.randint(8_000, 90_000)
-                    if variant.granularity == "span"
-                    else rng.randint(4_000, 40_000),
+                    time_spent_ms=round(seconds_on_item(variant_name, rng) * 1000),
                 )
                 submitted += 1
     return submitted

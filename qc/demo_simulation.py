@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import random
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from annotate.demo_simulation import OPINION_WORDS
-from annotate.models import Annotation, AssignmentStatus, Project, Role
+from annotate.models import Annotation, Assignment, AssignmentStatus, Project, Role
 from annotate.services import (
     annotation_submit,
     assignment_next,
@@ -26,7 +28,8 @@ from annotate.services import (
     variant_create,
 )
 from config.exceptions import PermissionDeniedError
-from qc.models import ReviewVerdict
+from qc.demo_history import SimulatedAnnotation, demo_schedule
+from qc.models import Review, ReviewVerdict
 from qc.services import (
     gold_items_set,
     quality_policy_update,
@@ -112,7 +115,7 @@ def _revise_everything_sent_back(project: Project, *, rng: random.Random) -> int
             worker=worker,
             client_uuid=uuid.uuid4(),
             rationale_sets=[spans] if spans else [],
-            time_spent_ms=25_000,
+            time_spent_ms=rng.randint(12_000, 60_000),
         )
         revised += 1
     return revised
@@ -161,7 +164,52 @@ def simulate_demo_reviews(project: Project, seed: int = 5) -> dict:
         revised += _revise_everything_sent_back(project, rng=rng)
         for annotation in _unreviewed(project, round_number)[LEFT_FOR_HUMANS:]:
             _review_by_both(annotation, reviewers, rng)
+    spread_demo_history(project)
     return {"verdicts": _verdicts(project), "revised": revised}
+
+
+def spread_demo_history(project: Project, *, days: int = 14) -> None:
+    """Dates the project's simulated work over the last `days` days, as a study would have
+    gone (qc/demo_history.py), instead of the few seconds the demo takes to make: the
+    pipeline chart then has a bar per day. Submissions, reviews and verdicts only; the
+    timestamps are set with update(), as their fields are filled on creation."""
+    annotations = Annotation.objects.filter(assignment__item__project=project).order_by("pk")
+    reviews: dict[int, list[int]] = {}
+    for annotation_id, review_id in (
+        Review.objects.filter(annotation__in=annotations)
+        .order_by("created_at", "pk")
+        .values_list("annotation_id", "pk")
+    ):
+        reviews.setdefault(annotation_id, []).append(review_id)
+    with_verdict = set(
+        ReviewVerdict.objects.filter(annotation__in=annotations).values_list(
+            "annotation_id", flat=True
+        )
+    )
+    rows = list(annotations.values_list("pk", "revision_of_id", "assignment_id", "time_spent_ms"))
+    schedule = demo_schedule(
+        [
+            SimulatedAnnotation(
+                id=pk,
+                revision_of=previous,
+                review_ids=tuple(reviews.get(pk, ())),
+                has_verdict=pk in with_verdict,
+            )
+            for pk, previous, _, _ in rows
+        ],
+        now=timezone.localtime(),
+    )
+    for pk, _, assignment_id, spent_ms in rows:
+        submitted = schedule.submitted_at[pk]
+        Annotation.objects.filter(pk=pk).update(created_at=submitted)
+        Assignment.objects.filter(pk=assignment_id).update(
+            created_at=submitted - timedelta(milliseconds=spent_ms),
+            submitted_at=submitted,
+        )
+    for review_id, reviewed in schedule.reviewed_at.items():
+        Review.objects.filter(pk=review_id).update(created_at=reviewed)
+    for annotation_id, decided in schedule.verdict_at.items():
+        ReviewVerdict.objects.filter(annotation_id=annotation_id).update(created_at=decided)
 
 
 def _verdicts(project: Project) -> int:

@@ -4,6 +4,7 @@
 // accounts' audit trail. Every action goes to the account API named by the panel's data-api;
 // the server says per account what the caller may not do and why, and the buttons follow.
 
+import { formatDateTime } from "./format.js";
 import { api, el, errorText } from "./http.js";
 
 const panel = /** @type {HTMLElement} */ (document.getElementById("accounts-panel"));
@@ -51,7 +52,7 @@ function say(text, bad = false) {
 
 /** @param {string|null} iso */
 function when(iso) {
-  return iso ? new Date(iso).toLocaleString() : gettext("never");
+  return iso ? formatDateTime(iso) : gettext("never");
 }
 
 /** Shown once: what the admin passes on to the account's owner.

@@ -2,6 +2,7 @@
 // Authoring a perturbation of one original item: types, an edited copy of every text with
 // the word diff shown live, the gold result, then a pending draft for a checker.
 
+import { formatDateTime } from "./format.js";
 import { api, el, errorText } from "./http.js";
 import {
   allowedLabels,
@@ -61,7 +62,7 @@ function renderExisting() {
     const status = el("td");
     status.appendChild(statusBadge(p.status));
     row.appendChild(status);
-    row.append(el("td", p.label ?? "–"), el("td", p.author), el("td", new Date(p.created_at).toLocaleString()));
+    row.append(el("td", p.label ?? "–"), el("td", p.author), el("td", formatDateTime(p.created_at)));
     row.appendChild(el("td", p.item ?? "–", "pt-id"));
     body.appendChild(row);
   }

@@ -2,6 +2,7 @@
 // The check queue: pending drafts of other authors, each beside its original with the
 // word diff; accept, edit then accept, or reject with a comment.
 
+import { formatDateTime } from "./format.js";
 import { api, el, errorText } from "./http.js";
 import {
   allowedLabels,
@@ -55,7 +56,7 @@ async function loadQueue() {
     button.type = "button";
     button.append(el("strong", `#${entry.id} · ${entry.original.annotation_id}`), " ");
     button.appendChild(typeBadges(entry.types, settings.types));
-    button.appendChild(el("span", interpolate(gettext("by %(author)s, %(when)s"), { author: entry.author, when: new Date(entry.created_at).toLocaleString() }, true), "meta"));
+    button.appendChild(el("span", interpolate(gettext("by %(author)s, %(when)s"), { author: entry.author, when: formatDateTime(entry.created_at) }, true), "meta"));
     button.addEventListener("click", () => open(entry.id));
     item.appendChild(button);
     list.appendChild(item);
@@ -104,7 +105,7 @@ function showView() {
   const meta = el("div", undefined, "pt-meta");
   meta.append(statusBadge(p.status), typeBadges(p.types, settings.types),
     el("span", interpolate(gettext("#%(id)s of %(original)s"), { id: p.id, original: p.original.annotation_id }, true)),
-    el("span", interpolate(gettext("by %(author)s"), p, true)), el("span", new Date(p.created_at).toLocaleString()));
+    el("span", interpolate(gettext("by %(author)s"), p, true)), el("span", formatDateTime(p.created_at)));
   /** @type {HTMLElement[]} */ const parts = [el("h2", interpolate(gettext("Perturbation #%(id)s"), p, true)), meta];
   p.original.documents.forEach((/** @type {any} */ doc, /** @type {number} */ n) => parts.push(comparison(doc.name, doc.text, p.texts[n])));
   if (p.original.query_mode === "free") parts.push(comparison(gettext("Query"), p.original.query, p.query));

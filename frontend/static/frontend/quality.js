@@ -3,6 +3,7 @@
 // items, worker CSV import, the candidate queue, the worker table and the audit trail.
 // Every server string is inserted as text.
 
+import { formatDateTime } from "./format.js";
 import { api, el, errorText, fmt } from "./http.js";
 import { goldPicker } from "./gold_picker.js";
 import { jobProgressList } from "./progress.js";
@@ -301,7 +302,7 @@ if (root) {
     const response = await api(`${qc}/audit/`, "GET");
     if (!response.ok) return say(errorText(response.data), true);
     fill(table("audit"), ["When", "Action", "Worker", "By", "Why"],
-      response.data.events.map((/** @type {any} */ e) => [new Date(e.at).toLocaleString(), named(ACTIONS, e.action), e.worker, e.actor, e.reason]));
+      response.data.events.map((/** @type {any} */ e) => [formatDateTime(e.at), named(ACTIONS, e.action), e.worker, e.actor, e.reason]));
   }
 
   Promise.all([loadPipeline(), loadPolicy(), loadCandidates(), loadWorkers(), loadAudit()]).then(() => {

@@ -3,6 +3,7 @@
 // (sufficiency, compactness) and per annotation (comprehensiveness), earlier rounds and
 // what changed since the last one. Every server string is inserted as text.
 
+import { formatDateTime } from "./format.js";
 import { api, el, errorText, fmt } from "./http.js";
 
 const SCALES = {
@@ -205,7 +206,7 @@ class ReviewQueue {
       const row = el("tr");
       row.dataset.annotation = String(entry.id);
       [String(entry.id), entry.item, String(entry.round), entry.variant, String(entry.reviews_done),
-        new Date(entry.submitted_at).toLocaleString()].forEach((text) => row.appendChild(el("td", text)));
+        formatDateTime(entry.submitted_at)].forEach((text) => row.appendChild(el("td", text)));
       const open = /** @type {HTMLButtonElement} */ (el("button", gettext("Review")));
       open.type = "button";
       open.addEventListener("click", () => this.open(entry.id));

@@ -252,6 +252,9 @@ def test_completing_on_prolific_returns_with_the_completion_code(prolific_link):
     page = client.get(reverse("crowd:done", args=[session.pk])).content.decode()
     assert 'href="https://app.prolific.com/submissions/complete?cc=C0MPL3TE"' in page
     assert "C0MPL3TE" in page
+    # Back to the platform by a script the worker can stop (WCAG 2.2.1), not a meta refresh.
+    assert 'http-equiv="refresh"' not in page
+    assert "crowd/return_countdown.js" in page and 'id="return-stay"' in page
 
 
 def test_completing_on_another_platform_fills_its_template(other_link):

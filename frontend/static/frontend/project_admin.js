@@ -49,6 +49,7 @@ if (found) {
       area.value = v.text;
       area.rows = 2;
       area.disabled = !v.active;
+      area.setAttribute("aria-label", interpolate(gettext("Instruction text of %(name)s"), { name: v.name }, true));
       textCell.appendChild(area);
       row.appendChild(textCell);
       const actions = el("td");

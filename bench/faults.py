@@ -475,13 +475,20 @@ def killed_worker(port: int, project_id: int, env: dict) -> None:
     _status, data = import_post(client, project_id, "big.jsonl", big_jsonl(30000))
     job_id = json.loads(data)["id"]
     items_before = Item.objects.filter(project_id=project_id).count()
+    # Killed while it works: tokenizing its chunks (raw texts are split into chunks) or
+    # writing them; a job that never gets there is a failure of its own, not a wait forever.
+    deadline = time.monotonic() + 600
     while True:
         _, data = client.request("GET", f"/api/projects/{project_id}/imports/{job_id}/")
         job = json.loads(data)
-        if job["status"] == "running" and job["progress"].get("phase") == "writing":
+        phase = job["progress"].get("phase")
+        if job["status"] == "running" and phase in {"tokenizing", "writing"}:
             break
+        if job["status"] in {"succeeded", "failed"} or time.monotonic() > deadline:
+            os.killpg(worker.pid, signal.SIGKILL)
+            raise SystemExit(f"the import never reached its work phases: {job}")
         time.sleep(0.05)
-    print(f"  job {job_id} is writing ({job['progress']}); killing the worker with SIGKILL")
+    print(f"  job {job_id} is {phase} ({job['progress']}); killing the worker with SIGKILL")
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
     print(

@@ -37,6 +37,10 @@ SMOKE_RUNS: dict[str, list[str]] = {
     "export": ["--sizes", "200", "400", "--repeat", "1"],
     "explain": ["--items", "1000"],
     "workspace": ["--tokens", "300", "--toggles", "5"],
+    # The demo's data is its fixed size; the agreement project and the loads are small.
+    "pages": [
+        *("--loads", "1", "--variants", "3", "--workers", "4", "--agreement-items", "10"),
+    ],
     "load": [
         *("--clients", "5", "--seconds", "5", "--items", "200"),
         # A crowd launch of 10 participants: entry, consent, first visit, a few submits.
@@ -67,6 +71,7 @@ FAULT_RUNS: dict[str, list[str]] = {
 # What a script needs beyond Python and the project's services, and why it may be absent.
 NEEDS = {
     "workspace": ("/usr/bin/chromium", "headless Chromium (Debian package chromium)"),
+    "pages": ("/usr/bin/chromium", "headless Chromium (Debian package chromium)"),
     "load": ("/usr/sbin/nginx", "nginx (Debian package nginx-light)"),
     "hotpath_cost": ("valgrind", "valgrind"),
     "faults": ("/usr/bin/redis-server", "redis-server (Debian package redis-server)"),

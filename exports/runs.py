@@ -12,6 +12,7 @@ variant's annotations for the instruction study's top-k kappa plausibility.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import shutil
 import tempfile
@@ -60,7 +61,13 @@ from rationale_metrics.fine_grained import FineGrainedOptions, gold_ratios, scor
 from rationale_metrics.prediction_table import PredictionTable
 from rationale_metrics.predictions import read_predictions
 from rationale_metrics.problems import DataValidationError, ProblemList
-from rationale_metrics.scoring import ScoreOptions, score_predictions
+from rationale_metrics.scoring import (
+    ScoreOptions,
+    SoftPerKey,
+    score_predictions,
+    soft_per_key_joined,
+    soft_per_key_of_lines,
+)
 
 logger = logging.getLogger(__name__)
 MAX_PROBLEMS_SHOWN = 200
@@ -367,8 +374,10 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
             update_fields=["status", "attempt", "heartbeat_at", "progress_done", "progress_total"]
         )
     _discard_run_parts(run.pk)  # of an earlier attempt whose worker died
-    if not run.explainer or run.export.params.get("layout") == BENCHMARK_LAYOUT:
+    if run.export.params.get("layout") == BENCHMARK_LAYOUT:
         return _score_in_one_step(run, attempt)
+    if not run.explainer:
+        return _scoring_start(run, attempt, first=0, predictions_name=run.predictions.name)
     try:
         dataset = _dataset_of(run.export)
         _train_split(dataset)
@@ -482,9 +491,9 @@ def _record_run_part(run_id: int, attempt: str, index: int, file: dict, units: i
 
 
 def explainer_run_assemble_run(*, run_id: int, attempt: str, chunks: int) -> ExplainerRun:
-    """Join the chunks' predictions in order into the run's predictions file, score it
-    and publish the scores, then remove the parts. Safe to run twice: only a run still
-    running under this attempt is assembled."""
+    """Join the chunks' predictions in order into the run's predictions file, then score it
+    in chunks (`_scoring_start`). Safe to run twice: only a run still running under this
+    attempt is assembled."""
     run = ExplainerRun.objects.select_related("export__project").get(pk=run_id)
     if run.status != RunStatus.RUNNING or run.attempt != attempt:
         if run.status != RunStatus.RUNNING:
@@ -493,9 +502,9 @@ def explainer_run_assemble_run(*, run_id: int, attempt: str, chunks: int) -> Exp
     saved = ""
     try:
         parts = dict(
-            ExplainerRunPart.objects.filter(run_id=run_id, attempt=attempt).values_list(
-                "index", "file"
-            )
+            ExplainerRunPart.objects.filter(
+                run_id=run_id, attempt=attempt, index__lt=chunks
+            ).values_list("index", "file")
         )
         missing = [str(index) for index in range(chunks) if index not in parts]
         if missing:
@@ -513,26 +522,192 @@ def explainer_run_assemble_run(*, run_id: int, attempt: str, chunks: int) -> Exp
             with open(joined, "rb") as handle:
                 run.predictions.save(joined.name, File(handle), save=False)
             saved = run.predictions.name
-        scored = _scores_of(run, _dataset_of(run.export))
     except Exception as exc:
         if saved:
             run.predictions.storage.delete(saved)
         done = _end(run_id, attempt, **_failure(exc, run_id, "assembling"))
-    else:
-        published = ExplainerRun.objects.filter(
-            pk=run_id, status=RunStatus.RUNNING, attempt=attempt
-        ).update(
-            status=RunStatus.SUCCEEDED,
-            predictions=saved,
-            progress_done=F("progress_total"),
-            finished_at=timezone.now(),
-            **scored,
+        _discard_run_parts(run_id)
+        return done
+    # The scoring chunks' parts follow the explaining chunks' ones: progress counts both.
+    return _scoring_start(run, attempt, first=chunks, predictions_name=saved)
+
+
+# ---------------------------------------------------------------- scoring in chunks
+
+
+def _scoring_start(
+    run: ExplainerRun, attempt: str, *, first: int, predictions_name: str
+) -> ExplainerRun:
+    """Check the whole predictions file, then score it in chunks of lines: each chunk
+    computes its lines' per-key soft figures, overall and per variant
+    (`explainer_run_score_chunk_run`), and the last step joins them and publishes the
+    scores (`explainer_run_score_assemble_run`). With a broker the chunks go to the workers
+    as a chord, else they run here one after the other: both give the same scores, bit for
+    bit, as one process scoring the whole file. Parts are numbered from `first`."""
+    try:
+        count = len(_predictions_of(run, _dataset_of(run.export), predictions_name))
+    except Exception as exc:
+        return _scoring_failed(run, attempt, predictions_name, _failure(exc, run.pk))
+    size = max(1, settings.EXPLAINER_RUN_CHUNK_INSTANCES)
+    bounds = [(start, min(start + size, count)) for start in range(0, count, size)] or [(0, 0)]
+    ExplainerRun.objects.filter(pk=run.pk, attempt=attempt).update(
+        progress_total=F("progress_total") + count
+    )
+    chunks = [(first + i, start, stop) for i, (start, stop) in enumerate(bounds)]
+    if chunks_go_to_workers(len(chunks), enabled=settings.EXPLAINER_RUN_CHUNKED, job="run"):
+        from celery import chord
+
+        from exports.tasks import explainer_run_score_assemble, explainer_run_score_chunk
+
+        chord(
+            explainer_run_score_chunk.si(run.pk, attempt, index, start, stop, predictions_name)
+            for index, start, stop in chunks
+        )(explainer_run_score_assemble.si(run.pk, attempt, first, len(chunks), predictions_name))
+        return ExplainerRun.objects.get(pk=run.pk)
+    for index, start, stop in chunks:
+        try:
+            status = explainer_run_score_chunk_run(
+                run_id=run.pk,
+                attempt=attempt,
+                index=index,
+                start=start,
+                stop=stop,
+                predictions_name=predictions_name,
+            )
+        except DatabaseError as exc:
+            status = _end(run.pk, attempt, **_failure(exc, run.pk, f"chunk {index}")).status
+        if status != "written":
+            break  # the run has ended; the last step cleans up
+    return explainer_run_score_assemble_run(
+        run_id=run.pk,
+        attempt=attempt,
+        first=first,
+        chunks=len(chunks),
+        predictions_name=predictions_name,
+    )
+
+
+def _predictions_of(run: ExplainerRun, dataset: EraserDataset, name: str) -> PredictionTable:
+    problems = ProblemList()
+    with local_path(name, run.predictions.storage) as predictions_path:
+        predictions = read_predictions(
+            predictions_path,
+            dataset=dataset,
+            split=run.split,
+            aopc_thresholds=list(ScoreOptions().aopc_thresholds),
+            problems=problems,
         )
-        if not published:  # ended, or started again, while it was being scored
-            run.predictions.storage.delete(saved)
-        done = ExplainerRun.objects.get(pk=run_id)
-    _discard_run_parts(run_id)
+    problems.raise_if_any()
+    return predictions
+
+
+def _scoring_failed(run: ExplainerRun, attempt: str, predictions_name: str, failure: dict):
+    done = _end(run.pk, attempt, **failure)
+    if run.explainer and predictions_name:  # written by this run, never published
+        run.predictions.storage.delete(predictions_name)
+    _discard_run_parts(run.pk)
     return done
+
+
+def _as_lists(per_key: dict[str, SoftPerKey]) -> dict[str, list[list[float]]]:
+    return {kind: [figures.tolist() for figures in three] for kind, three in per_key.items()}
+
+
+def _as_arrays(stored: dict[str, list[list[float]]]) -> dict[str, SoftPerKey]:
+    return {
+        kind: tuple(np.array(figures, dtype=np.float64) for figures in three)  # type: ignore[misc]
+        for kind, three in stored.items()
+    }
+
+
+def explainer_run_score_chunk_run(
+    *, run_id: int, attempt: str, index: int, start: int, stop: int, predictions_name: str
+) -> str:
+    """Compute the soft figures of each key of the prediction lines start..stop-1, over the
+    split's gold and over each variant's, and store them as the chunk's part (JSON: a
+    float's repr reads back as the same float). Safe to run twice, as an explaining chunk.
+
+    Returns "written", "stopped" or "failed"; a database error is raised, to retry."""
+    run = ExplainerRun.objects.select_related("export__project").filter(pk=run_id).first()
+    if run is None or run.status != RunStatus.RUNNING or run.attempt != attempt:
+        return "stopped"
+    try:
+        _RunPulse(run_id, attempt).beat()
+        dataset = _dataset_of(run.export)
+        predictions = _predictions_of(run, dataset, predictions_name)
+        by_variant = _variant_annotations(run.export, dataset, run.split)
+        part = {
+            "overall": _as_lists(
+                soft_per_key_of_lines(dataset, run.split, predictions, start, stop)
+            ),
+            "variants": {
+                variant: _as_lists(soft_per_key_of_lines(gold, run.split, predictions, start, stop))
+                for variant, gold in _variant_gold(dataset, run.split, by_variant).items()
+            },
+        }
+        with work.work_folder(work_dir(), f"{WORK_PREFIX}run-{run_id}-") as folder:
+            local = folder / f"score-{index:05d}-{uuid.uuid4().hex[:8]}.json"
+            local.write_text(json.dumps(part))
+            stored = export_storage.run_part_save(run_id, attempt, local.name, local)
+    except ExportCancelled:
+        return "stopped"
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        where = f"scoring chunk {index}, lines {start + 1}-{stop}"
+        return _end(run_id, attempt, **_failure(exc, run_id, where)).status
+    if not _record_run_part(run_id, attempt, index, stored, stop - start):
+        return "stopped"
+    return "written"
+
+
+def explainer_run_score_assemble_run(
+    *, run_id: int, attempt: str, first: int, chunks: int, predictions_name: str
+) -> ExplainerRun:
+    """Join the scoring chunks' parts in order, score the run with them and publish the
+    scores and the predictions file in one update, then remove the parts. Safe to run
+    twice: only a run still running under this attempt is scored."""
+    run = ExplainerRun.objects.select_related("export__project").get(pk=run_id)
+    if run.status != RunStatus.RUNNING or run.attempt != attempt:
+        if run.explainer and run.predictions.name != predictions_name:
+            run.predictions.storage.delete(predictions_name)  # joined, never published
+        if run.status != RunStatus.RUNNING:
+            _discard_run_parts(run_id)
+        return run
+    try:
+        indexes = range(first, first + chunks)
+        parts = dict(
+            ExplainerRunPart.objects.filter(
+                run_id=run_id, attempt=attempt, index__in=list(indexes)
+            ).values_list("index", "file")
+        )
+        missing = [str(index - first) for index in indexes if index not in parts]
+        if missing:
+            raise ApplicationError(
+                f"{len(missing)} scoring chunk(s) did not finish ({', '.join(missing[:5])}); "
+                "start the run again"
+            )
+        reader = export_storage.StoredParts({f["name"]: f for f in parts.values()})
+        stored = []
+        for index in indexes:
+            with reader.open(parts[index]["name"]) as part:
+                stored.append(json.load(part))
+        scored = _scores_of(run, _dataset_of(run.export), predictions_name, stored)
+    except Exception as exc:
+        return _scoring_failed(run, attempt, predictions_name, _failure(exc, run_id, "scoring"))
+    published = ExplainerRun.objects.filter(
+        pk=run_id, status=RunStatus.RUNNING, attempt=attempt
+    ).update(
+        status=RunStatus.SUCCEEDED,
+        predictions=predictions_name,
+        progress_done=F("progress_total"),
+        finished_at=timezone.now(),
+        **scored,
+    )
+    if not published and run.explainer:  # ended, or started again, while it was scored
+        run.predictions.storage.delete(predictions_name)
+    _discard_run_parts(run_id)
+    return ExplainerRun.objects.get(pk=run_id)
 
 
 def explainer_run_fail(*, run_id: int, attempt: str, error: str) -> ExplainerRun:
@@ -558,26 +733,35 @@ def explainer_run_fail_if_worker_lost(run: ExplainerRun) -> ExplainerRun:
     return run
 
 
-def _scores_of(run: ExplainerRun, dataset: EraserDataset) -> dict:
-    """The run's predictions scored over the whole split, overall and per variant."""
-    problems = ProblemList()
-    with local_path(run.predictions.name, run.predictions.storage) as predictions_path:
-        predictions = read_predictions(
-            predictions_path,
-            dataset=dataset,
-            split=run.split,
-            aopc_thresholds=list(ScoreOptions().aopc_thresholds),
-            problems=problems,
-        )
-    problems.raise_if_any()
+def _scores_of(
+    run: ExplainerRun, dataset: EraserDataset, predictions_name: str, parts: list[dict] | None
+) -> dict:
+    """The run's predictions scored over the whole split, overall and per variant. `parts`,
+    the scoring chunks' in order, give each key's soft figures; None computes them here."""
+    predictions = _predictions_of(run, dataset, predictions_name)
     by_variant = _variant_annotations(run.export, dataset, run.split)
     kappa_top_k = _variant_explainer_plausibility(dataset, run.split, by_variant, predictions)
+
+    def soft(variant: str | None):
+        if parts is None:
+            return None
+        chosen = [
+            p["overall"] if variant is None else p["variants"].get(variant, {}) for p in parts
+        ]
+        return soft_per_key_joined([_as_arrays(c) for c in chosen])
+
     return {
-        "scores": score_predictions(dataset, run.split, predictions),
+        "scores": score_predictions(dataset, run.split, predictions, soft_per_key=soft(None)),
         "plausibility_by_variant": {
             variant: {
                 **_plausibility(
-                    score_predictions(gold, run.split, predictions, ScoreOptions(extensions=False))
+                    score_predictions(
+                        gold,
+                        run.split,
+                        predictions,
+                        ScoreOptions(extensions=False),
+                        soft_per_key=soft(variant),
+                    )
                 ),
                 "items": len(gold.splits[run.split]),
                 "kappa_top_k": kappa_top_k[variant],
@@ -588,11 +772,9 @@ def _scores_of(run: ExplainerRun, dataset: EraserDataset) -> dict:
 
 
 def _score_in_one_step(run: ExplainerRun, attempt: str) -> ExplainerRun:
+    """A run on an export in the benchmark's layout, scored by the benchmark's metrics."""
     try:
-        if run.export.params.get("layout") == BENCHMARK_LAYOUT:
-            scored = {"scores": _fine_grained_scores(run)}
-        else:
-            scored = _scores_of(run, _dataset_of(run.export))
+        scored = {"scores": _fine_grained_scores(run)}
     except Exception as exc:
         return _end(run.pk, attempt, **_failure(exc, run.pk))
     return _end(

@@ -93,3 +93,46 @@ def explainer_run_assemble(run_id: int, attempt: str, chunks: int) -> str:
     from exports.runs import explainer_run_assemble_run
 
     return explainer_run_assemble_run(run_id=run_id, attempt=attempt, chunks=chunks).status
+
+
+# A chord's scoring chunk keeps its result, as explainer_run_chunk does.
+@shared_task(bind=True, acks_late=True, ignore_result=False, max_retries=3)
+def explainer_run_score_chunk(
+    self, run_id: int, attempt: str, index: int, start: int, stop: int, predictions_name: str
+) -> str:
+    from exports import runs
+
+    try:
+        return runs.explainer_run_score_chunk_run(
+            run_id=run_id,
+            attempt=attempt,
+            index=index,
+            start=start,
+            stop=stop,
+            predictions_name=predictions_name,
+        )
+    except DatabaseError as exc:
+        if self.request.retries < self.max_retries:
+            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
+        runs.explainer_run_fail(
+            run_id=run_id,
+            attempt=attempt,
+            error=f"scoring chunk {index}: the database failed {self.max_retries + 1} times "
+            f"({exc}); nothing was scored; start the run again",
+        )
+        return "failed"
+
+
+@shared_task(acks_late=True)
+def explainer_run_score_assemble(
+    run_id: int, attempt: str, first: int, chunks: int, predictions_name: str
+) -> str:
+    from exports.runs import explainer_run_score_assemble_run
+
+    return explainer_run_score_assemble_run(
+        run_id=run_id,
+        attempt=attempt,
+        first=first,
+        chunks=chunks,
+        predictions_name=predictions_name,
+    ).status

@@ -335,25 +335,19 @@ def _in_split(predictions: PredictionTable, gold: GoldRationales) -> PredictionT
     return predictions.take(np.array(in_split, dtype=np.int64))
 
 
-def scored_lines(dataset: EraserDataset, split: str, predictions: PredictionTable) -> int:
-    """How many prediction lines the scorer reads: those of the split's instances. Chunks
-    of scoring (`soft_per_key_of_lines`) are ranges of these lines."""
-    gold_keys = {inst.key for inst in dataset.splits[split]}
-    return sum(key in gold_keys for key in predictions.keys)
-
-
 def soft_per_key_of_lines(
     dataset: EraserDataset, split: str, predictions: PredictionTable, start: int, stop: int
 ) -> dict[str, SoftPerKey]:
     """A chunk's part of the soft figures: each (instance, document) key's AUPRC, average
-    precision and ROC AUC, for the scored lines start..stop-1 (see `scored_lines`), by kind
-    ("token", "sentence"). Sorting every key's scores is most of the scorer's work at long
-    documents; what is left, the means, is `score_predictions` given the chunks' parts in
-    order (`soft_per_key_joined`). A key's figures depend on its own scores and gold only,
-    so any cut into chunks gives the same numbers, bit for bit, as one process."""
+    precision and ROC AUC, for the prediction lines start..stop-1 (positions in the table)
+    that the split scores, by kind ("token", "sentence"). Sorting every key's scores is
+    most of the scorer's work at long documents; what is left, the means, is
+    `score_predictions` given the chunks' parts in order (`soft_per_key_joined`). A key's
+    figures depend on its own scores and gold only, so any cut into chunks gives the same
+    numbers, bit for bit, as one process."""
     gold = GoldRationales.of(dataset, split)
-    whole = _in_split(predictions, gold)
-    table = whole.take(np.arange(start, min(stop, len(whole)), dtype=np.int64))
+    lines = np.arange(max(0, start), min(stop, len(predictions)), dtype=np.int64)
+    table = _in_split(predictions.take(lines), gold)
     rationale_key = _rationale_keys(table, gold.key_numbers)
     n_keys = len(gold.key_numbers)
     found: dict[str, SoftPerKey] = {}
@@ -409,7 +403,7 @@ def score_predictions(
         if segments is None or not len(segments):
             continue
         if soft_per_key is not None:
-            per_key = soft_per_key[kind]
+            per_key = soft_per_key.get(kind, (np.zeros(0),) * 3)
             if len(per_key[0]) != len(segments):
                 raise ValueError(
                     f"the chunks give {kind} figures for {len(per_key[0])} keys, "

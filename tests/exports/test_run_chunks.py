@@ -1,5 +1,5 @@
-"""Issue 23 section 1: a bundled explainer's run explained in chunks of instances and scored
-once, with the predictions and scores of one process however the chunks were cut, run in
+"""Issue 23 section 1: a bundled explainer's run explained in chunks of instances, then
+scored in chunks of lines, with the predictions and scores of one process however the chunks were cut, run in
 any order or twice; a failed chunk fails the run and scores nothing."""
 
 import json
@@ -67,7 +67,8 @@ def test_chunks_of_any_size_give_the_one_process_predictions_and_scores(
     assert len({predictions_of(r) for r in done}) == 1
     assert len({scores_json(r) for r in done}) == 1
     assert predictions_of(done[0]).count(b"\n") == 8
-    assert {(r.progress_done, r.progress_total) for r in done} == {(8, 8)}
+    # 8 instances explained, then their 8 lines scored.
+    assert {(r.progress_done, r.progress_total) for r in done} == {(16, 16)}
     assert not ExplainerRunPart.objects.exists()
     assert not list(export_storage._walk(export_storage.RUNS_ROOT + "/" + str(done[-1].pk)))
 
@@ -93,6 +94,20 @@ def assemble(body) -> ExplainerRun:
     return runs.explainer_run_assemble_run(run_id=run_id, attempt=attempt, chunks=chunks)
 
 
+def run_score_chunk(signature) -> str:
+    run_id, attempt, index, begin, stop, name = signature.args
+    return runs.explainer_run_score_chunk_run(
+        run_id=run_id, attempt=attempt, index=index, start=begin, stop=stop, predictions_name=name
+    )
+
+
+def score_assemble(body) -> ExplainerRun:
+    run_id, attempt, first, chunks, name = body.args
+    return runs.explainer_run_score_assemble_run(
+        run_id=run_id, attempt=attempt, first=first, chunks=chunks, predictions_name=name
+    )
+
+
 def test_chunks_in_any_order_and_run_twice_give_the_one_process_result(
     study_export, settings, split_over_workers, django_capture_on_commit_callbacks, monkeypatch
 ):
@@ -110,10 +125,20 @@ def test_chunks_in_any_order_and_run_twice_give_the_one_process_result(
     stored = list(export_storage._walk(export_storage.run_parts_folder(run.pk)))
     assert len(stored) == 3, "the first run's part was removed once the second one was recorded"
 
-    split = assemble(body)
+    joined = assemble(body)
+    assert (joined.status, joined.scores) == ("running", None), joined.error
+    assert not joined.predictions, "the predictions are published with the scores"
+    ((_, _), (score_header, score_body)) = split_over_workers
+    assert [s.args[2:5] for s in score_header] == [(3, 0, 3), (4, 3, 6), (5, 6, 8)]
+    for signature in reversed(score_header):
+        assert run_score_chunk(signature) == "written"
+    assert run_score_chunk(score_header[0]) == "written", "delivered again"
+    joined.refresh_from_db()
+    assert (joined.progress_done, joined.progress_total) == (16, 16), "run twice counts once"
+    split = score_assemble(score_body)
 
     assert split.status == "succeeded", split.error
-    assert assemble(body).status == "succeeded", "an assembly delivered again changes nothing"
+    assert score_assemble(score_body).status == "succeeded", "delivered again, changes nothing"
     assert not list(export_storage._walk(export_storage.run_parts_folder(run.pk)))
     monkeypatch.setattr(runs, "chunks_go_to_workers", lambda chunks, **_: False)
     one_process = start(study_export, django_capture_on_commit_callbacks)
@@ -160,7 +185,10 @@ def test_a_run_started_again_supersedes_its_earlier_chunks(
     for signature in second_header:
         assert run_chunk(signature) == "written"
     assert assemble(first_body).status == "running"
-    assert assemble(second_body).status == "succeeded"
+    assert assemble(second_body).status == "running"
+    (score_header, score_body) = split_over_workers[-1]
+    assert [run_score_chunk(s) for s in score_header] == ["written"] * 3
+    assert score_assemble(score_body).status == "succeeded"
 
 
 def test_a_silent_run_fails_and_the_sweep_removes_its_chunks(

@@ -6,6 +6,7 @@
 
 import { api, el, errorText } from "./http.js";
 import { chartPanel } from "./charts.js";
+import { formatNumber } from "./format.js";
 import { trackProgress } from "./progress.js";
 
 const root = document.getElementById("agreement-charts");
@@ -75,8 +76,10 @@ if (root) {
   /** @param {any} distribution */
   function drawSecondsChart(distribution) {
     const edges = distribution.edges || [];
+    // Bin edges in the reader's format, to a tenth below 10 s and whole seconds above: "9.1–12 s", not "9.11–11.5 s".
+    const secs = (/** @type {number} */ x) => formatNumber(x, x < 10 ? 1 : 0);
     const labels = edges.slice(0, -1).map((/** @type {number} */ low, /** @type {number} */ i) =>
-      i === edges.length - 2 ? `≥ ${low} s` : `${low}–${edges[i + 1]} s`);
+      i === edges.length - 2 ? `≥ ${secs(low)} s` : `${secs(low)}–${secs(edges[i + 1])} s`);
     const groups = distribution.groups || [];
     /** @type {Record<string, any>[]} */ const rows = [];
     for (const g of groups) {

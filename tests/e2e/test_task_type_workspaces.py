@@ -2,11 +2,11 @@
 narrow screen), a question above its passage with the gold answer marked, options to
 choose from when the labels come from the annotators, and Chinese per character.
 
-With RW_SHOTS_DIR set, `test_screenshots` also saves the pair, reading-comprehension and
-multiple-choice workspaces at desktop and phone widths there."""
+`test_screenshots` also saves the pair, reading-comprehension and multiple-choice
+workspaces at desktop and phone widths to test-artifacts/screenshots/annotator/ (ignored by
+git), beside the walk-through's pages, for people to look at."""
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -284,12 +284,11 @@ def test_chinese_shows_no_spaces_and_selects_per_character(page, live_server, tm
 # ------------------------------------------------------------------ screenshots
 
 
-SHOTS = os.environ.get("RW_SHOTS_DIR")
+SHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots" / "annotator"
 
 
-@pytest.mark.skipif(not SHOTS, reason="set RW_SHOTS_DIR to save screenshots")
 def test_screenshots(browser, live_server, tmp_path):
-    out = Path(SHOTS)
+    out = SHOTS
     out.mkdir(parents=True, exist_ok=True)
     pair = project_with(
         tmp_path,
@@ -398,8 +397,12 @@ def test_screenshots(browser, live_server, tmp_path):
                 start.click()
                 for _ in range(count - 1):
                     page.keyboard.press("Shift+ArrowRight")
-            page.screenshot(path=str(out / f"{name}-{suffix}.png"), full_page=True)
+            page.screenshot(path=str(out / f"task-type-{name}-{suffix}.png"), full_page=True)
             context.close()
+    written = {p.name for p in out.glob("task-type-*.png") if p.stat().st_size > 0}
+    assert written >= {
+        f"task-type-{name}-{suffix}.png" for name, *_ in shots for suffix in ("desktop", "narrow")
+    }
 
 
 def test_an_admin_names_the_pair_texts_on_the_project_page(page, live_server, tmp_path):

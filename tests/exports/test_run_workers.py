@@ -57,7 +57,13 @@ def test_run_chunks_on_two_workers_give_the_scores_of_one(workers):  # noqa: F81
         for log in (first_log, second_log)
     )
     assert chunk_lines >= 2 * 3, "3 chunks, each received and finished"
-    assert (split.progress_done, split.progress_total) == (8, 8)
+    score_lines = sum(
+        log.read_text().count("exports.tasks.explainer_run_score_chunk[")
+        for log in (first_log, second_log)
+    )
+    assert score_lines >= 2 * 3, "then 3 scoring chunks"
+    # 8 instances explained, then their 8 lines scored.
+    assert (split.progress_done, split.progress_total) == (16, 16)
     assert not list(stored_names(export_storage.run_parts_folder(split.pk)))
     for worker in (first, second):
         worker.terminate()
@@ -68,6 +74,7 @@ def test_run_chunks_on_two_workers_give_the_scores_of_one(workers):  # noqa: F81
 
     assert whole.status == "succeeded", whole.error
     assert "exports.tasks.explainer_run_chunk[" not in single_log.read_text()
+    assert "exports.tasks.explainer_run_score_chunk[" not in single_log.read_text()
     assert stored_bytes(whole.predictions.name) == stored_bytes(split.predictions.name)
     assert json.dumps([whole.scores, whole.plausibility_by_variant], sort_keys=True) == json.dumps(
         [split.scores, split.plausibility_by_variant], sort_keys=True

@@ -201,6 +201,9 @@ def _perturbations_context(project, roles) -> dict:
     return {
         "can_author": bool(roles & {Role.ADMIN, Role.AUTHOR}),
         "can_check": bool(roles & {Role.ADMIN, Role.CHECKER}),
+        # The originals' list is the authors' and checkers' working list (its API refuses
+        # a researcher, who reads the progress only).
+        "can_list_originals": bool(roles & {Role.ADMIN, Role.AUTHOR, Role.CHECKER}),
     }
 
 

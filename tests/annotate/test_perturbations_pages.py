@@ -120,3 +120,17 @@ def test_item_ids_are_escaped_on_the_authoring_page(client, setup):
 
     assert b"<script>alert(1)</script>" not in page.content
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in page.content
+
+
+@pytest.mark.parametrize("who", ["researcher", "author", "checker", "admin"])
+def test_the_originals_list_is_on_the_page_only_for_those_its_api_serves(client, setup, who):
+    """A researcher reads the progress; the originals' list (its API answers them 403) is
+    not drawn for them, rather than an error and a list that never loads."""
+    project, users = setup
+    client.force_login(users[who])
+
+    page = client.get(f"/projects/{project.id}/perturbations/").content.decode()
+    api = client.get(f"/api/projects/{project.id}/perturbations/originals/")
+
+    assert ('id="originals"' in page) == (who != "researcher")
+    assert api.status_code == (403 if who == "researcher" else 200)

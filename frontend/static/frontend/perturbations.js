@@ -3,6 +3,7 @@
 // list of original items with their counts, and (admins) the project's types and quotas.
 // Every server string is inserted as text.
 
+import { formatNumber } from "./format.js";
 import { api, el, errorText } from "./http.js";
 import { typeDescription, typeName } from "./perturb_parts.js";
 
@@ -44,14 +45,14 @@ async function loadProgress() {
   const response = await api(`${base}/progress/`, "GET");
   if (!response.ok) return say(errorText(response.data), "error");
   const { types, originals, check } = response.data;
-  figure("originals", String(originals.total));
-  figure("below", String(originals.below_quota));
-  figure("per-original", String(originals.per_original_target));
-  figure("pending", String(check.pending));
-  figure("decided", String(check.decided));
+  figure("originals", formatNumber(originals.total));
+  figure("below", formatNumber(originals.below_quota));
+  figure("per-original", formatNumber(originals.per_original_target));
+  figure("pending", formatNumber(check.pending));
+  figure("decided", formatNumber(check.decided));
   figure("unchanged", check.accepted_unchanged_share === null ? "–" : `${Math.round(check.accepted_unchanged_share * 100)}%`);
   const pending = document.getElementById("pending-count");
-  if (pending) pending.textContent = String(check.pending);
+  if (pending) pending.textContent = formatNumber(check.pending);
   const target = types.length ? types[0].target : 0;
   /** @type {HTMLElement} */ (document.getElementById("type-target")).textContent = target
     ? interpolate(gettext("target: %(target)s accepted per type"), { target }, true)
@@ -66,7 +67,7 @@ async function loadProgress() {
     const description = typeDescription(type);
     if (description) name.appendChild(el("div", description, "muted small"));
     row.appendChild(name);
-    for (const key of ["pending", "accepted", "rejected", "target"]) row.appendChild(el("td", String(type[key]), "num"));
+    for (const key of ["pending", "accepted", "rejected", "target"]) row.appendChild(el("td", formatNumber(type[key]), "num"));
     const progress = el("td");
     progress.appendChild(bar(type.accepted, type.pending, type.rejected, type.target));
     if (type.target) {
@@ -82,7 +83,8 @@ function authorUrl(/** @type {number} */ itemId) {
 }
 
 async function loadOriginals() {
-  const form = /** @type {HTMLFormElement} */ (document.getElementById("originals-search"));
+  const form = /** @type {HTMLFormElement|null} */ (document.getElementById("originals-search"));
+  if (!form) return; // a researcher reads the progress only, not the authors' list
   const params = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
   const search = String(new FormData(form).get("search") || "").trim();
   if (search) params.set("search", search);
@@ -108,7 +110,7 @@ async function loadOriginals() {
     row.appendChild(text);
     row.appendChild(el("td", item.label ?? "–"));
     row.appendChild(el("td", item.split || "–"));
-    for (const key of ["pending", "accepted", "rejected"]) row.appendChild(el("td", String(item.perturbations[key]), "num"));
+    for (const key of ["pending", "accepted", "rejected"]) row.appendChild(el("td", formatNumber(item.perturbations[key]), "num"));
     const action = el("td");
     if (canAuthor) {
       const link = /** @type {HTMLAnchorElement} */ (el("a", gettext("Perturb"), "button small"));
@@ -120,7 +122,7 @@ async function loadOriginals() {
   }
   const count = response.data.count;
   /** @type {HTMLElement} */ (document.getElementById("page-info")).textContent = count
-    ? interpolate(gettext("%(first)s–%(last)s of %(count)s"), { first: offset + 1, last: Math.min(offset + PAGE, count), count }, true)
+    ? interpolate(gettext("%(first)s–%(last)s of %(count)s"), { first: formatNumber(offset + 1), last: formatNumber(Math.min(offset + PAGE, count)), count: formatNumber(count) }, true)
     : "";
   /** @type {HTMLButtonElement} */ (document.getElementById("prev-page")).disabled = offset === 0;
   /** @type {HTMLButtonElement} */ (document.getElementById("next-page")).disabled = offset + PAGE >= count;

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from django.utils.translation import gettext as _
+
 
 class AccountOperation(Enum):
     PASSWORD_RESET = "password_reset"  # noqa: S105 - an operation's name
@@ -49,23 +51,23 @@ class Subject:
 def account_refusal(*, actor: Actor, subject: Subject, operation: AccountOperation) -> str | None:
     """Why `actor` may not do `operation` to `subject`'s account, or None if they may."""
     if subject.is_superuser:
-        return "superuser accounts are managed on the command line, not here"
+        return _("superuser accounts are managed on the command line, not here")
     if subject.user_id == actor.user_id:
         if operation is AccountOperation.PASSWORD_RESET:
-            return "change your own password on the password page"
-        return "you cannot deactivate or reactivate your own account"
+            return _("change your own password on the password page")
+        return _("you cannot deactivate or reactivate your own account")
     if not actor.acts_site_wide:
         if subject.is_staff:
-            return "site staff accounts are managed by site staff"
+            return _("site staff accounts are managed by site staff")
         if not subject.project_ids & actor.admin_project_ids:
-            return "this account is not a member of a project you administer"
+            return _("this account is not a member of a project you administer")
         if subject.project_ids - actor.admin_project_ids:
-            return (
+            return _(
                 "this account also belongs to a project you do not administer; "
                 "ask site staff, so that you do not lock them out of it"
             )
         if "admin" in subject.roles:
-            return "another admin's account is managed by site staff"
+            return _("another admin's account is managed by site staff")
     if operation is AccountOperation.PASSWORD_RESET and subject.signs_in_through_platform:
-        return "a crowd worker signs in through their platform; a password would stop that"
+        return _("a crowd worker signs in through their platform; a password would stop that")
     return None

@@ -20,6 +20,7 @@ pages.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -235,8 +236,9 @@ class Walker:
 
 @pytest.fixture
 def demo(live_server, settings):
-    for command in ("demo_setup", "demo_quality", "demo_crowd", "demo_fine_grained"):
-        call_command(command, force=True, stdout=open("/dev/null", "w"))  # noqa: SIM115
+    with open(os.devnull, "w") as quiet:
+        for command in ("demo_setup", "demo_quality", "demo_crowd", "demo_fine_grained"):
+            call_command(command, force=True, stdout=quiet)
     user_model = get_user_model()
     staff = user_model.objects.create_user(
         "demo-staff", password=demo_password("demo-staff"), is_staff=True

@@ -7,6 +7,7 @@ import statistics
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from annotate.models import Annotation, Project
@@ -83,11 +84,16 @@ def test_a_chain_that_would_end_after_now_is_squeezed_before_it():
 
 
 @pytest.mark.django_db
-def test_the_demo_pipeline_and_seconds_span_days_and_differ_per_variant(settings):
+def test_the_demo_pipeline_and_seconds_span_days_and_differ_per_variant(settings, client):
     settings.DEBUG = True
     call_command("demo_setup")
     call_command("demo_quality")
     project = Project.objects.get(name="Demo: film review sentiment")
+
+    # The agreement report is computed after the simulated revisions, not before them.
+    client.force_login(get_user_model().objects.get(username="demo-researcher"))
+    report = client.get(f"/api/projects/{project.pk}/agreement/").json()
+    assert report["status"] == "ready" and report["annotations_since"] == 0
 
     timeline = pipeline_timeline(project=project)
     assert len(timeline["days"]) >= 10

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from annotate.models import Project
+from qc.agreement import agreement_report_refresh
 from qc.demo_simulation import demo_qualification_project, simulate_demo_reviews
 from qc.selectors import pipeline_counts
 
@@ -29,6 +30,10 @@ class Command(BaseCommand):
         }
         with transaction.atomic():
             reviews = simulate_demo_reviews(project)
+        if reviews["revised"]:
+            # demo_setup computed the report before these revisions: without this, a new
+            # user's agreement page opens on "N annotations were submitted since".
+            agreement_report_refresh(project_id=project.pk)
         with transaction.atomic():
             qualification = demo_qualification_project(
                 admin=users["demo-admin"],

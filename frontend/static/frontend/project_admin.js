@@ -3,6 +3,7 @@
 // and progress (Workers). Each page holds some of these parts; a part runs where its elements are.
 // Server strings are inserted as text only.
 
+import { formatNumber } from "./format.js";
 import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { api, el, errorText } from "./http.js";
 
@@ -76,8 +77,9 @@ if (found) {
     variants.replaceChildren();
     for (const v of response.data.variants) {
       const row = el("tr");
-      for (const value of [`${v.name} v${v.version}`, v.workers, v.submitted, v.leased, `${v.items_complete} / ${v.items_total}`]) {
-        row.appendChild(el("td", String(value)));
+      for (const value of [`${v.name} v${v.version}`, formatNumber(v.workers), formatNumber(v.submitted), formatNumber(v.leased),
+        `${formatNumber(v.items_complete)} / ${formatNumber(v.items_total)}`]) {
+        row.appendChild(el("td", value));
       }
       variants.appendChild(row);
     }
@@ -85,9 +87,8 @@ if (found) {
     workers.replaceChildren();
     for (const w of response.data.workers) {
       const row = el("tr");
-      for (const value of [w.worker__username, w.variant__name, w.submitted, w.leased, w.skipped, w.expired]) {
-        row.appendChild(el("td", String(value)));
-      }
+      row.append(el("td", w.worker__username), el("td", w.variant__name ?? "–"));
+      for (const value of [w.submitted, w.leased, w.skipped, w.expired]) row.appendChild(el("td", formatNumber(value)));
       workers.appendChild(row);
     }
   }

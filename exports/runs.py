@@ -11,6 +11,7 @@ variant's annotations for the instruction study's top-k kappa plausibility.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -545,11 +546,16 @@ def _scoring_start(
     as a chord, else they run here one after the other: both give the same scores, bit for
     bit, as one process scoring the whole file. Parts are numbered from `first`."""
     try:
-        count = len(_predictions_of(run, _dataset_of(run.export), predictions_name))
+        lines = _predictions_of(run, _dataset_of(run.export), predictions_name).lines.tolist()
     except Exception as exc:
         return _scoring_failed(run, attempt, predictions_name, _failure(exc, run.pk))
+    count = len(lines)
     size = max(1, settings.EXPLAINER_RUN_CHUNK_INSTANCES)
-    bounds = [(start, min(start + size, count)) for start in range(0, count, size)] or [(0, 0)]
+    # Each chunk reads only its own lines of the file (checked whole above): the file's
+    # lines start..stop-1, counted from 0, holding `size` predictions (blank lines skipped).
+    bounds = [
+        (lines[first] - 1, lines[min(first + size, count) - 1]) for first in range(0, count, size)
+    ] or [(0, 0)]
     ExplainerRun.objects.filter(pk=run.pk, attempt=attempt).update(
         progress_total=F("progress_total") + count
     )
@@ -587,11 +593,15 @@ def _scoring_start(
     )
 
 
-def _predictions_of(run: ExplainerRun, dataset: EraserDataset, name: str) -> PredictionTable:
+def _predictions_of(
+    run: ExplainerRun, dataset: EraserDataset, name: str, *, local: bool = False
+) -> PredictionTable:
+    """The predictions file `name` of the storage (or, `local`, a work file) read and checked."""
     problems = ProblemList()
-    with local_path(name, run.predictions.storage) as predictions_path:
+    with contextlib.ExitStack() as stack:
+        path = name if local else stack.enter_context(local_path(name, run.predictions.storage))
         predictions = read_predictions(
-            predictions_path,
+            path,
             dataset=dataset,
             split=run.split,
             aopc_thresholds=list(ScoreOptions().aopc_thresholds),
@@ -599,6 +609,16 @@ def _predictions_of(run: ExplainerRun, dataset: EraserDataset, name: str) -> Pre
         )
     problems.raise_if_any()
     return predictions
+
+
+def _copy_lines(run: ExplainerRun, name: str, start: int, stop: int, out: Path) -> None:
+    """Copy the stored file's lines start..stop-1 (counted from 0) to `out`."""
+    with run.predictions.storage.open(name, "rb") as stream, open(out, "wb") as copy:
+        for number, line in enumerate(stream):
+            if number >= stop:
+                break
+            if number >= start:
+                copy.write(line)
 
 
 def _scoring_failed(run: ExplainerRun, attempt: str, predictions_name: str, failure: dict):
@@ -623,9 +643,10 @@ def _as_arrays(stored: dict[str, list[list[float]]]) -> dict[str, SoftPerKey]:
 def explainer_run_score_chunk_run(
     *, run_id: int, attempt: str, index: int, start: int, stop: int, predictions_name: str
 ) -> str:
-    """Compute the soft figures of each key of the prediction lines start..stop-1, over the
-    split's gold and over each variant's, and store them as the chunk's part (JSON: a
-    float's repr reads back as the same float). Safe to run twice, as an explaining chunk.
+    """Compute the soft figures of each key of the predictions file's lines start..stop-1
+    (counted from 0), over the split's gold and over each variant's, and store them as the
+    chunk's part (JSON: a float's repr reads back as the same float). The chunk parses only
+    its own lines. Safe to run twice, as an explaining chunk.
 
     Returns "written", "stopped" or "failed"; a database error is raised, to retry."""
     run = ExplainerRun.objects.select_related("export__project").filter(pk=run_id).first()
@@ -634,18 +655,26 @@ def explainer_run_score_chunk_run(
     try:
         _RunPulse(run_id, attempt).beat()
         dataset = _dataset_of(run.export)
-        predictions = _predictions_of(run, dataset, predictions_name)
         by_variant = _variant_annotations(run.export, dataset, run.split)
-        part = {
-            "overall": _as_lists(
-                soft_per_key_of_lines(dataset, run.split, predictions, start, stop)
-            ),
-            "variants": {
-                variant: _as_lists(soft_per_key_of_lines(gold, run.split, predictions, start, stop))
-                for variant, gold in _variant_gold(dataset, run.split, by_variant).items()
-            },
-        }
         with work.work_folder(work_dir(), f"{WORK_PREFIX}run-{run_id}-") as folder:
+            part: dict = {"overall": {}, "variants": {v: {} for v in by_variant}, "units": 0}
+            if stop > start:
+                mine = folder / f"lines-{index:05d}.jsonl"
+                _copy_lines(run, predictions_name, start, stop, mine)
+                predictions = _predictions_of(run, dataset, str(mine), local=True)
+                rows = len(predictions)
+                part = {
+                    "overall": _as_lists(
+                        soft_per_key_of_lines(dataset, run.split, predictions, 0, rows)
+                    ),
+                    "variants": {
+                        variant: _as_lists(
+                            soft_per_key_of_lines(gold, run.split, predictions, 0, rows)
+                        )
+                        for variant, gold in _variant_gold(dataset, run.split, by_variant).items()
+                    },
+                    "units": rows,
+                }
             local = folder / f"score-{index:05d}-{uuid.uuid4().hex[:8]}.json"
             local.write_text(json.dumps(part))
             stored = export_storage.run_part_save(run_id, attempt, local.name, local)
@@ -656,7 +685,7 @@ def explainer_run_score_chunk_run(
     except Exception as exc:
         where = f"scoring chunk {index}, lines {start + 1}-{stop}"
         return _end(run_id, attempt, **_failure(exc, run_id, where)).status
-    if not _record_run_part(run_id, attempt, index, stored, stop - start):
+    if not _record_run_part(run_id, attempt, index, stored, part["units"]):
         return "stopped"
     return "written"
 

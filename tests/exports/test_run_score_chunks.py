@@ -129,9 +129,10 @@ def test_a_failed_scoring_chunk_fails_the_run_and_publishes_nothing(
     (score_header, score_body) = split_over_workers[-1]
     predictions_name = score_body.args[-1]
     scored = runs.soft_per_key_of_lines
+    fourth = _dataset_of(study_export).splits["train"][3].key
 
     def breaks_on_the_second_chunk(dataset, split, predictions, start, stop):
-        if start == 3:
+        if fourth in predictions.keys:
             raise ValueError("these scores cannot be sorted")
         return scored(dataset, split, predictions, start, stop)
 
@@ -147,3 +148,24 @@ def test_a_failed_scoring_chunk_fails_the_run_and_publishes_nothing(
     assert not ExplainerRunPart.objects.filter(run=run).exists()
     assert not list(export_storage._walk(export_storage.run_parts_folder(run.pk)))
     assert not run.predictions.storage.exists(predictions_name), "the joined file is removed"
+
+
+def test_blank_lines_do_not_shift_the_chunks(
+    movies_export,  # noqa: F811
+    random_predictions,
+    settings,
+    django_capture_on_commit_callbacks,
+):
+    """Chunks are cut by predictions and read by file lines: blank lines between them."""
+    lines = random_predictions.splitlines(keepends=True)
+    spaced = b"\n" + b"".join(
+        line + (b"\n" if n % 10 == 0 else b"") for n, line in enumerate(lines)
+    )
+    done = []
+    for size in (100_000, 7):
+        settings.EXPLAINER_RUN_CHUNK_INSTANCES = size
+        done.append(upload_run(movies_export, django_capture_on_commit_callbacks, spaced))
+
+    assert [r.status for r in done] == ["succeeded"] * 2, [r.error for r in done]
+    assert scores_json(done[0]) == scores_json(done[1])
+    assert {(r.progress_done, r.progress_total) for r in done} == {(len(lines), len(lines))}

@@ -126,11 +126,20 @@ if (found) {
     }
   }
 
+  /** A table with nothing to show says so, rather than standing as a bare header.
+   * @param {HTMLElement} tbody @param {string} text */
+  function emptyRow(tbody, text) {
+    const cell = /** @type {HTMLTableCellElement} */ (el("td", text, "muted"));
+    cell.colSpan = 8;
+    tbody.appendChild(el("tr")).appendChild(cell);
+  }
+
   async function loadEarnings() {
     const response = await api(`${base}/crowd/earnings/`, "GET");
     const tbody = /** @type {HTMLElement} */ (panel.querySelector("#crowd-earnings tbody"));
     tbody.replaceChildren();
     if (!response.ok) return say(errorText(response.data), true);
+    if (!response.data.workers.length) emptyRow(tbody, gettext("No completed sessions yet."));
     for (const w of response.data.workers) {
       const row = cells(el("tr"), [w.external_id, w.platform, String(w.sessions), String(w.items), String(w.accepted),
         `${w.currency} ${w.base}`, `${w.currency} ${w.bonus}`, `${w.currency} ${w.total}`]);
@@ -154,6 +163,7 @@ if (found) {
         tbody.appendChild(row);
       }
     }
+    if (!tbody.children.length) emptyRow(tbody, gettext("No completed sessions yet."));
   }
 
   function showPlatformFields() {

@@ -2,6 +2,7 @@
 // Import panel: upload a file, then poll the job list until every job has finished.
 // Everything from the server is inserted as text (textContent), never as markup.
 
+import { formatNumber } from "./format.js";
 import { api, el, errorText } from "./http.js";
 import { jobProgressList } from "./progress.js";
 
@@ -70,7 +71,7 @@ if (panel) {
       cell(row, STATUS[job.status] || job.status);
       const p = job.progress || {};
       const phase = PHASE[p.phase] || p.phase || "";
-      cell(row, p.total ? `${phase} ${p.done}/${p.total}` : phase);
+      cell(row, p.total ? `${phase} ${formatNumber(p.done)}/${formatNumber(p.total)}` : phase);
       cell(row, describe(job)).className = "pre";
       tbody.appendChild(row);
     }

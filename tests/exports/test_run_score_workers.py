@@ -58,7 +58,9 @@ def test_uploaded_predictions_scored_on_two_workers_give_the_scores_of_one(
     )
     assert logged >= 2 * chunks, f"{chunks} scoring chunks, each received and finished"
     assert (split.progress_done, split.progress_total) == (lines, lines)
-    assert not list(stored_names(export_storage.run_parts_folder(split.pk)))
+    # Removed right after the scores are published, the commit point.
+    folder = export_storage.run_parts_folder(split.pk)
+    assert wait_until(lambda: not list(stored_names(folder)), timeout=30)
     for worker in (first, second):
         worker.terminate()
         worker.wait(timeout=30)

@@ -64,7 +64,9 @@ def test_run_chunks_on_two_workers_give_the_scores_of_one(workers):  # noqa: F81
     assert score_lines >= 2 * 3, "then 3 scoring chunks"
     # 8 instances explained, then their 8 lines scored.
     assert (split.progress_done, split.progress_total) == (16, 16)
-    assert not list(stored_names(export_storage.run_parts_folder(split.pk)))
+    # Removed right after the scores are published, the commit point.
+    folder = export_storage.run_parts_folder(split.pk)
+    assert wait_until(lambda: not list(stored_names(folder)), timeout=30)
     for worker in (first, second):
         worker.terminate()
         worker.wait(timeout=30)

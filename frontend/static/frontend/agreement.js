@@ -107,22 +107,22 @@ if (found) {
         "median s", "empty rate", "annotators", "items"],
       report.variants.map((/** @type {any} */ v) => [v.variant, fmt(v.length_ratio), fmt(v.stop_word_share), fmt(v.punctuation_share),
         fmt(v.intra_kappa), v.intra_kappa_ci95 ? `${fmt(v.intra_kappa_ci95[0])} – ${fmt(v.intra_kappa_ci95[1])}` : gettext("n/a"),
-        fmt(v.fleiss_kappa), fmt(v.krippendorff_alpha), fmt(v.seconds.median, 1), fmt(v.empty_rate), v.annotators, v.items]), "key");
+        fmt(v.fleiss_kappa), fmt(v.krippendorff_alpha), fmt(v.seconds.median, 1), fmt(v.empty_rate), formatNumber(v.annotators), formatNumber(v.items)]), "key");
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#worker-table")),
       ["worker", "cohort", "status", "variants", "annotations", "kappa vs majority", "F1 vs majority", "median s", "empty rate",
         "stop-word share", "flags"],
-      report.workers.map((/** @type {any} */ w) => [w.worker, w.cohort ?? "", w.status ?? "", w.variants.join(", "), w.annotations,
+      report.workers.map((/** @type {any} */ w) => [w.worker, w.cohort ?? "", w.status ?? "", w.variants.join(", "), formatNumber(w.annotations),
         fmt(w.majority_kappa), fmt(w.majority_f1), fmt(w.median_seconds, 1), fmt(w.empty_rate), fmt(w.stop_word_share),
         Object.entries(w.flags || {}).map(([k, n]) => `${k} ${n}`).join(", ") || gettext("none")]), "key");
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#test-table")),
       ["variant A", "variant B", "difference", "p-value", "permutations"],
-      report.permutation_tests.map((/** @type {any} */ t) => [t.a, t.b, fmt(t.difference), fmt(t.p_value, 4), t.permutations]));
+      report.permutation_tests.map((/** @type {any} */ t) => [t.a, t.b, fmt(t.difference), fmt(t.p_value, 4), formatNumber(t.permutations)]));
     const cohorts = Array.isArray(report.cohorts) ? report.cohorts : [];
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#cohort-table")),
       ["cohort", "variants", "length ratio", "stop-word share", "intra kappa", "95% CI", "median s", "empty rate", "annotators", "items"],
       cohorts.map((/** @type {any} */ c) => [c.cohort, c.variants.join(", "), fmt(c.length_ratio), fmt(c.stop_word_share),
         fmt(c.intra_kappa), c.intra_kappa_ci95 ? `${fmt(c.intra_kappa_ci95[0])} – ${fmt(c.intra_kappa_ci95[1])}` : gettext("n/a"),
-        fmt(c.seconds.median, 1), fmt(c.empty_rate), c.annotators, c.items]), "key");
+        fmt(c.seconds.median, 1), fmt(c.empty_rate), formatNumber(c.annotators), formatNumber(c.items)]), "key");
     const cohortMatrix = /** @type {HTMLTableElement} */ (root.querySelector("#cohort-matrix"));
     if (report.cohort_matrix) heatmap(cohortMatrix, report.cohort_matrix);
     else cohortMatrix.replaceChildren(el("caption", gettext("Every worker is in one cohort: nothing to compare yet.")));

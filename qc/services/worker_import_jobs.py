@@ -15,9 +15,15 @@ from django.utils import timezone
 from annotate.models import JobStatus, Project
 from config.exceptions import ApplicationError
 from qc.models import Platform, WorkerImportJob
-from qc.services.workers import MAX_CSV_BYTES, worker_profiles_import_csv
+from qc.services.workers import (
+    MAX_CSV_BYTES,
+    worker_csv_header_check,
+    worker_profiles_import_csv,
+)
 
 _PROGRESS_SECONDS = 24 * 60 * 60
+# Enough for any header row: the upload's start, read once to check it.
+HEADER_BYTES = 64 * 1024
 
 
 def _progress_key(job_id: int) -> str:
@@ -33,6 +39,8 @@ def worker_import_start(*, project: Project, acting_user, upload, platform: str)
         )
     if upload.size > MAX_CSV_BYTES:
         raise ApplicationError(f"{upload.name}: larger than {MAX_CSV_BYTES // 1024 // 1024} MB")
+    worker_csv_header_check(head=upload.read(HEADER_BYTES), source=upload.name)
+    upload.seek(0)
     from qc.tasks import worker_import_execute
 
     job = WorkerImportJob.objects.create(

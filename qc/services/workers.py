@@ -144,6 +144,27 @@ def _header_map(header: list[str], source: str) -> dict[str, int]:
     return found
 
 
+def worker_csv_header_check(*, head: bytes, source: str) -> None:
+    """The first line of a worker CSV, checked as it is uploaded: a file that is not UTF-8
+    text, or whose header names no worker id column, is refused at once, not by the
+    background job a minute later. `head` is the file's start (its first line is enough)."""
+    first_line = head.split(b"\n", 1)[0]
+    try:
+        text = first_line.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ApplicationError(
+            f"{source}: not UTF-8 text (byte {error.start})",
+            extra={"problems": [f"{source}: not UTF-8 text"]},
+        ) from None
+    if not text.strip():
+        raise ApplicationError(f"{source}, line 1: no header row (the file is empty)")
+    try:
+        header = next(csv.reader([text]))
+    except csv.Error as error:
+        raise ApplicationError(f"{source}, line 1: {error}") from None
+    _header_map(header, source)
+
+
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%?\s*(?:\((\d+)\s*/\s*(\d+)\))?\s*$")
 
 

@@ -110,3 +110,23 @@ def test_an_import_whose_worker_stopped_reporting_ends_failed(project, role_user
     )
     assert (body["status"], body["final"]) == ("failed", True)
     assert "nothing was imported" in body["error"]
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"\xff\xfe,3\x1f\x00garbage", "not UTF-8 text"),
+        (b"\n", "no header row"),
+        (b"name,country\nW1,US\n", "no worker id column"),
+    ],
+)
+def test_a_file_that_is_not_a_worker_csv_is_refused_at_once_and_no_job_is_made(
+    project, role_users, content, problem
+):
+    admin = client_for(role_users["admin"])
+
+    response = start(admin, project, SimpleUploadedFile("w.csv", content, "text/csv"))
+
+    assert response.status_code == 400
+    assert "w.csv" in str(response.json()) and problem in str(response.json())
+    assert not WorkerImportJob.objects.filter(project=project).exists()

@@ -819,5 +819,24 @@ def explainer_run_sweep() -> dict:
         lost += explainer_run_fail_if_worker_lost(run).status == RunStatus.FAILED
     ended = ExplainerRunPart.objects.exclude(run__status=RunStatus.RUNNING)
     for run_id in sorted(set(ended.values_list("run_id", flat=True))):
+        _discard_unpublished_predictions(ExplainerRun.objects.get(pk=run_id))
         _discard_run_parts(run_id)
     return {"lost_runs": lost}
+
+
+def _discard_unpublished_predictions(run: ExplainerRun) -> None:
+    """A bundled explainer's joined predictions whose scoring never ended (its worker was
+    lost): they are named after the run, and the row does not point to them."""
+    if not run.explainer:
+        return
+    storage = run.predictions.storage
+    try:
+        _, files = storage.listdir("runs")
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for name in files:
+        if (
+            name.startswith(f"run-{run.pk}-{run.explainer}")
+            and f"runs/{name}" != run.predictions.name
+        ):
+            storage.delete(f"runs/{name}")

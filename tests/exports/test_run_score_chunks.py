@@ -4,14 +4,17 @@ scores of one process, byte for byte, however the lines were cut, in any order o
 a failed scoring chunk fails the run and publishes nothing."""
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from exports import runs
 from exports import storage as export_storage
 from exports.models import ExplainerRun, ExplainerRunPart
 from exports.runs import _dataset_of, explainer_run_start
+from exports.services import export_work_sweep
 from rationale_metrics.predictions import read_predictions
 from rationale_metrics.scoring import score_predictions
 from tests.exports.test_export_chunks import FakeChord
@@ -169,3 +172,33 @@ def test_blank_lines_do_not_shift_the_chunks(
     assert [r.status for r in done] == ["succeeded"] * 2, [r.error for r in done]
     assert scores_json(done[0]) == scores_json(done[1])
     assert {(r.progress_done, r.progress_total) for r in done} == {(len(lines), len(lines))}
+
+
+def test_a_run_lost_while_scoring_leaves_neither_parts_nor_its_joined_predictions(
+    study_export,  # noqa: F811
+    settings,
+    split_over_workers,
+    django_capture_on_commit_callbacks,
+):
+    settings.EXPLAINER_RUN_CHUNK_INSTANCES = 3
+    run = start(study_export, django_capture_on_commit_callbacks, "random")
+    ((header, _),) = split_over_workers
+    for s in header:
+        names = ("run_id", "attempt", "index", "start", "stop", "k")
+        runs.explainer_run_chunk_run(**dict(zip(names, s.args, strict=True)))
+    runs.explainer_run_assemble_run(run_id=run.pk, attempt=run.attempt, chunks=3)
+    (score_header, score_body) = split_over_workers[-1]
+    joined = score_body.args[-1]
+    assert run_score_chunk(score_header[0]) == "written"
+    ExplainerRun.objects.filter(pk=run.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_HEARTBEAT_TIMEOUT_SECONDS + 1)
+    )
+
+    assert export_work_sweep()["lost_runs"] == 1
+
+    run.refresh_from_db()
+    assert run.status == "failed" and run.scores is None and not run.predictions
+    assert not run.predictions.storage.exists(joined)
+    assert not list(export_storage._walk(export_storage.run_parts_folder(run.pk)))
+    assert run_score_chunk(score_header[1]) == "stopped"
+    assert score_assemble(score_body).status == "failed"

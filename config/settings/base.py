@@ -223,6 +223,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_EMBEDDED_DIR / "messages"),
         "data_folder_out": str(CELERY_EMBEDDED_DIR / "messages"),
+        # The exchanges' tables; by default a `control/` folder wherever the process started.
+        "control_folder": str(CELERY_EMBEDDED_DIR / "control"),
         "store_processed": False,
     }
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or (

@@ -180,6 +180,8 @@ def test_make_run_serves_jobs_in_the_background_with_progress(tmp_path, embedded
         assert seen[-1]["done"] == seen[-1]["total"] == 600  # 300 items and 300 documents
         assert seen[-1]["result_url"].endswith(f"/exports/{export['id']}/download/")
         assert _processes_mentioning(str(run_dir)), "the worker runs with the run folder"
+        # Every file of the broker is in the run folder, none where the process started.
+        assert (run_dir / "control").is_dir()
     finally:
         server.send_signal(signal.SIGINT)  # Ctrl-C
         server.wait(timeout=60)

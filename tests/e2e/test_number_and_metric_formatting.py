@@ -71,3 +71,33 @@ def test_metric_keys_become_readable_headings_with_definitions(
 
     assert heading["label"] == label
     assert defines in heading["definition"]
+
+
+def test_a_review_threshold_shown_as_2_67_keeps_its_exact_value_unless_edited(
+    page, live_server, django_user_model
+):
+    from annotate.models import Project, ProjectMembership
+    from tests.e2e.conftest import login
+    from tests.factories import ProjectFactory
+
+    admin = django_user_model.objects.create_user("threshold-admin", password="pw")
+    project = ProjectFactory(sufficiency_threshold=8 / 3, compactness_threshold=11 / 3)
+    ProjectMembership.objects.create(project=project, user=admin, role="admin")
+    login(page, live_server.url, "threshold-admin")
+
+    def save_review_policy() -> None:
+        page.goto(f"{live_server.url}/projects/{project.id}/quality/")
+        with page.expect_response(lambda r: r.url.endswith(f"/projects/{project.id}/policy/")):
+            page.locator("#review-policy button[type=submit]").click()
+
+    page.goto(f"{live_server.url}/projects/{project.id}/quality/")
+    assert page.locator("input[name=sufficiency_threshold]").input_value() == "2.67"
+    save_review_policy()
+    project.refresh_from_db()
+    assert (project.sufficiency_threshold, project.compactness_threshold) == (8 / 3, 11 / 3)
+
+    page.goto(f"{live_server.url}/projects/{project.id}/quality/")
+    page.locator("input[name=sufficiency_threshold]").fill("2.5")
+    with page.expect_response(lambda r: r.url.endswith(f"/projects/{project.id}/policy/")):
+        page.locator("#review-policy button[type=submit]").click()
+    assert Project.objects.get(pk=project.pk).sufficiency_threshold == 2.5

@@ -118,3 +118,15 @@ def test_demo_quality_fills_the_review_pipeline_and_the_qualification_demo(db, s
     assert policy.test_enabled and policy.manual_selection
     assert qualification.items.filter(held_out=True).count() == 2
     assert not ProjectWorker.objects.filter(project=qualification).exists()
+
+
+def test_review_thresholds_show_two_decimals_and_keep_their_exact_value(db, client, role_users):
+    project = ProjectFactory(sufficiency_threshold=8 / 3, compactness_threshold=11 / 3)
+    ProjectMembership.objects.create(project=project, user=role_users["admin"], role="admin")
+    client.force_login(role_users["admin"])
+
+    page = client.get(f"/projects/{project.id}/quality/").content.decode()
+
+    assert 'name="sufficiency_threshold"' in page and "2.6666666667" not in page
+    assert 'value="2.67" data-exact="2.6666666666666665"' in page
+    assert 'value="3.67" data-exact="3.6666666666666665"' in page

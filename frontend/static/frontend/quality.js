@@ -186,7 +186,12 @@ if (root) {
   document.getElementById("review-policy")?.addEventListener("submit", async (event) => {
     event.preventDefault();
     const form = /** @type {HTMLFormElement} */ (event.target);
-    const body = Object.fromEntries([...new FormData(form).entries()].map(([k, v]) => [k, Number(v)]));
+    /** @type {Record<string, number>} */ const body = {};
+    for (const input of /** @type {NodeListOf<HTMLInputElement>} */ (form.querySelectorAll("input[name]"))) {
+      // A threshold such as 8/3 shows as 2.67; left as shown, the exact value is kept.
+      const exact = input.dataset.exact;
+      body[input.name] = exact !== undefined && input.value === input.defaultValue ? Number(exact) : Number(input.value);
+    }
     const response = await api(`/api/projects/${projectId}/policy/`, "PATCH", body);
     say(response.ok ? gettext("Review policy saved.") : errorText(response.data), !response.ok);
     if (response.ok) loadPipeline();

@@ -1,9 +1,12 @@
 """Headless Chromium from Debian's package, driven by Playwright; never a downloaded browser."""
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from django.core.signals import request_finished, request_started
 
 from tests.conftest import skip_or_fail
 
@@ -33,6 +36,56 @@ def browser():
         instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield instance
         instance.close()
+
+
+class InFlightRequests:
+    """Counts the live server's requests still being handled.
+
+    Closing a browser context does not stop what the server is already doing: a "next"
+    fired just before the test ended may still hold row locks when the test database is
+    flushed, and PostgreSQL then aborts the flush as a deadlock. Teardown waits here.
+    """
+
+    def __init__(self):
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def started(self, **kwargs):
+        with self.lock:
+            self.count += 1
+
+    def finished(self, **kwargs):
+        with self.lock:
+            self.count -= 1
+
+    def wait_until_quiet(self, *, quiet_for: float = 0.05, give_up_after: float = 15.0) -> None:
+        deadline = time.monotonic() + give_up_after
+        quiet_since = None
+        while time.monotonic() < deadline:
+            if self.count <= 0:
+                quiet_since = quiet_since or time.monotonic()
+                if time.monotonic() - quiet_since >= quiet_for:
+                    return
+            else:
+                quiet_since = None
+            time.sleep(0.02)
+
+
+@pytest.fixture(scope="session")
+def in_flight_requests():
+    counter = InFlightRequests()
+    request_started.connect(counter.started, dispatch_uid="e2e-in-flight-started")
+    request_finished.connect(counter.finished, dispatch_uid="e2e-in-flight-finished")
+    yield counter
+    request_started.disconnect(dispatch_uid="e2e-in-flight-started")
+    request_finished.disconnect(dispatch_uid="e2e-in-flight-finished")
+
+
+@pytest.fixture(autouse=True)
+def live_server_quiet_before_flush(in_flight_requests):
+    """Runs its teardown before pytest-django flushes the database (its fixture is set up first)."""
+    yield
+    in_flight_requests.wait_until_quiet()
 
 
 @pytest.fixture

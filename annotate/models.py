@@ -654,6 +654,23 @@ class BackgroundJob(models.Model):
         ordering = ["-created_at"]
 
 
+class JobPart(models.Model):
+    """What every staged chunk of a split job has: the attempt it belongs to and when it
+    was written.
+
+    A job split into a chord (import, export, explainer run, agreement report) stages one
+    row per chunk, unique by job and chunk, so a chunk run again replaces its row. A job
+    started again gets a new `attempt`, and its last step reads only that attempt's rows:
+    an earlier attempt's leftovers never reach a published result, and the sweeps delete
+    them."""
+
+    attempt = models.CharField(max_length=32)
+    written_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
 class ImportJob(BackgroundJob):
     """A dataset import run in the background; the page polls status and progress."""
 
@@ -674,17 +691,15 @@ class ImportJob(BackgroundJob):
         return f"import {self.pk} of {self.source_name} ({self.status})"
 
 
-class ImportPart(models.Model):
+class ImportPart(JobPart):
     """A chunk of an import's rows, tokenized and staged in the storage (name, size and
     sha256 of its file) until the job's last step writes every chunk in one transaction.
     A chunk run again replaces its row."""
 
     job = models.ForeignKey(ImportJob, on_delete=models.CASCADE, related_name="parts")
-    attempt = models.CharField(max_length=32)
     index = models.PositiveIntegerField()
     units = models.PositiveIntegerField()  # rows staged
     file = models.JSONField(default=dict)
-    written_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [

@@ -1,8 +1,8 @@
 from celery import shared_task
-from django.db import DatabaseError
 
 from annotate.services import import_chunks
 from annotate.services.dataset_import import import_job_run, import_uploads_expire
+from config.job_chunks import chunk_run_or_fail
 
 
 @shared_task(acks_late=True)
@@ -14,20 +14,15 @@ def import_job_execute(job_id: int) -> str:
 # counts the finished chunks to start the last step.
 @shared_task(bind=True, acks_late=True, ignore_result=False, max_retries=3)
 def import_chunk(self, job_id: int, attempt: str, index: int, start: int, stop: int) -> str:
-    try:
-        return import_chunks.import_chunk_run(
+    return chunk_run_or_fail(
+        self,
+        lambda: import_chunks.import_chunk_run(
             job_id=job_id, attempt=attempt, index=index, start=start, stop=stop
-        )
-    except DatabaseError as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
-        import_chunks.import_job_fail(
-            job_id=job_id,
-            attempt=attempt,
-            error=f"chunk {index}: the database failed {self.max_retries + 1} times ({exc}); "
-            "nothing was imported; start the import again",
-        )
-        return "failed"
+        ),
+        lambda error: import_chunks.import_job_fail(job_id=job_id, attempt=attempt, error=error),
+        what=f"chunk {index}",
+        outcome="nothing was imported; start the import again",
+    )
 
 
 @shared_task(acks_late=True)

@@ -11,6 +11,9 @@ not depend on the answer.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+
+from django.db import DatabaseError
 
 logger = logging.getLogger(__name__)
 
@@ -24,3 +27,22 @@ def chunks_go_to_workers(chunks: int, *, enabled: bool, job: str) -> bool:
         logger.warning("splitting a %s needs a Celery result backend; running it in one task", job)
         return False
     return True
+
+
+def chunk_run_or_fail(
+    task, run: Callable[[], str], fail: Callable[[str], None], *, what: str, outcome: str
+) -> str:
+    """Runs one chunk of a chord inside its bound Celery task.
+
+    A database error is retried with backoff (1, 2, 4 s; the chunk is idempotent: it replaces
+    its own part row). When the retries are spent, `fail` marks the job failed in words that
+    name the chunk (`what`) and say what that means for the user (`outcome`), and the chunk
+    answers "failed" so the chord's last step finds the job already ended.
+    """
+    try:
+        return run()
+    except DatabaseError as exc:
+        if task.request.retries < task.max_retries:
+            raise task.retry(exc=exc, countdown=2**task.request.retries) from exc
+        fail(f"{what}: the database failed {task.max_retries + 1} times ({exc}); {outcome}")
+        return "failed"

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.db import models
 
-from annotate.models import BackgroundJob, JobStatus
+from annotate.models import BackgroundJob, JobPart, JobStatus
 
 
 class ExportStatus(models.TextChoices):
@@ -39,19 +39,17 @@ class Export(BackgroundJob):
         return f"export {self.pk} of {self.project} ({self.status})"
 
 
-class ExportPart(models.Model):
+class ExportPart(JobPart):
     """A chunk of an export that is written: its part files in the storage (name, size and
     sha256 of each, by key: a split, or the documents) and, for items, its figures for
     the datasheet. A chunk run again replaces its row; the assembly reads the rows."""
 
     export = models.ForeignKey(Export, on_delete=models.CASCADE, related_name="parts")
-    attempt = models.CharField(max_length=32)
     kind = models.CharField(max_length=8)  # "items" or "docs"
     index = models.PositiveIntegerField()
     units = models.PositiveIntegerField()  # items or documents written
     files = models.JSONField(default=dict)
     stats = models.JSONField(null=True, blank=True)
-    written_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
@@ -103,17 +101,15 @@ class ExplainerRun(models.Model):
         return f"run {self.name} on export {self.export_id} ({self.status})"
 
 
-class ExplainerRunPart(models.Model):
+class ExplainerRunPart(JobPart):
     """A chunk of a run's instances explained: its predictions lines, a file in the
     storage (name, size and sha256). A chunk run again replaces its row; the assembly
     joins the files in order into the run's predictions and scores them once."""
 
     run = models.ForeignKey(ExplainerRun, on_delete=models.CASCADE, related_name="parts")
-    attempt = models.CharField(max_length=32)
     index = models.PositiveIntegerField()
     units = models.PositiveIntegerField()  # instances explained
     file = models.JSONField(default=dict)
-    written_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [

@@ -2,8 +2,8 @@
 and is safe to run twice."""
 
 from celery import shared_task
-from django.db import DatabaseError
 
+from config.job_chunks import chunk_run_or_fail
 from exports import services
 
 
@@ -24,20 +24,15 @@ def export_chunk(
     pks: list[int],
     splits: list[str] | None = None,
 ) -> str:
-    try:
-        return services.export_chunk_run(
+    return chunk_run_or_fail(
+        self,
+        lambda: services.export_chunk_run(
             export_id=export_id, attempt=attempt, kind=kind, index=index, pks=pks, splits=splits
-        )
-    except DatabaseError as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
-        services.export_fail(
-            export_id=export_id,
-            attempt=attempt,
-            error=f"{kind} chunk {index}: the database failed {self.max_retries + 1} times "
-            f"({exc}); nothing was published; start the export again",
-        )
-        return "failed"
+        ),
+        lambda error: services.export_fail(export_id=export_id, attempt=attempt, error=error),
+        what=f"{kind} chunk {index}",
+        outcome="nothing was published; start the export again",
+    )
 
 
 @shared_task(acks_late=True)
@@ -72,20 +67,15 @@ def explainer_run_chunk(
 ) -> str:
     from exports import runs
 
-    try:
-        return runs.explainer_run_chunk_run(
+    return chunk_run_or_fail(
+        self,
+        lambda: runs.explainer_run_chunk_run(
             run_id=run_id, attempt=attempt, index=index, start=start, stop=stop, k=k
-        )
-    except DatabaseError as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
-        runs.explainer_run_fail(
-            run_id=run_id,
-            attempt=attempt,
-            error=f"chunk {index}: the database failed {self.max_retries + 1} times ({exc}); "
-            "nothing was scored; start the run again",
-        )
-        return "failed"
+        ),
+        lambda error: runs.explainer_run_fail(run_id=run_id, attempt=attempt, error=error),
+        what=f"chunk {index}",
+        outcome="nothing was scored; start the run again",
+    )
 
 
 @shared_task(acks_late=True)
@@ -102,25 +92,20 @@ def explainer_run_score_chunk(
 ) -> str:
     from exports import runs
 
-    try:
-        return runs.explainer_run_score_chunk_run(
+    return chunk_run_or_fail(
+        self,
+        lambda: runs.explainer_run_score_chunk_run(
             run_id=run_id,
             attempt=attempt,
             index=index,
             start=start,
             stop=stop,
             predictions_name=predictions_name,
-        )
-    except DatabaseError as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
-        runs.explainer_run_fail(
-            run_id=run_id,
-            attempt=attempt,
-            error=f"scoring chunk {index}: the database failed {self.max_retries + 1} times "
-            f"({exc}); nothing was scored; start the run again",
-        )
-        return "failed"
+        ),
+        lambda error: runs.explainer_run_fail(run_id=run_id, attempt=attempt, error=error),
+        what=f"scoring chunk {index}",
+        outcome="nothing was scored; start the run again",
+    )
 
 
 @shared_task(acks_late=True)

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from annotate.models import BackgroundJob, JobStatus
+from annotate.models import BackgroundJob, JobPart, JobStatus
 from qc.flag_rules import FlagThresholds, WorkerLimits
 
 
@@ -54,17 +54,15 @@ class AgreementReport(models.Model):
         return f"agreement report of {self.project} ({self.status})"
 
 
-class AgreementPart(models.Model):
+class AgreementPart(JobPart):
     """The figures of one chunk of an agreement run (a variant, a pair of variants, a
     group of workers, a cohort, a range of items), kept until the assembly writes the
     report. A chunk run again replaces its row."""
 
     report = models.ForeignKey(AgreementReport, on_delete=models.CASCADE, related_name="parts")
-    attempt = models.CharField(max_length=32)
     kind = models.CharField(max_length=16)
     key = models.CharField(max_length=400)
     data = models.JSONField()
-    written_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [

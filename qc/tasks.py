@@ -1,6 +1,6 @@
 from celery import shared_task
-from django.db import DatabaseError
 
+from config.job_chunks import chunk_run_or_fail
 from qc import agreement
 from qc.services import checks
 
@@ -14,20 +14,17 @@ def agreement_report_job(project_id: int) -> str:
 # CELERY_TASK_IGNORE_RESULT): the result backend counts them to start the next stage.
 @shared_task(bind=True, acks_late=True, ignore_result=False, max_retries=3)
 def agreement_chunk(self, report_id: int, attempt: str, chunk: dict, bound: int) -> str:
-    try:
-        return agreement.agreement_chunk_run(
+    return chunk_run_or_fail(
+        self,
+        lambda: agreement.agreement_chunk_run(
             report_id=report_id, attempt=attempt, chunk=chunk, bound=bound
-        )
-    except DatabaseError as exc:
-        if self.request.retries < self.max_retries:
-            raise self.retry(exc=exc, countdown=2**self.request.retries) from exc
-        agreement.agreement_chunk_fail(
-            report_id=report_id,
-            attempt=attempt,
-            error=f"{chunk['kind']} chunk {chunk['key']!r}: the database failed "
-            f"{self.max_retries + 1} times ({exc}); the previous report is kept; refresh it again",
-        )
-        return "failed"
+        ),
+        lambda error: agreement.agreement_chunk_fail(
+            report_id=report_id, attempt=attempt, error=error
+        ),
+        what=f"{chunk['kind']} chunk {chunk['key']!r}",
+        outcome="the previous report is kept; refresh it again",
+    )
 
 
 @shared_task(acks_late=True)

@@ -2,8 +2,9 @@
 
     python bench/scale_out.py [--items 100000] [--agreement-items 5000] [--variants 6]
         [--annotators 3] [--export-chunk-items 5000] [--agreement-chunk-items 500]
-        [--workers 1 2] [--repeat 1] [--database-url postgres://...]
-        [--broker redis://127.0.0.1:6379/8] [--reuse-database]
+        [--workers 1 2] [--repeat 1] [--jobs export agreement]
+        [--database-url postgres://...] [--broker redis://127.0.0.1:6379/8]
+        [--reuse-database]
 
 Fills a fresh PostgreSQL database with bench/export.py's project (items x 3 annotations,
 40 tokens each) and an agreement project (tests/qc/agreement_data.py: items x variants x
@@ -13,14 +14,16 @@ of the broker, and times, from the request to the published result, the export (
 vote, `docs` layout, as a zip) and the agreement report, `--repeat` times alternating.
 
 Prints each run's wall time, per-chunk timings from the workers' task logs (count, sum,
-median, max for each task: the chunks, the assemblies), each worker's busy time, the CPU
+median, max for each task: the chunks, the assemblies; for the agreement report also by
+kind of chunk, and its largest chunk against the median), each worker's busy time, the CPU
 seconds the workers and this database's PostgreSQL backends spent in the run (read from
 /proc; other databases' backends are not counted), the speed-up of 2 workers over 1, and
 whether the outputs are identical (the sha256 of the export's data files, the stored
 report's sha256). Goal
 (issue 23 section 3): at least 1.7x with 2 workers and identical output. The machine is
 shared with other sessions: run it more than once (`--reuse-database` skips the filling
-when the database already holds both projects).
+when the database already holds the projects), and read the load averages it prints.
+`--jobs agreement` fills and times the agreement report alone.
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ from bench.common import ProcessCpuSampler, recreate_database, run_child
 
 AGREEMENT_PROJECT = "bench scale-out agreement"
 TASK_DONE = re.compile(r"Task ([\w.]+)\[([0-9a-f-]+)\] succeeded in ([\d.]+)s")
+# qc/agreement.py logs each chunk's computing time with its kind and key.
+AGREEMENT_CHUNK_DONE = re.compile(
+    r"agreement report \d+: (\w+) chunk '([^']*)' computed in ([\d.]+) s"
+)
 
 
 def _django(env: dict) -> None:
@@ -57,11 +64,13 @@ def _django(env: dict) -> None:
 
 def child_agreement_populate(items: int, variants: int, annotators: int) -> None:
     _django({})
+    from django.core.management import call_command
     from django.db import connection
 
     from tests.qc.agreement_data import agreement_project
 
     started = time.perf_counter()
+    call_command("migrate", verbosity=0)  # when the export's filling has not run it
     agreement_project(name=AGREEMENT_PROJECT, items=items, variants=variants, annotators=annotators)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
@@ -190,29 +199,53 @@ def run_agreement(project) -> tuple[float, str]:
     return seconds, hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def task_timings(logs: list[Path], offsets: list[int]) -> tuple[dict, list[float]]:
-    """Seconds of each finished task by name, and each worker's busy seconds, from the
-    lines the workers logged after `offsets`."""
+def task_timings(logs: list[Path], offsets: list[int]) -> tuple[dict, list[float], dict]:
+    """Seconds of each finished task by name, each worker's busy seconds, and the agreement
+    chunks' computing seconds by kind and key, from the lines the workers logged after
+    `offsets`."""
     by_task: dict[str, list[float]] = defaultdict(list)
+    chunks: dict[tuple[str, str], float] = {}
     busy = []
     for log, offset in zip(logs, offsets, strict=True):
         total = 0.0
         with open(log) as handle:
             handle.seek(offset)
-            for match in TASK_DONE.finditer(handle.read()):
-                by_task[match.group(1).rsplit(".", 1)[-1]].append(float(match.group(3)))
-                total += float(match.group(3))
+            text = handle.read()
+        for match in TASK_DONE.finditer(text):
+            by_task[match.group(1).rsplit(".", 1)[-1]].append(float(match.group(3)))
+            total += float(match.group(3))
+        for match in AGREEMENT_CHUNK_DONE.finditer(text):
+            chunks[(match.group(1), match.group(2))] = float(match.group(3))
         busy.append(total)
-    return by_task, busy
+    return by_task, busy, chunks
 
 
-def print_timings(by_task: dict, busy: list[float]) -> None:
+def _line(name: str, seconds: list[float], unit: str) -> str:
+    return (
+        f"      {name:24} {len(seconds):4} {unit}  sum {sum(seconds):7.2f} s  "
+        f"median {statistics.median(seconds):6.3f} s  max {max(seconds):6.3f} s"
+    )
+
+
+def print_timings(by_task: dict, busy: list[float], chunks: dict) -> None:
     for task, seconds in sorted(by_task.items()):
-        print(
-            f"      {task:24} {len(seconds):4} tasks  sum {sum(seconds):7.2f} s  "
-            f"median {statistics.median(seconds):6.3f} s  max {max(seconds):6.3f} s"
-        )
+        print(_line(task, seconds, "tasks"))
     print("      busy per worker: " + ", ".join(f"{b:.1f} s" for b in busy))
+    if not chunks:
+        return
+    by_kind: dict[str, list[float]] = defaultdict(list)
+    for (kind, _), seconds in chunks.items():
+        by_kind[kind].append(seconds)
+    print("      agreement chunks by kind (computing time, without the task's overhead):")
+    for kind, seconds in sorted(by_kind.items()):
+        print(_line(f"  {kind}", seconds, "chunks"))
+    every = list(chunks.values())
+    (kind, key), largest = max(chunks.items(), key=lambda entry: entry[1])
+    print(
+        f"      largest chunk {kind} {key!r} {largest:.2f} s = "
+        f"{largest / statistics.median(every):.1f}x the median, "
+        f"{100 * largest / sum(every):.0f}% of the chunks' total"
+    )
 
 
 def main() -> None:
@@ -224,6 +257,13 @@ def main() -> None:
     parser.add_argument("--export-chunk-items", type=int, default=5000)
     parser.add_argument("--agreement-chunk-items", type=int, default=500)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument(
+        "--jobs",
+        nargs="+",
+        choices=["export", "agreement"],
+        default=["export", "agreement"],
+        help="which jobs to fill and time (default both)",
+    )
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument(
         "--database-url",
@@ -260,27 +300,33 @@ def main() -> None:
         "EXPORT_CHUNK_ITEMS": str(args.export_chunk_items),
         "AGREEMENT_CHUNK_ITEMS": str(args.agreement_chunk_items),
     }
-    if args.reuse_database:
-        filled = agreed = {"setup_s": 0.0}
-    else:
+    filled = agreed = {"setup_s": 0.0}
+    if not args.reuse_database:
         recreate_database(args.database_url)
-        filled = run_child(str(ROOT / "bench/export.py"), "populate", str(args.items), env=env)
-        agreed = run_child(
-            __file__,
-            "agreement",
-            str(args.agreement_items),
-            str(args.variants),
-            str(args.annotators),
-            env=env,
-        )
+        if "export" in args.jobs:
+            filled = run_child(str(ROOT / "bench/export.py"), "populate", str(args.items), env=env)
+        if "agreement" in args.jobs:
+            agreed = run_child(
+                __file__,
+                "agreement",
+                str(args.agreement_items),
+                str(args.variants),
+                str(args.annotators),
+                env=env,
+            )
+    sizes = {
+        "export": f"export: {args.items} items x 3 annotations, chunks of "
+        f"{args.export_chunk_items} (filled in {filled['setup_s']:.0f} s)",
+        "agreement": f"agreement: {args.agreement_items} items x {args.variants} variants x "
+        f"{args.annotators} annotators, item chunks of {args.agreement_chunk_items} "
+        f"(filled in {agreed['setup_s']:.0f} s)",
+    }
     print(
-        f"export: {args.items} items x 3 annotations, chunks of {args.export_chunk_items} "
-        f"(filled in {filled['setup_s']:.0f} s); agreement: {args.agreement_items} items x "
-        f"{args.variants} variants x {args.annotators} annotators, item chunks of "
-        f"{args.agreement_chunk_items} (filled in {agreed['setup_s']:.0f} s)"
+        "; ".join(sizes[job] for job in args.jobs)
         + (" (database reused: sizes as filled before)" if args.reuse_database else ""),
         flush=True,
     )
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     database = args.database_url.rsplit("/", 1)[-1].split("?")[0]
     sampler = ProcessCpuSampler(
         {
@@ -297,10 +343,13 @@ def main() -> None:
     from bench.export import PROJECT
 
     user = get_user_model().objects.create(username=f"bench-{uuid.uuid4().hex[:6]}")
-    export_project = Project.objects.get(name=PROJECT)
-    agreement_project = Project.objects.get(name=AGREEMENT_PROJECT)
-    jobs = {"export": lambda: run_export(export_project, user)}
-    jobs["agreement"] = lambda: run_agreement(agreement_project)
+    jobs = {}
+    if "export" in args.jobs:
+        export_project = Project.objects.get(name=PROJECT)
+        jobs["export"] = lambda: run_export(export_project, user)
+    if "agreement" in args.jobs:
+        agreement_project = Project.objects.get(name=AGREEMENT_PROJECT)
+        jobs["agreement"] = lambda: run_agreement(agreement_project)
     walls: dict[tuple[str, int], list[float]] = defaultdict(list)
     hashes: dict[str, set[str]] = defaultdict(set)
     with tempfile.TemporaryDirectory() as folder:
@@ -324,7 +373,8 @@ def main() -> None:
                         print_timings(*task_timings(logs, offsets))
                         print(
                             f"      CPU: workers {cpu.get('workers', 0.0):.1f} s, "
-                            f"PostgreSQL ({database}) {cpu.get('database', 0.0):.1f} s",
+                            f"PostgreSQL ({database}) {cpu.get('database', 0.0):.1f} s; "
+                            f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
                             flush=True,
                         )
                 finally:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
@@ -600,6 +601,7 @@ def agreement_chunk_run(*, report_id: int, attempt: str, chunk: dict, bound: int
     if not _running(report_id, attempt).update(heartbeat_at=timezone.now()):
         return "stopped"
     name = f"{chunk['kind']} chunk {chunk['key']!r}"
+    started = time.perf_counter()
     try:
         with _Heartbeat(report_id, attempt):
             data = _chunk_figures(report.project, report_id, attempt, chunk, bound)
@@ -613,6 +615,10 @@ def agreement_chunk_run(*, report_id: int, attempt: str, chunk: dict, bound: int
         error = f"{_internal(exc)} (in {name}); the previous report is kept"
         _finish_failed(report_id, attempt, error)
         return "failed"
+    # bench/scale_out.py reads these lines for its per-chunk timings.
+    logger.info(
+        "agreement report %s: %s computed in %.3f s", report_id, name, time.perf_counter() - started
+    )
     with transaction.atomic():
         if not _running(report_id, attempt).select_for_update().exists():
             return "stopped"

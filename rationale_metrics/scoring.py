@@ -16,8 +16,8 @@ from rationale_metrics import extensions
 from rationale_metrics.classification import classification_report, entropy_rows, kl_rows
 from rationale_metrics.eraser import EraserDataset, Instance
 from rationale_metrics.prediction_table import PredictionTable, ThresholdedScores
-from rationale_metrics.segments import Segments
-from rationale_metrics.soft import soft_metrics_per_segment
+from rationale_metrics.segments import Segments, ranges
+from rationale_metrics.soft import SoftPerKey, soft_metrics_of_positives
 from rationale_metrics.spans import SpanTable, instance_prf, iou_f1, top_k_tables
 
 DEFAULT_IOU_THRESHOLDS = (0.5,)
@@ -120,17 +120,6 @@ def _predicted_spans(table: PredictionTable, rationale_key: np.ndarray) -> SpanT
 # ---------------------------------------------------------------- soft scores
 
 
-SoftPerKey = tuple[np.ndarray, np.ndarray, np.ndarray]  # auprc, average precision, ROC AUC
-
-
-def soft_scores(truth: np.ndarray, predicted: Segments) -> dict:
-    """Mean per key of AUPRC (all keys) and of average precision and ROC AUC (keys whose
-    gold has both classes)."""
-    if not len(predicted):
-        return soft_means((np.zeros(0), np.zeros(0), np.zeros(0)))
-    return soft_means(soft_metrics_per_segment(truth, predicted.values, predicted.lengths))
-
-
 def soft_means(per_key: SoftPerKey) -> dict:
     """The soft figures from each key's AUPRC, average precision and ROC AUC, in key order."""
     auprc, ap, roc = per_key
@@ -151,10 +140,11 @@ def _slice_bounds(start: np.ndarray, end: np.ndarray, length: np.ndarray):
     return start, end
 
 
-def _segment_truth(
+def _positive_positions(
     predicted: Segments, rationale_key: np.ndarray, gold: SpanTable, n_keys: int
 ) -> np.ndarray:
-    """1 where a vector position lies in a gold span of that rationale's key, else 0."""
+    """The positions in `predicted.values` that lie in a gold span of their rationale's
+    key, ascending, each once."""
     row_of_key = np.full(n_keys, -1, dtype=np.int64)
     row_of_key[rationale_key] = np.arange(len(rationale_key))
     rows = row_of_key[gold.key]
@@ -162,11 +152,8 @@ def _segment_truth(
     rows = rows[has_row]
     start, end = _slice_bounds(gold.start[has_row], gold.end[has_row], predicted.lengths[rows])
     covers = start < end
-    offset = predicted.starts[rows][covers]
-    marks = np.zeros(len(predicted.values) + 1, dtype=np.int64)
-    np.add.at(marks, offset + start[covers], 1)
-    np.add.at(marks, offset + end[covers], -1)
-    return (np.cumsum(marks[:-1]) > 0).astype(np.int64)
+    rows, start, end = rows[covers], start[covers], end[covers]
+    return np.unique(ranges(predicted.starts[rows] + start, end - start))
 
 
 # ---------------------------------------------------------------- classification
@@ -356,8 +343,8 @@ def soft_per_key_of_lines(
         ("sentence", table.soft_sentences, gold.sentence_spans),
     ):
         if segments is not None:
-            truth = _segment_truth(segments, rationale_key, spans, n_keys)
-            found[kind] = soft_metrics_per_segment(truth, segments.values, segments.lengths)
+            positives = _positive_positions(segments, rationale_key, spans, n_keys)
+            found[kind] = soft_metrics_of_positives(segments.values, segments.lengths, positives)
     return found
 
 
@@ -410,8 +397,8 @@ def score_predictions(
                     f"the predictions have {len(segments)}"
                 )
         else:
-            truth = _segment_truth(segments, rationale_key, spans, n_keys)
-            per_key = soft_metrics_per_segment(truth, segments.values, segments.lengths)
+            positives = _positive_positions(segments, rationale_key, spans, n_keys)
+            per_key = soft_metrics_of_positives(segments.values, segments.lengths, positives)
         scores[f"{kind}_soft_metrics"] = soft_means(per_key)
     if len(table) and table.classification is not None:
         labels = sorted({i.classification for i in dataset.instances() if i.classification})

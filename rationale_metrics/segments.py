@@ -98,6 +98,31 @@ def descending_within_segments(
     return np.lexsort((-values, np.repeat(np.arange(n), lengths)))
 
 
+def ascending_within_segments(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The values sorted within each segment, from the lowest, segments in place.
+
+    The values only: sorting them costs about half of finding their order (argsort)."""
+    n = len(lengths)
+    if n == 0:
+        return values[:0].copy()
+    rows = _as_rows(values, lengths, np.inf)  # padding sorts last
+    if rows is not None:
+        rows = np.sort(rows, axis=1)
+        if rows.size == len(values):
+            return rows.reshape(-1)
+        return rows[np.arange(rows.shape[1]) < lengths[:, None]]
+    if lengths.mean() > 512:
+        # Few long segments of different lengths: sort each alone.
+        starts = np.cumsum(lengths) - lengths
+        return np.concatenate(
+            [
+                np.sort(values[s : s + m])
+                for s, m in zip(starts.tolist(), lengths.tolist(), strict=True)
+            ]
+        )
+    return values[np.lexsort((values, np.repeat(np.arange(n), lengths)))]
+
+
 # Work on about this many values at a time: a few megabytes per temporary array, which
 # the allocator hands back and reuses. One pass over Evidence Inference's 4.5 million soft
 # scores at once made 36 MB temporaries that were mapped and unmapped per operation:

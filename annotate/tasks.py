@@ -13,11 +13,13 @@ def import_job_execute(job_id: int) -> str:
 # A chord's chunk keeps its result (every other task ignores its own): the result backend
 # counts the finished chunks to start the last step.
 @shared_task(bind=True, acks_late=True, ignore_result=False, max_retries=3)
-def import_chunk(self, job_id: int, attempt: str, index: int, start: int, stop: int) -> str:
+def import_chunk(
+    self, job_id: int, attempt: str, index: int, start: int, stop: int, plan: dict | None = None
+) -> str:
     return chunk_run_or_fail(
         self,
         lambda: import_chunks.import_chunk_run(
-            job_id=job_id, attempt=attempt, index=index, start=start, stop=stop
+            job_id=job_id, attempt=attempt, index=index, start=start, stop=stop, plan=plan
         ),
         lambda error: import_chunks.import_job_fail(job_id=job_id, attempt=attempt, error=error),
         what=f"chunk {index}",
@@ -26,9 +28,11 @@ def import_chunk(self, job_id: int, attempt: str, index: int, start: int, stop: 
 
 
 @shared_task(acks_late=True)
-def import_publish(job_id: int, attempt: str, chunks: int, labels: list[str]) -> str:
+def import_publish(
+    job_id: int, attempt: str, chunks: int, labels: list[str], warnings: list[str] | None = None
+) -> str:
     return import_chunks.import_publish_run(
-        job_id=job_id, attempt=attempt, chunks=chunks, labels=labels
+        job_id=job_id, attempt=attempt, chunks=chunks, labels=labels, warnings=warnings
     ).status
 
 

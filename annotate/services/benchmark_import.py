@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,7 @@ from annotate.benchmark_mapping import (
 )
 from annotate.models import ImportFormat, Item, Project, TaskType
 from annotate.services.dataset_import import (
+    GIVEN_TOKENS,
     WRITE_BATCH,
     ImportSummary,
     _adopt_labels,
@@ -35,26 +38,39 @@ from annotate.services.dataset_import import (
     _ProjectWriter,
     _TaskFields,
     _Throttled,
+    staged_item,
 )
 from annotate.tokenization import tokenize_texts, tokenizer_name
+from annotate.upload_slices import numbered_records
 from rationale_metrics.benchmark_format import (
     MAX_LINE_BYTES,
+    BenchmarkInstance,
     SentId,
     gold_record,
+    parse_gold_line,
     read_benchmark_gold,
+    task_layout,
 )
 from rationale_metrics.eraser import Evidence, Instance
 from rationale_metrics.jsonl import iter_json_objects
 from rationale_metrics.problems import ProblemList
 
-GIVEN = "given"
+
+@dataclass
+class BenchmarkChecked:
+    """A benchmark file read and checked whole, with what the project adopts from it."""
+
+    task: str
+    instances: list[BenchmarkInstance]
+    original_of: dict[SentId, SentId]
+    labels: list[str]
 
 
-def benchmark_import_file(
+def benchmark_checked(
     project: Project, path: Path, label: str, progress: _Throttled
-) -> ImportSummary:
-    """Import `path` into `project`; DataValidationError (nothing written) on any problem."""
-    summary = ImportSummary(source_format=ImportFormat.BENCHMARK)
+) -> BenchmarkChecked:
+    """Read and check the benchmark file at `path` for `project`; DataValidationError with
+    every problem found."""
     problems = ProblemList()
     task = _task_for(project, path, label, problems)
     problems.raise_if_any()
@@ -67,13 +83,56 @@ def benchmark_import_file(
         original_of = originals_of(instances, label, problems)
     check_instances(instances, task, label, problems)
     progress("reading", len(instances), len(instances))
-    mapped = [item_from_instance(inst, task, project.language) for inst in instances]
     labels: list[str] = []
     if task != "reading_comprehension":
+        # As item_from_instance labels the item: the class as text.
         labels = _check_labels(
-            project, ((m.label, label, m.line, "sent_label") for m in mapped), problems
+            project,
+            ((str(inst.label), label, inst.line, "sent_label") for inst in instances),
+            problems,
         )
     problems.raise_if_any()
+    return BenchmarkChecked(task, instances, original_of, labels)
+
+
+def benchmark_conflicts(
+    writer: _ProjectWriter, checked: BenchmarkChecked, language: str, label: str
+) -> ProblemList:
+    """Lines whose item, or one of whose texts, the project already holds otherwise. Only
+    the lines that name something it holds are mapped: the others cannot conflict."""
+    problems = ProblemList()
+    if not writer.existing_items and not writer.existing_docs:
+        return problems
+    for inst in checked.instances:
+        item = item_from_instance(inst, checked.task, language)
+        key = str(item.sent_id)
+        if key not in writer.existing_items and not any(
+            d.docid in writer.existing_docs for d in item.documents
+        ):
+            continue
+        conflict = writer.item_conflict(
+            key, _fingerprint(inst, checked.task, language, checked.original_of)
+        )
+        spacy_name = tokenizer_name(language)
+        for doc in item.documents:
+            tokenizer = spacy_name if doc.token_offsets is None else GIVEN_TOKENS
+            conflict = conflict or writer.document_conflict(
+                doc.docid, hashlib.sha256(doc.text.encode("utf-8")).hexdigest(), tokenizer
+            )
+        if conflict:
+            problems.add(label, item.line, "sent_id", conflict)
+    return problems
+
+
+def benchmark_import_file(
+    project: Project, path: Path, label: str, progress: _Throttled
+) -> ImportSummary:
+    """Import `path` into `project`; DataValidationError (nothing written) on any problem."""
+    summary = ImportSummary(source_format=ImportFormat.BENCHMARK)
+    checked = benchmark_checked(project, path, label, progress)
+    task, instances, original_of = checked.task, checked.instances, checked.original_of
+    mapped = [item_from_instance(inst, task, project.language) for inst in instances]
+    problems = ProblemList()
 
     fingerprints = {
         str(inst.sent_id): _fingerprint(inst, task, project.language, original_of)
@@ -93,7 +152,7 @@ def benchmark_import_file(
             if conflict:
                 problems.add(label, item.line, "sent_id", conflict)
         problems.raise_if_any()
-        _adopt_labels(project, labels, summary)
+        _adopt_labels(project, checked.labels, summary)
         present = set(writer.existing_items)
         fresh = [m for m in mapped if str(m.sent_id) not in present]
         summary.items_unchanged += len(mapped) - len(fresh)
@@ -108,8 +167,59 @@ def benchmark_import_file(
                 {str(m.sent_id): _task_fields(m) for m in batch},
             )
             progress("writing", start + len(batch), len(fresh))
-        _link_perturbations(project, fresh, original_of)
+        perturbation_links_write(
+            project,
+            [
+                (str(m.sent_id), str(original_of[m.sent_id]), m.perturbation_types)
+                for m in fresh
+                if m.sent_id in original_of
+            ],
+        )
     return summary
+
+
+def benchmark_staged_records(
+    project: Project, path: Path, label: str, start: int, stop: int, originals: list
+) -> Iterator[dict]:
+    """The staged items (each with its documents, tokenized) of the lines start..stop-1 of
+    a checked file; `originals` pairs each perturbed line of them with its original."""
+    task = benchmark_task(project.task_type)
+    layout = task_layout(task, project.language)
+    original_of = {perturbed: original for perturbed, original in originals}
+    problems = ProblemList()
+    instances = []
+    with open(path, "rb") as stream:
+        for _, number, record in numbered_records(
+            stream, start, stop, max_line_bytes=MAX_LINE_BYTES
+        ):
+            if record is not None:
+                inst = parse_gold_line(record, number, label, problems, task, layout)
+                if inst is not None:
+                    instances.append(inst)
+    problems.raise_if_any()  # the file changed after it was checked
+    mapped = [item_from_instance(inst, task, project.language) for inst in instances]
+    documents = _prepared_documents(mapped, project.language)
+    for inst, item in zip(instances, mapped, strict=True):
+        original = original_of.get(inst.sent_id)
+        yield staged_item(
+            _instance(item, label),
+            _fingerprint(inst, task, project.language, original_of),
+            _task_fields(item),
+            where=(label, item.line, "sent_id"),
+            documents=documents[str(item.sent_id)],
+            original=None if original is None else str(original),
+            perturbation_types=item.perturbation_types,
+        )
+
+
+def benchmark_chunk_originals(checked: BenchmarkChecked, start: int, stop: int) -> list:
+    """The [perturbed, original] sent_id pairs of the lines start..stop-1, which their
+    chunk needs to fingerprint them (the original may be in another chunk)."""
+    return [
+        [inst.sent_id, checked.original_of[inst.sent_id]]
+        for inst in checked.instances[start:stop]
+        if inst.sent_id in checked.original_of
+    ]
 
 
 def _task_for(project: Project, path: Path, label: str, problems: ProblemList) -> str:
@@ -188,7 +298,7 @@ def _prepared_documents(mapped: list[MappedItem], language: str) -> dict[str, li
                     spacy_name,
                 )
             else:
-                offsets, tokenizer = doc.token_offsets, GIVEN
+                offsets, tokenizer = doc.token_offsets, GIVEN_TOKENS
                 # The benchmark gives no sentence split: one sentence of all tokens.
                 sentences = np.array([[0, len(offsets)]], dtype=np.int64)
             docs.append(
@@ -229,14 +339,12 @@ def _task_fields(item: MappedItem) -> _TaskFields:
     return _TaskFields(roles=tuple(d.role for d in item.documents), answer=item.answer)
 
 
-def _link_perturbations(
-    project: Project, fresh: list[MappedItem], original_of: dict[SentId, SentId]
-) -> None:
-    """Point each new perturbed item at its original (new, or written by an earlier import)."""
-    perturbed = [m for m in fresh if m.sent_id in original_of]
-    if not perturbed:
+def perturbation_links_write(project: Project, links: list[tuple[str, str, list[str]]]) -> None:
+    """Point each new perturbed item (annotation_id, its original's, its perturbation types)
+    at its original (new, or written by an earlier import)."""
+    if not links:
         return
-    keys = {str(m.sent_id) for m in perturbed} | {str(original_of[m.sent_id]) for m in perturbed}
+    keys = {key for key, _, _ in links} | {original for _, original, _ in links}
     pks = dict(
         Item.objects.filter(project=project, annotation_id__in=keys).values_list(
             "annotation_id", "pk"
@@ -244,12 +352,8 @@ def _link_perturbations(
     )
     Item.objects.bulk_update(
         [
-            Item(
-                pk=pks[str(m.sent_id)],
-                perturbation_of_id=pks[str(original_of[m.sent_id])],
-                perturbation_types=m.perturbation_types,
-            )
-            for m in perturbed
+            Item(pk=pks[key], perturbation_of_id=pks[original], perturbation_types=types)
+            for key, original, types in links
         ],
         ["perturbation_of", "perturbation_types"],
         batch_size=WRITE_BATCH,

@@ -16,7 +16,7 @@ import time
 import uuid
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -46,18 +46,20 @@ from annotate.raw_text import RawTextRow, read_raw_rows
 from annotate.services.assignments import project_fill_rows_sync
 from annotate.task_types import options_from_query
 from annotate.tokenization import Tokenized, tokenize_texts, tokenizer_name
+from annotate.upload_slices import eraser_documents_slice, eraser_instances_slice
 from config.bulk_sql import statistics_refresh
 from config.exceptions import ApplicationError
 from config.job_queue import task_send_on_commit
-from config.storage import local_path
-from rationale_metrics.eraser import EraserDocument, Instance, read_eraser_dataset
+from rationale_metrics.eraser import EraserDocument, Evidence, Instance, read_eraser_dataset
 from rationale_metrics.problems import DataValidationError, ProblemList
-from rationale_metrics.sources import open_dataset_source
+from rationale_metrics.sources import DatasetSource, open_dataset_source
 
 logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[str, int, int], None]
 WRITE_BATCH = 500
+# The tokenizer of documents whose tokens the file gives (ERASER, the benchmark's texts).
+GIVEN_TOKENS = "given"
 
 
 @dataclass
@@ -94,6 +96,104 @@ class _TaskFields:
     roles: tuple[str, ...] = ()
     answer: dict | None = None
     options: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- staged records
+# A chunk of an ERASER or benchmark import stages its prepared documents and instances as
+# JSON lines, in the order the one-step import writes them; the last step writes them
+# back through _ProjectWriter (annotate/services/import_chunks.py).
+
+
+@dataclass
+class StagedItem:
+    instance: Instance
+    fingerprint: str
+    fields: _TaskFields
+    where: tuple  # (file, line, field) a conflict is named by
+    documents: list[_PreparedDocument]  # written with the item (the benchmark's own texts)
+    original: str | None  # the annotation_id of the item this one perturbs
+    perturbation_types: list[str]
+
+
+def staged_document(doc: _PreparedDocument) -> dict:
+    return {
+        "document": {
+            "docid": doc.docid,
+            "text": doc.text,
+            "tokens": doc.token_offsets.ravel().tolist(),
+            "sentences": doc.sentence_ranges.ravel().tolist(),
+            "tokenizer": doc.tokenizer,
+            "sha256": doc.text_sha256,
+        }
+    }
+
+
+def document_from_staged(record: dict) -> _PreparedDocument:
+    return _PreparedDocument(
+        docid=record["docid"],
+        text=record["text"],
+        token_offsets=np.asarray(record["tokens"], dtype=np.int64).reshape(-1, 2),
+        sentence_ranges=np.asarray(record["sentences"], dtype=np.int64).reshape(-1, 2),
+        tokenizer=record["tokenizer"],
+        text_sha256=record["sha256"],
+    )
+
+
+_EVIDENCE_FIELDS = tuple(f.name for f in dataclasses.fields(Evidence))
+_INSTANCE_FIELDS = tuple(f.name for f in dataclasses.fields(Instance) if f.name != "evidences")
+
+
+def staged_item(
+    inst: Instance,
+    fingerprint: str,
+    fields: _TaskFields,
+    *,
+    where: tuple,
+    documents: Iterable[_PreparedDocument] = (),
+    original: str | None = None,
+    perturbation_types: Iterable[str] = (),
+) -> dict:
+    instance = {name: getattr(inst, name) for name in _INSTANCE_FIELDS}
+    instance["evidences"] = [
+        [{name: getattr(ev, name) for name in _EVIDENCE_FIELDS} for ev in group]
+        for group in inst.evidences
+    ]
+    return {
+        "item": {
+            "instance": instance,
+            "fingerprint": fingerprint,
+            "fields": {
+                "roles": list(fields.roles),
+                "answer": fields.answer,
+                "options": fields.options,
+            },
+            "where": list(where),
+            "documents": [staged_document(d)["document"] for d in documents],
+            "original": original,
+            "perturbation_types": list(perturbation_types),
+        }
+    }
+
+
+def item_from_staged(record: dict) -> StagedItem:
+    instance = dict(record["instance"])
+    instance["evidences"] = [
+        [Evidence(**{**ev, "present_keys": tuple(ev["present_keys"])}) for ev in group]
+        for group in instance["evidences"]
+    ]
+    instance["present_keys"] = tuple(instance["present_keys"])
+    fields = record["fields"]
+    return StagedItem(
+        instance=Instance(**instance),
+        fingerprint=record["fingerprint"],
+        fields=_TaskFields(
+            roles=tuple(fields["roles"]), answer=fields["answer"], options=fields["options"]
+        ),
+        where=tuple(record["where"]),
+        documents=[document_from_staged(d) for d in record["documents"]],
+        original=record["original"],
+        perturbation_types=record["perturbation_types"],
+    )
 
 
 def _sha256(text: str) -> str:
@@ -307,13 +407,25 @@ def _prepare_eraser_document(doc: EraserDocument) -> _PreparedDocument:
         text=doc.text,
         token_offsets=doc.token_offsets,
         sentence_ranges=doc.sentence_ranges,
-        tokenizer="given",
+        tokenizer=GIVEN_TOKENS,
         text_sha256=_sha256(doc.text),
     )
 
 
-def _import_eraser(project: Project, path: Path, label: str, progress: _Throttled) -> ImportSummary:
-    summary = ImportSummary(source_format=ImportFormat.ERASER)
+@dataclass
+class EraserChecked:
+    """An ERASER dataset read and checked whole, with what the project adopts from it."""
+
+    documents: list[EraserDocument]
+    instances: list[Instance]
+    task_fields: dict[str, _TaskFields]
+    labels: list[str]
+    warnings: list[str]
+
+
+def eraser_checked(project: Project, path: Path, label: str, progress: _Throttled) -> EraserChecked:
+    """Read and check the ERASER dataset at `path` for `project`; DataValidationError
+    with every problem found."""
     try:
         source = open_dataset_source(path, label=label)
     except (OSError, ValueError) as exc:
@@ -332,12 +444,7 @@ def _import_eraser(project: Project, path: Path, label: str, progress: _Throttle
             problems = ProblemList()
             problems.add(label, None, None, f"the archive is corrupt: {exc}")
             raise DataValidationError(problems) from exc
-    summary.warnings = [
-        f"{split}.jsonl is absent: imported as an empty split" for split in dataset.missing_splits
-    ]
     instances = dataset.instances()
-    documents = [_prepare_eraser_document(d) for d in dataset.documents.values()]
-    fingerprints = [(inst, _instance_fingerprint(inst)) for inst in instances]
     problems = ProblemList()
     task_fields: dict[str, _TaskFields] = {}
     if project.task_type == TaskType.MULTIPLE_CHOICE:
@@ -351,6 +458,43 @@ def _import_eraser(project: Project, path: Path, label: str, progress: _Throttle
             problems,
         )
     problems.raise_if_any()
+    return EraserChecked(
+        documents=list(dataset.documents.values()),
+        instances=instances,
+        task_fields=task_fields,
+        labels=labels,
+        warnings=[
+            f"{split}.jsonl is absent: imported as an empty split"
+            for split in dataset.missing_splits
+        ],
+    )
+
+
+def eraser_conflicts(writer: _ProjectWriter, checked: EraserChecked, label: str) -> ProblemList:
+    """Documents and instances the project already holds otherwise. Only those whose docid
+    or annotation_id it holds are hashed: the others cannot conflict."""
+    problems = ProblemList()
+    for doc in checked.documents:
+        if doc.docid in writer.existing_docs:
+            conflict = writer.document_conflict(doc.docid, _sha256(doc.text), GIVEN_TOKENS)
+            if conflict:
+                problems.add(label, None, f"docs/{doc.docid}", conflict)
+    for inst in checked.instances:
+        if inst.key in writer.existing_items:
+            conflict = writer.item_conflict(inst.key, _instance_fingerprint(inst))
+            if conflict:
+                problems.add(inst.file, inst.line, "annotation_id", conflict)
+    return problems
+
+
+def _import_eraser(project: Project, path: Path, label: str, progress: _Throttled) -> ImportSummary:
+    summary = ImportSummary(source_format=ImportFormat.ERASER)
+    checked = eraser_checked(project, path, label, progress)
+    summary.warnings = checked.warnings
+    instances = checked.instances
+    documents = [_prepare_eraser_document(d) for d in checked.documents]
+    fingerprints = [(inst, _instance_fingerprint(inst)) for inst in instances]
+    problems = ProblemList()
 
     with transaction.atomic():
         project = _lock_project(project)
@@ -364,15 +508,45 @@ def _import_eraser(project: Project, path: Path, label: str, progress: _Throttle
             if conflict:
                 problems.add(inst.file, inst.line, "annotation_id", conflict)
         problems.raise_if_any()
-        _adopt_labels(project, labels, summary)
+        _adopt_labels(project, checked.labels, summary)
         total = len(documents) + len(instances)
         for start in range(0, len(documents), WRITE_BATCH):
             writer.write_documents(documents[start : start + WRITE_BATCH])
             progress("writing", start + WRITE_BATCH, total)
         for start in range(0, len(fingerprints), WRITE_BATCH):
-            writer.write_instances(fingerprints[start : start + WRITE_BATCH], task_fields)
+            writer.write_instances(fingerprints[start : start + WRITE_BATCH], checked.task_fields)
             progress("writing", len(documents) + start + WRITE_BATCH, total)
     return summary
+
+
+def eraser_staged_records(
+    project: Project, source: DatasetSource, start: int, stop: int, documents: int
+) -> Iterator[dict]:
+    """The staged records of a checked dataset's units start..stop-1: its documents
+    (units 0..documents-1) with their tokens and hashes, then its instances with their
+    fingerprints (see annotate/upload_slices.py for the order)."""
+    limit = settings.IMPORT_MAX_LINE_BYTES
+    for doc in eraser_documents_slice(
+        source, min(start, documents), min(stop, documents), max_line_bytes=limit
+    ):
+        yield staged_document(_prepare_eraser_document(doc))
+    problems = ProblemList()
+    multiple_choice = project.task_type == TaskType.MULTIPLE_CHOICE
+    for inst in eraser_instances_slice(
+        source,
+        max(start, documents) - documents,
+        max(stop, documents) - documents,
+        max_line_bytes=limit,
+        problems=problems,
+    ):
+        options = options_from_query(inst.query) if multiple_choice else []
+        yield staged_item(
+            inst,
+            _instance_fingerprint(inst),
+            _TaskFields(options=options),
+            where=(inst.file, inst.line, "annotation_id"),
+        )
+    problems.raise_if_any()  # the file changed after it was checked
 
 
 def _eraser_options(instances: list[Instance], problems: ProblemList) -> dict[str, _TaskFields]:
@@ -737,8 +911,8 @@ def import_job_run(*, job_id: int) -> ImportJob:
     """Run a queued import. Safe to call twice: finished jobs are left as they are, and a
     running one (its worker died) starts again from nothing under a new attempt.
 
-    Raw texts are tokenized in chunks, over the workers when there is a broker
-    (annotate/services/import_chunks.py); the other formats in this one step."""
+    Every format is prepared in chunks, over the workers when there is a broker
+    (annotate/services/import_chunks.py)."""
     with transaction.atomic():
         job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
@@ -759,30 +933,11 @@ def import_job_run(*, job_id: int) -> ImportJob:
                 "progress_total",
             ]
         )
-    if job.source_format in (ImportFormat.JSONL, ImportFormat.CSV):
-        from annotate.services.import_chunks import import_job_split
+    # Checked whole, prepared in chunks (over the workers when there is a broker), written
+    # in one transaction: annotate/services/import_chunks.py.
+    from annotate.services.import_chunks import import_job_split
 
-        return import_job_split(job, attempt)
-    try:
-        # Through the storage: the upload may have been received on another machine.
-        with local_path(job.upload.name, job.upload.storage) as upload_path:
-            summary = dataset_import(
-                project=job.project,
-                path=upload_path,
-                source_format=job.source_format,
-                label=job.source_name,
-                progress=import_progress_reporter(job.pk),
-            )
-    except Exception as exc:
-        return import_job_end(job, attempt, **import_failure(exc, job.pk))
-    return import_job_end(
-        job,
-        attempt,
-        status=JobStatus.SUCCEEDED,
-        summary=summary.as_dict(),
-        progress_done=summary.items_created + summary.items_unchanged,
-        progress_total=summary.items_created + summary.items_unchanged,
-    )
+    return import_job_split(job, attempt)
 
 
 def import_progress_reporter(job_id: int) -> ProgressCallback:

@@ -36,11 +36,11 @@ def test_a_rejected_upload_is_deleted(db, project, role_users, django_capture_on
 def test_an_upload_whose_import_crashed_is_deleted(
     db, project, role_users, django_capture_on_commit_callbacks, monkeypatch
 ):
-    def crash(**kwargs):
+    def crash(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    # The module, which the package's `dataset_import` function hides.
-    monkeypatch.setattr(import_module("annotate.services.dataset_import"), "dataset_import", crash)
+    # The job's check of the whole dataset, before its chunks (import_chunks.py).
+    monkeypatch.setattr(import_module("annotate.services.import_chunks"), "eraser_checked", crash)
 
     job = upload_job(
         project, role_users["admin"], "ds.zip", zipped_dataset(), django_capture_on_commit_callbacks

@@ -37,11 +37,10 @@ from typing import IO, Any
 
 import orjson
 
+from rationale_metrics.choices import LANGUAGES, TASKS
 from rationale_metrics.jsonl import collector_paused, iter_json_objects, json_kind
 from rationale_metrics.problems import ProblemList
 
-TASKS = ("sentiment", "similarity", "reading_comprehension")
-LANGUAGES = ("en", "zh")
 ORIGINAL, PERTURBED = "ori", "disturb"
 MAX_LINE_BYTES = 16 * 1024 * 1024
 

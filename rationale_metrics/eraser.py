@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from rationale_metrics.choices import SPLITS
 from rationale_metrics.jsonl import (
     collector_paused,
     iter_json_objects,
@@ -22,7 +23,6 @@ from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import UTF8_BOM, DatasetSource, utf8_error
 from rationale_metrics.span_rules import span_problem
 
-SPLITS = ("train", "val", "test")
 INSTANCE_KEYS = ("annotation_id", "classification", "docids", "evidences", "query", "query_type")
 EVIDENCE_KEYS = ("docid", "start_token", "end_token", "start_sentence", "end_sentence", "text")
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024

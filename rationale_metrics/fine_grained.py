@@ -27,10 +27,9 @@ from rationale_metrics.benchmark_format import (
     BenchmarkPrediction,
     SentId,
 )
+from rationale_metrics.choices import COMPARISONS, GOLD_CHOICES
 from rationale_metrics.extensions import map_consistency
-from rationale_metrics.gold_sets import GOLD_CHOICES, choose_gold, token_f1
-
-COMPARISONS = ("float", "exact")
+from rationale_metrics.gold_sets import choose_gold, token_f1
 
 # The rationale length ratio the benchmark's own pipeline cuts every explainer's ranking at
 # (its top ceil(ratio x n) tokens per sentence), per task and language; one per sentence.

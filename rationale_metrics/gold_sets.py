@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fractions import Fraction
 
-GOLD_CHOICES = ("greedy_union", "best_single_set")
-
 
 def token_f1(gold: Sequence[int], predicted: Sequence[int], *, exact: bool = False):
     """F1 of predicted token indexes against gold ones: precision over the predicted list's

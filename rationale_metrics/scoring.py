@@ -13,15 +13,13 @@ from functools import cached_property
 import numpy as np
 
 from rationale_metrics import extensions
+from rationale_metrics.choices import DEFAULT_AOPC_THRESHOLDS, DEFAULT_IOU_THRESHOLDS
 from rationale_metrics.classification import classification_report, entropy_rows, kl_rows
 from rationale_metrics.eraser import EraserDataset, Instance
 from rationale_metrics.prediction_table import PredictionTable, ThresholdedScores
 from rationale_metrics.segments import Segments, ranges
 from rationale_metrics.soft import SoftPerKey, soft_metrics_of_positives
 from rationale_metrics.spans import SpanTable, instance_prf, iou_f1, top_k_tables
-
-DEFAULT_IOU_THRESHOLDS = (0.5,)
-DEFAULT_AOPC_THRESHOLDS = (0.01, 0.05, 0.1, 0.2, 0.5)
 
 Key = tuple[str, str]  # (annotation_id as str, docid)
 

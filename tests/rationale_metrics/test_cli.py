@@ -1,6 +1,9 @@
 """The command line: score writes the reference keys, explain writes a complete file."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -264,3 +267,58 @@ def test_unknown_ids_ignored_without_strict_are_named_in_a_warning(tmp_path, mov
     assert code == 0
     assert "warning: p.jsonl:1: annotation_id: 'negR_8000.txt' is not in the split val" in err
     assert "ignored" in err
+
+
+SCORE_IN_A_FRESH_PROCESS = """
+import json, os, sys
+from rationale_metrics.cli import main
+before = sorted(sys.modules)
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "before": before, "after": sorted(sys.modules),
+                  "blas": os.environ.get("OPENBLAS_NUM_THREADS")}))
+"""
+
+
+def test_score_imports_only_what_it_runs_and_starts_one_blas_thread(tmp_path, movies):
+    args = [
+        "score",
+        "--data_dir",
+        str(movies),
+        "--split",
+        "val",
+        "--results",
+        str(movies.parent / "preds" / "oracle.jsonl"),
+        "--score_file",
+        str(tmp_path / "scores.json"),
+    ]
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    run = subprocess.run(
+        [sys.executable, "-c", SCORE_IN_A_FRESH_PROCESS, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+
+    assert seen["code"] == 0
+    assert "numpy" not in seen["before"]  # the command line alone does not load it
+    assert "numpy" in seen["after"]
+    assert not {"rationale_metrics.benchmark_format", "rationale_metrics.fine_grained"} & set(
+        seen["after"]
+    )
+    assert seen["blas"] == "1"
+
+
+def test_a_users_blas_thread_setting_is_kept(tmp_path, movies):
+    args = ["validate", "--data_dir", str(movies)]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}
+    run = subprocess.run(
+        [sys.executable, "-c", SCORE_IN_A_FRESH_PROCESS, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+
+    assert json.loads(run.stdout.strip().splitlines()[-1])["blas"] == "2"

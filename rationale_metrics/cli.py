@@ -424,8 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 # OpenBLAS starts a thread per core as numpy is imported: on a 2-core machine that import
 # took 60 ms more CPU and 90 ms more wall time than with one thread, for commands whose
-# numpy work is elementwise and never calls BLAS. `explain` fits models, which may.
-SINGLE_THREADED_COMMANDS = {"score", "validate", "fine-grained", "agreement", "plausibility"}
+# numpy work is elementwise and never calls BLAS. `explain` fits models and `agreement`
+# multiplies matrices, which BLAS's threads may speed up.
+SINGLE_THREADED_COMMANDS = {"score", "validate", "fine-grained"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,13 +7,14 @@ and permutation tests between variants.
 
 A run is split into chunks that each read only the annotations they need and store their
 figures as an `AgreementPart`: one chunk per variant, per group of workers who saw the
-same variants, per qualification cohort, per range of items (the agreement with the
-majority) and one for the cohort matrix; then, once those are in, one chunk per pair of
-variants (the cross-variant kappa and the permutation test, which reads the two variants'
-per-item kappas). One assembly writes the report from the parts. With a broker the
-chunks go to the workers as two Celery chords; without one (eager mode), with
-`AGREEMENT_CHUNKED` off, or with a single chunk, the same functions run one after the
-other in the job's own process. A chunk's figures depend only on its own annotations, so
+same variants, per qualification cohort, and per range of items (the agreement with the
+majority, and each range's share of the variant and cohort kappa matrices, merged by
+qc/kappa_cells.py into exactly the figures computed over every item at once); then, once
+those are in, one chunk per pair of variants (the permutation test, which reads the two
+variants' per-item kappas). One assembly writes the report from the parts. With a broker
+the chunks go to the workers as two Celery chords, largest first; without one (eager
+mode), with `AGREEMENT_CHUNKED` off, or with a single chunk, the same functions run one
+after the other in the job's own process. A chunk's figures depend only on its own annotations, so
 both ways store the same report.
 
 Every run has an attempt token: a chunk or an assembly of a superseded or failed attempt
@@ -29,12 +30,13 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import timedelta
 from itertools import combinations
 
 import numpy as np
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Count, Max
+from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project, RationaleSpan
@@ -42,6 +44,7 @@ from annotate.tokenization import stop_word_rule
 from config.exceptions import ApplicationError
 from config.job_queue import task_send_on_commit
 from qc.cohorts import COHORTS, NO_RECORD
+from qc.kappa_cells import cell_contributions, cells_merged
 from qc.models import AgreementPart, AgreementReport, ProjectWorker, QualityFlag, ReportStatus
 from rationale_metrics.agreement import (
     TokenAnnotation,
@@ -55,19 +58,14 @@ from rationale_metrics.agreement import (
     mean_pairwise_kappa,
     permutation_test,
     summarize,
-    variant_agreement,
 )
 
 logger = logging.getLogger(__name__)
+# A line per chunk with its computing time, logged as the workers log their task lines
+# (CELERY_TRACE_LOG_LEVEL); bench/scale_out.py reads them.
+chunk_timing_logger = logging.getLogger("qc.agreement.chunks")
 
-VARIANT, PAIR, WORKERS, COHORT, ITEMS, COHORT_MATRIX = (
-    "variant",
-    "pair",
-    "workers",
-    "cohort",
-    "items",
-    "cohort_matrix",
-)
+VARIANT, PAIR, WORKERS, COHORT, ITEMS = ("variant", "pair", "workers", "cohort", "items")
 UNDEFINED_POLICY = "exclude"
 
 
@@ -79,6 +77,7 @@ class _Annotation:
     seconds: float
     tokens: set[int]  # indexes into the item's concatenated documents
     cohort: str = NO_RECORD
+    order: int = 0  # the assignment's id: annotations are read in this order
 
 
 def _submitted_count(project: Project) -> int:
@@ -119,6 +118,7 @@ def _load(
         chosen_rows = chosen_rows.filter(item__pk__range=items)
     rows = list(
         chosen_rows.values_list(
+            "pk",
             "item_id",
             "worker__username",
             "variant__name",
@@ -126,7 +126,7 @@ def _load(
             "annotation__time_spent_ms",
         ).order_by("pk")
     )
-    item_ids = {r[0] for r in rows}
+    item_ids = {r[1] for r in rows}
     item_tokens: dict[int, list[str]] = defaultdict(list)
     offsets: dict[tuple[int, int], int] = {}
     links = (
@@ -138,7 +138,7 @@ def _load(
         offsets[(item_id, doc_id)] = len(item_tokens[item_id])
         item_tokens[item_id].extend(text[s:e] for s, e in tokens.tolist())
     chosen: dict[int, set] = defaultdict(set)
-    annotation_item = {r[3]: r[0] for r in rows}
+    annotation_item = {r[4]: r[1] for r in rows}
     spans = RationaleSpan.objects.filter(
         rationale_set__annotation_id__in=list(annotation_item)
     ).values_list("rationale_set__annotation_id", "document_id", "start_token", "end_token")
@@ -153,8 +153,9 @@ def _load(
             (time_ms or 0) / 1000,
             chosen.get(annotation_id, set()),
             cohorts.get(worker) or NO_RECORD,
+            order,
         )
-        for item_id, worker, variant, annotation_id, time_ms in rows
+        for order, item_id, worker, variant, annotation_id, time_ms in rows
     ]
     return annotations, item_tokens
 
@@ -274,17 +275,21 @@ def _with_quality(project: Project, rows: list[dict]) -> list[dict]:
     return rows
 
 
-def _matrix(annotations, item_tokens, *, key, unit=lambda a: str(a.item_id), cells=None) -> dict:
-    """Kappa between the groups `key` names, over pairs of annotations of the same `unit`."""
-    return variant_agreement(
+def _cell_contributions(
+    annotations, item_tokens, *, key, unit=lambda a: str(a.item_id), met_within_cell=False
+) -> dict:
+    """What a range of items adds to the kappa matrix between the groups `key` names, over
+    pairs of annotations of the same `unit` (qc/kappa_cells.py merges the ranges)."""
+    return cell_contributions(
         [
             TokenAnnotation(
                 unit(a), a.worker, key(a), len(item_tokens[a.item_id]), frozenset(a.tokens)
             )
             for a in annotations
         ],
+        [a.order for a in annotations],
         undefined=UNDEFINED_POLICY,
-        only=cells,
+        met_within_cell=met_within_cell,
     )
 
 
@@ -301,15 +306,31 @@ def _cohort_row(name: str, annotations, item_tokens, stop_words) -> dict:
     }
 
 
-def _cohort_matrix(annotations, item_tokens) -> dict:
-    """The cohort x cohort kappa matrix: two cohorts are compared only on the same item
-    under the same variant."""
-    return _matrix(
-        annotations,
-        item_tokens,
-        key=lambda a: a.cohort,
-        unit=lambda a: f"{a.item_id}|{a.variant}",
-    )
+def _range_figures(annotations, item_tokens, *, cohort_matrix: bool) -> dict:
+    """A range of items' share of the figures over every item: each annotator against the
+    item's majority; the variant x variant kappa matrix, a variant's diagonal as if
+    computed from its own annotations and a pair of variants from the two's, as the report
+    always did; and, with more than one cohort, the cohort x cohort matrix, where two
+    cohorts are compared only on the same item under the same variant."""
+    by_item: dict[int, list[np.ndarray]] = defaultdict(list)
+    for x in annotations:
+        by_item[x.item_id].append(_vector(x.tokens, len(item_tokens[x.item_id])))
+    figures = {
+        "values": majority_agreement_values(
+            [np.stack(by_item[i]) for i in sorted(by_item) if len(by_item[i]) >= 2]
+        ),
+        "variant_cells": _cell_contributions(
+            annotations, item_tokens, key=lambda a: a.variant, met_within_cell=True
+        ),
+    }
+    if cohort_matrix:
+        figures["cohort_cells"] = _cell_contributions(
+            annotations,
+            item_tokens,
+            key=lambda a: a.cohort,
+            unit=lambda a: f"{a.item_id}|{a.variant}",
+        )
+    return figures
 
 
 # ---------------------------------------------------------------- the chunks
@@ -318,17 +339,24 @@ def _cohort_matrix(annotations, item_tokens) -> dict:
 def agreement_plan(project_id: int) -> dict:
     """What a run covers, frozen when it starts: the first-round annotations up to the
     newest one now (`bound`), how many submitted annotations that is, and the chunks:
-    the first stage's, and the pairs of variants, which need the first stage's figures."""
+    the first stage's, and the pairs of variants, which need the first stage's figures.
+    Each chunk's `cost` is how many annotations it reads, the measure of its work by which
+    the chords send the largest first."""
     rows = _first_round(project_id)
     bound = rows.aggregate(last=Max("annotation__pk"))["last"] or 0
     seen = _submitted_count(Project(pk=project_id))
     worker_variants: dict[str, set[str]] = defaultdict(set)
-    for worker, variant in (
+    of_worker: dict[str, int] = defaultdict(int)
+    of_variant: dict[str, int] = defaultdict(int)
+    for worker, variant, n in (
         rows.filter(annotation__pk__lte=bound)
         .values_list("worker__username", "variant__name")
-        .distinct()
+        .annotate(n=Count("pk"))
+        .order_by()
     ):
         worker_variants[worker].add(variant)
+        of_worker[worker] += n
+        of_variant[variant] += n
     variants = sorted({v for names in worker_variants.values() for v in names})
     cohort_of = dict(
         ProjectWorker.objects.filter(project_id=project_id).values_list(
@@ -340,32 +368,52 @@ def agreement_plan(project_id: int) -> dict:
     for worker in sorted(worker_variants):
         by_variants[tuple(sorted(worker_variants[worker]))].append(worker)
         by_cohort[cohort_of.get(worker) or NO_RECORD].append(worker)
-    item_ids = list(
+    item_counts = list(
         rows.filter(annotation__pk__lte=bound)
-        .values_list("item_id", flat=True)
-        .distinct()
+        .values_list("item_id")
+        .annotate(n=Count("pk"))
         .order_by("item_id")
     )
     size = settings.AGREEMENT_CHUNK_ITEMS
-    chunks: list[dict] = [{"kind": VARIANT, "key": v, "variants": [v]} for v in variants]
+    chunks: list[dict] = [
+        {"kind": VARIANT, "key": v, "variants": [v], "cost": of_variant[v]} for v in variants
+    ]
     chunks += [
-        {"kind": WORKERS, "key": f"{n:05d}", "variants": list(seen_variants), "workers": names}
+        {
+            "kind": WORKERS,
+            "key": f"{n:05d}",
+            "variants": list(seen_variants),
+            "workers": names,
+            "cost": sum(of_worker[w] for w in names),
+        }
         for n, (seen_variants, names) in enumerate(sorted(by_variants.items()))
     ]
     cohorts = [c for c in COHORTS if c in by_cohort]
-    chunks += [{"kind": COHORT, "key": c, "workers": by_cohort[c]} for c in cohorts]
     chunks += [
         {
-            "kind": ITEMS,
-            "key": f"{n:05d}",
-            "items": [item_ids[start], item_ids[min(start + size, len(item_ids)) - 1]],
+            "kind": COHORT,
+            "key": c,
+            "workers": by_cohort[c],
+            "cost": sum(of_worker[w] for w in by_cohort[c]),
         }
-        for n, start in enumerate(range(0, len(item_ids), size))
+        for c in cohorts
     ]
-    if len(cohorts) > 1:
-        chunks.append({"kind": COHORT_MATRIX, "key": "all"})
+    # The figures over every item (the majority, the variant and cohort matrices) are
+    # computed by ranges of items and merged, so no chunk reads every annotation.
+    for n, start in enumerate(range(0, len(item_counts), size)):
+        in_range = item_counts[start : start + size]
+        chunks.append(
+            {
+                "kind": ITEMS,
+                "key": f"{n:05d}",
+                "items": [in_range[0][0], in_range[-1][0]],
+                "cohort_matrix": len(cohorts) > 1,
+                "cost": sum(count for _, count in in_range),
+            }
+        )
     pairs = [
-        {"kind": PAIR, "key": f"{a}|{b}", "variants": [a, b]} for a, b in combinations(variants, 2)
+        {"kind": PAIR, "key": f"{a}|{b}", "variants": [a, b], "cost": of_variant[a] + of_variant[b]}
+        for a, b in combinations(variants, 2)
     ]
     return {
         "bound": bound,
@@ -387,6 +435,8 @@ def _chunk_figures(project: Project, report_id: int, attempt: str, chunk: dict, 
         "items": chunk.get("items"),
     }
     if kind == PAIR:
+        # The pair's cell of the matrix comes from the ranges of items; what is left is
+        # the permutation test on the two variants' per-item kappas.
         a, b = chunk["variants"]
         per_item = dict(
             AgreementPart.objects.filter(
@@ -397,36 +447,21 @@ def _chunk_figures(project: Project, report_id: int, attempt: str, chunk: dict, 
             raise ApplicationError(
                 f"the per-item kappas of variant {a!r} or {b!r} are missing; start the report again"
             )
-        annotations, item_tokens = _load(project.pk, **load)
-        cells = _matrix(annotations, item_tokens, key=lambda x: x.variant, cells={(a, b)})["cells"]
         test = permutation_test(np.array(per_item[a]), np.array(per_item[b]), permutations=2000)
-        return {"cell": cells.get(f"{a}|{b}"), "test": {"a": a, "b": b, **test}}
+        return {"test": {"a": a, "b": b, **test}}
     annotations, item_tokens = _load(project.pk, **load)
     stop_words = stop_word_rule(project.language)
     if kind == VARIANT:
         (name,) = chunk["variants"]
         figures, per_item = _group_figures(name, annotations, item_tokens, stop_words)
-        cells = _matrix(annotations, item_tokens, key=lambda x: x.variant)["cells"]
-        return {
-            "row": {"variant": figures.pop("group"), **figures},
-            "per_item": per_item,
-            "cell": cells.get(f"{name}|{name}"),
-        }
+        return {"row": {"variant": figures.pop("group"), **figures}, "per_item": per_item}
     if kind == WORKERS:
         rows = _worker_figures(annotations, item_tokens, stop_words, workers=set(chunk["workers"]))
         return {"rows": rows}
     if kind == COHORT:
         return {"row": _cohort_row(chunk["key"], annotations, item_tokens, stop_words)}
     if kind == ITEMS:
-        by_item: dict[int, list[np.ndarray]] = defaultdict(list)
-        for x in annotations:
-            by_item[x.item_id].append(_vector(x.tokens, len(item_tokens[x.item_id])))
-        values = majority_agreement_values(
-            [np.stack(by_item[i]) for i in sorted(by_item) if len(by_item[i]) >= 2]
-        )
-        return {"values": values}
-    if kind == COHORT_MATRIX:
-        return {"matrix": _cohort_matrix(annotations, item_tokens)}
+        return _range_figures(annotations, item_tokens, cohort_matrix=chunk["cohort_matrix"])
     raise ApplicationError(f"unknown agreement chunk kind {kind!r}")
 
 
@@ -434,14 +469,14 @@ def _assemble(project: Project, plan: dict, parts: dict[tuple[str, str], dict]) 
     """The report from its parts, in the order the one-process computation wrote it."""
     variants = plan["variants"]
     rows = [parts[(VARIANT, v)]["row"] for v in variants]
-    cells = {}
-    for a in variants:
-        for b in variants:
-            if a > b:
-                continue
-            cell = parts[(VARIANT, a)]["cell"] if a == b else parts[(PAIR, f"{a}|{b}")]["cell"]
-            if cell is not None:
-                cells[f"{a}|{b}"] = cell
+    ranges = [parts[(ITEMS, c["key"])] for c in plan["first"] if c["kind"] == ITEMS]
+    merged = cells_merged((r["variant_cells"] for r in ranges), undefined=UNDEFINED_POLICY)
+    cells = {
+        f"{a}|{b}": merged["cells"][f"{a}|{b}"]
+        for a in variants
+        for b in variants
+        if a <= b and f"{a}|{b}" in merged["cells"]
+    }
     workers = sorted(
         (
             row
@@ -452,10 +487,9 @@ def _assemble(project: Project, plan: dict, parts: dict[tuple[str, str], dict]) 
         key=lambda row: row["worker"],
     )
     values: dict[str, list[float]] = {"kappa": [], "precision": [], "recall": [], "f1": []}
-    for c in plan["first"]:
-        if c["kind"] == ITEMS:
-            for name, chunk_values in parts[(ITEMS, c["key"])]["values"].items():
-                values[name].extend(chunk_values)
+    for r in ranges:
+        for name, range_values in r["values"].items():
+            values[name].extend(range_values)
     return {
         "annotations": sum(row["annotations"] for row in rows),
         "matrix": {"variants": variants, "undefined_policy": UNDEFINED_POLICY, "cells": cells},
@@ -466,7 +500,9 @@ def _assemble(project: Project, plan: dict, parts: dict[tuple[str, str], dict]) 
         "undefined_kappa_policy": "pairs where both annotations are constant and equal are excluded and counted",
         "round": "first-round annotations, before any reviewer feedback",
         "cohorts": [parts[(COHORT, c)]["row"] for c in plan["cohorts"]],
-        "cohort_matrix": parts[(COHORT_MATRIX, "all")]["matrix"]
+        "cohort_matrix": cells_merged(
+            (r["cohort_cells"] for r in ranges), undefined=UNDEFINED_POLICY
+        )
         if len(plan["cohorts"]) > 1
         else None,
     }
@@ -481,13 +517,19 @@ def _running(report_id: int, attempt: str):
     )
 
 
-def _finish_failed(report_id: int, attempt: str, error: str) -> AgreementReport:
+def _finish_failed(
+    report_id: int, attempt: str, error: str, *, silent_since=None
+) -> AgreementReport:
     """End this attempt as failed; the last finished figures (`data`) stay. A report that
-    is no longer running under this attempt is left as it is."""
-    _running(report_id, attempt).update(
+    is no longer running under this attempt is left as it is, and so, with `silent_since`,
+    is one whose workers have reported since then."""
+    running = _running(report_id, attempt)
+    if silent_since is not None:
+        running = running.filter(heartbeat_at__lt=silent_since)
+    if running.update(
         status=ReportStatus.FAILED, error=error, phase="done", heartbeat_at=timezone.now()
-    )
-    AgreementPart.objects.filter(report_id=report_id, attempt=attempt).delete()
+    ):
+        AgreementPart.objects.filter(report_id=report_id, attempt=attempt).delete()
     return AgreementReport.objects.get(pk=report_id)
 
 
@@ -559,9 +601,10 @@ def agreement_report_refresh(*, project_id: int) -> AgreementReport:
 
         from qc.tasks import agreement_chunk, agreement_pairs
 
-        chord(agreement_chunk.si(report.pk, attempt, c, plan["bound"]) for c in plan["first"])(
-            agreement_pairs.si(report.pk, attempt, plan)
-        )
+        chord(
+            agreement_chunk.si(report.pk, attempt, c, plan["bound"])
+            for c in _largest_first(plan["first"])
+        )(agreement_pairs.si(report.pk, attempt, plan))
         return AgreementReport.objects.get(pk=report.pk)
     for chunk in plan["first"]:
         if (
@@ -572,6 +615,14 @@ def agreement_report_refresh(*, project_id: int) -> AgreementReport:
         ):
             return AgreementReport.objects.get(pk=report.pk)
     return agreement_pairs_run(report_id=report.pk, attempt=attempt, plan=plan, inline=True)
+
+
+def _largest_first(chunks: list[dict]) -> list[dict]:
+    """The order to queue a chord's chunks in: the workers take them in this order, so the
+    largest are under way first and the last to start are small, not one large chunk
+    running alone at the end while the other workers wait (longest processing time
+    first). Equal costs keep the plan's order."""
+    return sorted(chunks, key=lambda c: -c.get("cost", 0))
 
 
 def _split_over_workers(chunks: int) -> bool:
@@ -615,8 +666,7 @@ def agreement_chunk_run(*, report_id: int, attempt: str, chunk: dict, bound: int
         error = f"{_internal(exc)} (in {name}); the previous report is kept"
         _finish_failed(report_id, attempt, error)
         return "failed"
-    # bench/scale_out.py reads these lines for its per-chunk timings.
-    logger.info(
+    chunk_timing_logger.info(
         "agreement report %s: %s computed in %.3f s", report_id, name, time.perf_counter() - started
     )
     with transaction.atomic():
@@ -672,9 +722,10 @@ def agreement_pairs_run(
 
         from qc.tasks import agreement_assemble, agreement_chunk
 
-        chord(agreement_chunk.si(report_id, attempt, c, plan["bound"]) for c in plan["pairs"])(
-            agreement_assemble.si(report_id, attempt, plan)
-        )
+        chord(
+            agreement_chunk.si(report_id, attempt, c, plan["bound"])
+            for c in _largest_first(plan["pairs"])
+        )(agreement_assemble.si(report_id, attempt, plan))
         return AgreementReport.objects.get(pk=report_id)
     for chunk in plan["pairs"]:
         if (
@@ -729,20 +780,37 @@ def agreement_chunk_fail(*, report_id: int, attempt: str, error: str) -> Agreeme
 
 
 def _fail_if_worker_lost(report: AgreementReport) -> AgreementReport:
-    """A run whose workers stopped reporting is failed; its figures were never published."""
+    """A run whose workers stopped reporting is failed; its figures were never published.
+    A heartbeat written meanwhile keeps it running."""
     if report.status != ReportStatus.RUNNING or not report.attempt or report.heartbeat_at is None:
         return report
-    silent = (timezone.now() - report.heartbeat_at).total_seconds()
-    if silent < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
+    timeout = settings.JOB_HEARTBEAT_TIMEOUT_SECONDS
+    silent_since = timezone.now() - timedelta(seconds=timeout)
+    if report.heartbeat_at >= silent_since:
         return report
-    _finish_failed(
+    return _finish_failed(
         report.pk,
         report.attempt,
-        f"the worker computing this report stopped (no report for "
-        f"{settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); the previous report is kept; refresh it again",
+        f"the worker computing this report stopped (no report for {timeout} s); "
+        "the previous report is kept; refresh it again",
+        silent_since=silent_since,
     )
-    report.refresh_from_db()
-    return report
+
+
+def agreement_report_sweep() -> dict:
+    """What killed runs leave, cleared without waiting for someone to open the report
+    (Celery beat runs it every `AGREEMENT_SWEEP_INTERVAL_SECONDS`): running reports whose
+    workers went silent for `JOB_HEARTBEAT_TIMEOUT_SECONDS` are failed in words, their
+    last finished figures kept, as a failed chunk leaves them; and the parts that no
+    running attempt will read are removed. A report still queued (no attempt yet) waits
+    for a worker to take its job."""
+    lost = 0
+    for report in AgreementReport.objects.filter(status=ReportStatus.RUNNING).exclude(attempt=""):
+        lost += _fail_if_worker_lost(report).status == ReportStatus.FAILED
+    parts, _ = AgreementPart.objects.exclude(
+        report__status=ReportStatus.RUNNING, attempt=F("report__attempt")
+    ).delete()
+    return {"lost_reports": lost, "parts": parts}
 
 
 def agreement_report_get(*, project: Project) -> tuple[AgreementReport, bool]:

@@ -38,6 +38,12 @@ def agreement_assemble(report_id: int, attempt: str, plan: dict) -> str:
 
 
 @shared_task
+def agreement_report_sweep() -> dict:
+    """Started by Celery beat (CELERY_BEAT_SCHEDULE): reports whose run went silent."""
+    return agreement.agreement_report_sweep()
+
+
+@shared_task
 def quality_checks_sweep() -> int:
     """Started by Celery beat (CELERY_BEAT_SCHEDULE); returns at once while another runs."""
     return checks.quality_checks_sweep()

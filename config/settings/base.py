@@ -251,6 +251,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # within the interval (busy with an import, or still sweeping) is dropped, not run late:
 # the next sweep checks the same submissions.
 QC_CHECK_INTERVAL_SECONDS = env.float("QC_CHECK_INTERVAL_SECONDS", default=1.0)
+AGREEMENT_SWEEP_INTERVAL_SECONDS = env.float("AGREEMENT_SWEEP_INTERVAL_SECONDS", default=60.0)
 CELERY_BEAT_SCHEDULE = {
     "quality-checks-sweep": {
         "task": "qc.tasks.quality_checks_sweep",
@@ -275,6 +276,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotate.tasks.import_uploads_sweep",
         "schedule": 24 * 60 * 60,
         "options": {"expires": 60 * 60},
+    },
+    # Agreement reports whose run went silent (a worker killed mid-chunk) failed, the
+    # previous report kept, without waiting for someone to open them (qc/agreement.py,
+    # agreement_report_sweep).
+    "agreement-report-sweep": {
+        "task": "qc.tasks.agreement_report_sweep",
+        "schedule": AGREEMENT_SWEEP_INTERVAL_SECONDS,
+        "options": {"expires": AGREEMENT_SWEEP_INTERVAL_SECONDS},
     },
     # What killed exports leave: silent running exports failed, their parts and local work
     # folders removed (exports/services.py, export_work_sweep).
@@ -383,6 +392,8 @@ LOGGING = {
         # One line per task run is noise in the dev server and the demo setup; a real
         # worker logs its own task lines.
         "celery.app.trace": {"level": env.str("CELERY_TRACE_LOG_LEVEL", default="WARNING")},
+        # The same for each agreement chunk's computing time (bench/scale_out.py reads it).
+        "qc.agreement.chunks": {"level": env.str("CELERY_TRACE_LOG_LEVEL", default="WARNING")},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},

@@ -50,3 +50,47 @@ def test_submissions_older_than_the_sweeps_window_are_checked_on_schedule(db):
     assert quality_checks_missing.delay().get() == len(ids)
 
     assert SubmissionCheck.objects.filter(annotation_id__in=ids).count() == len(ids)
+
+
+def test_a_silent_agreement_run_is_failed_on_schedule_keeping_the_last_report(db, settings):
+    """Before, a report whose worker died stayed 'running' until someone opened it."""
+    from qc.models import AgreementPart, AgreementReport
+    from qc.tasks import agreement_report_sweep
+    from tests.factories import ProjectFactory
+
+    settings.JOB_HEARTBEAT_TIMEOUT_SECONDS = 120
+    now = timezone.now()
+    earlier = {"annotations": 3}
+    silent, alive, finished = (
+        AgreementReport.objects.create(
+            project=ProjectFactory(),
+            status=status,
+            attempt=attempt,
+            heartbeat_at=now - timedelta(seconds=seconds),
+            data=earlier,
+        )
+        for status, attempt, seconds in (
+            ("running", "a1", 121),
+            ("running", "b1", 5),
+            ("ready", "c1", 3600),
+        )
+    )
+    for report, attempt in ((silent, "a1"), (alive, "b1"), (alive, "b0"), (finished, "c1")):
+        AgreementPart.objects.create(
+            report=report, kind="items", key=attempt, attempt=attempt, data={}
+        )
+
+    assert "qc.tasks.agreement_report_sweep" in _scheduled_tasks()
+    # The failed run's own part goes with it; the superseded attempt's and the finished
+    # report's are the leftovers.
+    assert agreement_report_sweep.delay().get() == {"lost_reports": 1, "parts": 2}
+
+    silent.refresh_from_db()
+    assert silent.status == "failed" and silent.data == earlier
+    assert silent.error == (
+        "the worker computing this report stopped (no report for 120 s); "
+        "the previous report is kept; refresh it again"
+    )
+    assert AgreementReport.objects.get(pk=alive.pk).status == "running"
+    assert AgreementReport.objects.get(pk=finished.pk).status == "ready"
+    assert list(AgreementPart.objects.values_list("report_id", "attempt")) == [(alive.pk, "b1")]

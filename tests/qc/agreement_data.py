@@ -36,10 +36,13 @@ def agreement_project(
     tokens: int = 40,
     cohorts: int = 3,
     seed: int = 0,
+    interleaved: bool = False,
 ) -> Project:
     """Every item annotated by `annotators` workers under each of `variants` variants
     (worker `v<k>-<n>` works under variant k only); worker n of each variant is in cohort
-    n % `cohorts` (of qc.cohorts.COHORTS)."""
+    n % `cohorts` (of qc.cohorts.COHORTS). The assignments are created item after item,
+    or, `interleaved`, in a random order (within each batch of items), as workers taking
+    items at their own pace would lease them."""
     rng = np.random.default_rng(seed)
     project = Project.objects.create(
         name=name, labels=["neg", "pos"], annotators_per_item=annotators
@@ -96,18 +99,21 @@ def agreement_project(
             ItemDocument(item=item, document=document, position=0)
             for item, document in zip(item_rows, documents, strict=True)
         )
+        slots = [
+            (i, k, n) for i in range(n_items) for k in range(variants) for n in range(annotators)
+        ]
+        if interleaved:
+            slots = [slots[j] for j in rng.permutation(len(slots))]
         assignments = Assignment.objects.bulk_create(
             Assignment(
-                item=item,
+                item=item_rows[i],
                 worker=users[k * annotators + n],
                 variant=variant_rows[k],
                 slot=n,
                 status="submitted",
                 lease_expires_at=lease,
             )
-            for item in item_rows
-            for k in range(variants)
-            for n in range(annotators)
+            for i, k, n in slots
         )
         annotations = Annotation.objects.bulk_create(
             Annotation(assignment=a, time_spent_ms=int(rng.integers(1000, 60000)))
@@ -118,9 +124,7 @@ def agreement_project(
         )
         latent = rng.random((n_items, tokens)) < 0.2
         spans = []
-        for index, rationale_set in enumerate(sets):
-            item_index = index // (variants * annotators)
-            k = (index // annotators) % variants
+        for (item_index, k, _), rationale_set in zip(slots, sets, strict=True):
             chosen = (latent[item_index] & (rng.random(tokens) < keep[k])) | (
                 rng.random(tokens) < 0.05
             )

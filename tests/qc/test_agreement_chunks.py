@@ -10,6 +10,7 @@ from django.urls import reverse
 from annotate.models import ProjectMembership, Role
 from qc import agreement
 from qc.models import AgreementPart, AgreementReport
+from rationale_metrics.agreement import TokenAnnotation, variant_agreement
 from tests.conftest import client_for
 from tests.factories import UserFactory
 from tests.qc.agreement_data import agreement_project
@@ -23,6 +24,91 @@ def project(settings):
     return agreement_project(
         name=f"chunks-{uuid.uuid4().hex[:6]}", items=30, variants=3, annotators=2
     )
+
+
+def _all_annotations(project):
+    annotations, item_tokens = agreement._load(project.pk, bound=2**62)
+    return [
+        (
+            a,
+            TokenAnnotation(
+                str(a.item_id),
+                a.worker,
+                a.variant,
+                len(item_tokens[a.item_id]),
+                frozenset(a.tokens),
+            ),
+        )
+        for a in annotations
+    ]
+
+
+def whole_cohort_matrix(project) -> dict:
+    """The cohort matrix as the report computed it before it was split: over every
+    annotation at once."""
+    return variant_agreement(
+        [
+            TokenAnnotation(f"{a.item_id}|{a.variant}", a.worker, a.cohort, t.n_tokens, t.tokens)
+            for a, t in _all_annotations(project)
+        ],
+        undefined="exclude",
+    )
+
+
+def whole_variant_cells(project) -> dict:
+    """The variant matrix's cells as the report computed them before they were split: a
+    diagonal from its variant's annotations, any other cell from its two variants'."""
+    annotations = [t for _, t in _all_annotations(project)]
+    variants = sorted({t.variant for t in annotations})
+    cells = {}
+    for a in variants:
+        for b in variants:
+            if a <= b:
+                own = [t for t in annotations if t.variant in (a, b)]
+                cell = variant_agreement(own, only={(a, b)})["cells"].get(f"{a}|{b}")
+                if cell is not None:
+                    cells[f"{a}|{b}"] = cell
+    return cells
+
+
+def test_the_matrices_split_by_items_are_those_computed_over_every_annotation(settings):
+    """Each range of items adds its share; the merged figures are the whole computation's
+    to the last bit, also when workers lease items in no particular order."""
+    settings.AGREEMENT_CHUNK_ITEMS = 7
+    project = agreement_project(
+        name=f"whole-{uuid.uuid4().hex[:6]}",
+        items=40,
+        variants=3,
+        annotators=4,
+        interleaved=True,
+    )
+
+    report = agreement.agreement_report_refresh(project_id=project.pk)
+
+    assert report.status == "ready"
+    plan = agreement.agreement_plan(project.pk)
+    assert [c["kind"] for c in plan["first"]].count("items") == 6
+    assert "cohort_matrix" not in {c["kind"] for c in plan["first"]}, "no chunk reads all"
+    assert report.data["cohort_matrix"] == whole_cohort_matrix(project)
+    assert len(report.data["cohort_matrix"]["cells"]) == 4  # 3 cross cells, master twice
+    assert report.data["matrix"]["cells"] == whole_variant_cells(project)
+
+
+def test_the_chords_queue_the_largest_chunks_first(project):
+    plan = agreement.agreement_plan(project.pk)
+
+    ordered = agreement._largest_first(plan["first"])
+
+    # 30 items x 3 variants x 2 annotators in 2 cohorts: a cohort (one worker of each
+    # variant) reads 90 annotations; a variant, its group of workers, or a range of 10
+    # items 60. Ties keep the plan's order.
+    assert [(c["kind"], c["cost"]) for c in ordered] == [
+        ("cohort", 90),
+        ("cohort", 90),
+        *[("variant", 60)] * 3,
+        *[("workers", 60)] * 3,
+        *[("items", 60)] * 3,
+    ]
 
 
 def start_run(project) -> tuple[AgreementReport, dict]:
@@ -127,8 +213,8 @@ def test_the_api_shows_chunks_done_of_how_many(project, django_capture_on_commit
         client.post(reverse("qc:agreement-refresh", args=[project.id]))
     body = client.get(reverse("qc:agreement", args=[project.id])).data
 
-    # 3 variants, 3 worker groups, 2 cohorts, 3 ranges of 10 items, the cohort matrix;
-    # 3 pairs.
+    # 3 variants, 3 worker groups, 2 cohorts, 3 ranges of 10 items (with their share of
+    # the matrices); 3 pairs.
     assert body["status"] == "ready" and body["phase"] == "done"
-    assert body["progress_done"] == body["progress_total"] == 15
+    assert body["progress_done"] == body["progress_total"] == 14
     assert body["progress"] == 1

@@ -33,7 +33,7 @@ SMOKE_RUNS: dict[str, list[str]] = {
     ],
     "metrics": ["--scales", "tiny", "--repeat", "1", "--whole-repeat", "1"],
     "fine_grained": ["--instances", "200", "--repeat", "1"],
-    "import": ["--sizes", "100", "200", "--tokens", "50"],
+    "import": ["--sizes", "100", "200", "--tokens", "50", "--split-sizes", "200"],
     "export": ["--sizes", "200", "400", "--repeat", "1"],
     "explain": ["--items", "1000"],
     "workspace": ["--tokens", "300", "--toggles", "5"],

@@ -48,6 +48,9 @@ class DatasetSource:
         self.close()
 
 
+READ_BUFFER_BYTES = 256 * 1024
+
+
 class DirectorySource(DatasetSource):
     def __init__(self, root: Path):
         super().__init__(str(root))
@@ -66,7 +69,10 @@ class DirectorySource(DatasetSource):
         return (self.root / name).stat().st_size
 
     def open(self, name: str) -> BinaryIO:
-        return open(self.root / name, "rb")
+        # Documents' lines run to tens of kilobytes: with the default 8 KB buffer, reading
+        # one line takes several refills and joins (21 ms for Evidence Inference's docs.jsonl,
+        # 8 ms with this one).
+        return open(self.root / name, "rb", buffering=READ_BUFFER_BYTES)
 
 
 class ZipSource(DatasetSource):

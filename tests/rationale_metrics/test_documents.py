@@ -34,3 +34,21 @@ def test_docs_jsonl_reading(text):
     expected = [line.split(" ") for line in text.split("\n")]
 
     assert document_from_jsonl_text("d", text).sentences == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(pieces | st.text())
+def test_docs_jsonl_counts_without_tokenizing_equal_the_reading(text):
+    # The counts come from the text's separators, before (and without) the token offsets.
+    expected = [line.split(" ") for line in text.split("\n")]
+
+    doc = document_from_jsonl_text("d", text)
+
+    assert (doc.n_tokens, doc.n_sentences) == (sum(map(len, expected)), len(expected))
+
+
+def test_docs_jsonl_counts_a_lone_surrogate_as_a_character():
+    # Python's JSON readers keep an unpaired \udc80 escape; it is no separator.
+    doc = document_from_jsonl_text("d", "a\udc80 b\nc")
+
+    assert (doc.n_tokens, doc.n_sentences) == (3, 2)

@@ -169,26 +169,23 @@ def _top_k(values: np.ndarray, lengths: np.ndarray, k: int) -> np.ndarray:
         rank = np.arange(len(order)) - starts[segment[order]]
         return np.sort(order[rank < k])
     width = rows.shape[1]
-    padded = rows.size != len(values)
+    starts = np.cumsum(lengths) - lengths
     if k >= width:
-        chosen = np.arange(width) < lengths[:, None]
-    else:
-        # The k-th highest value of each row (the (width - k)-th lowest), found in linear
-        # time; then everything above it, and as many of the values equal to it as are
-        # left, the earliest first. Only rows with more such values than room need the
-        # running count: with real-valued scores, few.
-        cut = np.partition(rows, width - k, axis=1)[:, width - k : width - k + 1]
-        above = rows > cut
-        at_cut = rows == cut
-        room = k - above.sum(axis=1)
-        crowded = np.flatnonzero(at_cut.sum(axis=1) > room)
-        chosen = above | at_cut
-        if len(crowded):
-            ties = at_cut[crowded]
-            chosen[crowded] = above[crowded] | (
-                ties & (np.cumsum(ties, axis=1) <= room[crowded, None])
-            )
-        if padded:
-            chosen &= np.arange(width) < lengths[:, None]
-    row, column = np.nonzero(chosen)
-    return (np.cumsum(lengths) - lengths)[row] + column
+        row, column = np.nonzero(np.arange(width) < lengths[:, None])
+        return starts[row] + column
+    # The k-th highest value of each row (the (width - k)-th lowest), found in linear time;
+    # then one pass for the candidates, the values at least that high: few beyond k, unless
+    # many equal it. Of those, all above it are taken, and as many of the equal ones as
+    # there is room left for, the earliest first.
+    cut = np.partition(rows, width - k, axis=1)[:, width - k]
+    row, column = np.divmod(np.flatnonzero(rows >= cut[:, None]), width)  # faster than nonzero
+    if rows.size != len(values):
+        inside = column < lengths[row]  # a row shorter than k has its padding as the cut
+        row, column = row[inside], column[inside]
+    at_cut = rows[row, column] == cut[row]
+    room = k - np.bincount(row[~at_cut], minlength=n)
+    tie_rank = np.cumsum(at_cut)  # 1-based over all rows, made per row below
+    first_tie = np.searchsorted(row, np.arange(n))
+    tie_rank -= np.concatenate(([0], tie_rank))[first_tie][row]
+    keep = ~at_cut | (tie_rank <= room[row])
+    return starts[row[keep]] + column[keep]

@@ -151,10 +151,10 @@ def top_k_tables(
     segment_lengths: np.ndarray, scores: np.ndarray, keys: np.ndarray, k: int
 ) -> SpanTable:
     """The k highest-scoring tokens of each segment (ties: earlier token first), as runs."""
-    segment = np.repeat(np.arange(len(segment_lengths)), segment_lengths)
-    starts = np.cumsum(segment_lengths) - segment_lengths
+    ends = np.cumsum(segment_lengths)
+    starts = ends - segment_lengths
     chosen = top_k_within_segments(scores, segment_lengths, k)
-    seg = segment[chosen]
+    seg = np.searchsorted(ends, chosen, side="right")
     local = chosen - starts[seg]
     new_run = np.ones(len(chosen), dtype=bool)
     new_run[1:] = (seg[1:] != seg[:-1]) | (local[1:] != local[:-1] + 1)

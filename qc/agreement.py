@@ -384,7 +384,7 @@ def agreement_plan(project_id: int) -> dict:
             "key": f"{n:05d}",
             "variants": list(seen_variants),
             "workers": names,
-            "cost": sum(of_worker[w] for w in names),
+            "cost": sum(of_variant[v] for v in seen_variants),
         }
         for n, (seen_variants, names) in enumerate(sorted(by_variants.items()))
     ]
@@ -431,7 +431,9 @@ def _chunk_figures(project: Project, report_id: int, attempt: str, chunk: dict, 
     load = {
         "bound": bound,
         "variants": chunk.get("variants"),
-        "workers": chunk.get("workers"),
+        # A group of workers is compared with the majority of everyone who annotated the
+        # same items under the same variants, in their group or not.
+        "workers": chunk.get("workers") if kind != WORKERS else None,
         "items": chunk.get("items"),
     }
     if kind == PAIR:

@@ -7,9 +7,10 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from annotate.models import ProjectMembership, Role
+from annotate.models import Assignment, ProjectMembership, Role
+from annotate.tokenization import stop_word_rule
 from qc import agreement
-from qc.models import AgreementPart, AgreementReport
+from qc.models import AgreementPart, AgreementReport, ProjectWorker
 from rationale_metrics.agreement import TokenAnnotation, variant_agreement
 from tests.conftest import client_for
 from tests.factories import UserFactory
@@ -218,3 +219,41 @@ def test_the_api_shows_chunks_done_of_how_many(project, django_capture_on_commit
     assert body["status"] == "ready" and body["phase"] == "done"
     assert body["progress_done"] == body["progress_total"] == 14
     assert body["progress"] == 1
+
+
+def test_a_worker_is_compared_with_every_co_annotator_outside_their_group(settings):
+    """Workers are split into chunks by the variants they saw; a worker who saw two
+    variants is in a group of their own, yet still counts in the majority of the workers
+    who saw one of them on the same items."""
+    settings.AGREEMENT_CHUNK_ITEMS = 2
+    project = agreement_project(
+        name=f"mixed-{uuid.uuid4().hex[:6]}", items=4, variants=2, annotators=3
+    )
+    mixed = UserFactory(username=f"mixed-{uuid.uuid4().hex[:6]}")
+    ProjectWorker.objects.create(project=project, worker=mixed, status="qualified")
+    Assignment.objects.filter(
+        item__project=project,
+        worker__username__endswith="-v0-0",
+        item__annotation_id__in=["i0", "i1"],
+    ).update(worker=mixed)
+    Assignment.objects.filter(
+        item__project=project,
+        worker__username__endswith="-v1-0",
+        item__annotation_id__in=["i2", "i3"],
+    ).update(worker=mixed)
+    plan = agreement.agreement_plan(project.pk)
+    groups = [c["workers"] for c in plan["first"] if c["kind"] == "workers"]
+    assert [mixed.username] in groups and len(groups) == 3
+
+    rows = agreement.agreement_report_refresh(project_id=project.pk).data["workers"]
+
+    annotations, item_tokens = agreement._load(project.pk, bound=2**62)
+    everyone = agreement._worker_figures(
+        annotations,
+        item_tokens,
+        stop_word_rule(project.language),
+        workers={a.worker for a in annotations},
+    )
+    quality = ("status", "cohort", "flags")
+    assert [{k: v for k, v in row.items() if k not in quality} for row in rows] == everyone
+    assert {row["worker"]: row["items_compared"] for row in rows}[mixed.username] == 4

@@ -15,6 +15,7 @@ Two builders fill it:
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -372,7 +373,24 @@ class PredictionLine(msgspec.Struct, forbid_unknown_fields=True):
     tokens_to_flip: int | UnsetType = UNSET
 
 
-decode_line = msgspec.json.Decoder(PredictionLine).decode  # raises msgspec.DecodeError
+_decode = msgspec.json.Decoder(PredictionLine).decode
+
+
+def decode_line(raw: bytes) -> PredictionLine:
+    """One line decoded (raises msgspec.DecodeError), its score vectors packed at once.
+
+    Each soft score list becomes an `array("d")` as soon as it is decoded, while its Python
+    floats are still in the processor's cache, and they are freed: packing a block's lists
+    together later took a quarter more time at Evidence Inference size (4.5 million
+    scores). The vectors' type is then `array`, not the `list[float]` they are decoded as.
+    """
+    line = _decode(raw)
+    for rationale in line.rationales:
+        if rationale.soft_rationale_predictions is not UNSET:
+            rationale.soft_rationale_predictions = array("d", rationale.soft_rationale_predictions)
+        if rationale.soft_sentence_predictions is not UNSET:
+            rationale.soft_sentence_predictions = array("d", rationale.soft_sentence_predictions)
+    return line
 
 
 class NotUniform(Exception):
@@ -504,11 +522,11 @@ def _table_from_lines(lines, numbers, documents, labels, gold_id_types, strict, 
     )
 
 
-def _vectors(lists: list[list[float]], expected_lengths: np.ndarray) -> Segments:
-    """Score lists of the documents' lengths, stored end to end."""
-    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+def _vectors(packed: list[array], expected_lengths: np.ndarray) -> Segments:
+    """Score vectors (packed by `decode_line`) of the documents' lengths, end to end."""
+    lengths = np.fromiter(map(len, packed), dtype=np.int64, count=len(packed))
     _require(np.array_equal(lengths, expected_lengths))
-    values = np.fromiter(chain.from_iterable(lists), np.float64, int(lengths.sum()))
+    values = np.frombuffer(bytearray().join(packed), dtype=np.float64)
     _require(np.isfinite(values).all())
     return Segments(values, lengths)
 

@@ -17,7 +17,7 @@ from rationale_metrics.choices import DEFAULT_AOPC_THRESHOLDS, DEFAULT_IOU_THRES
 from rationale_metrics.classification import classification_report, entropy_rows, kl_rows
 from rationale_metrics.eraser import EraserDataset, Instance
 from rationale_metrics.prediction_table import PredictionTable, ThresholdedScores
-from rationale_metrics.segments import Segments, ranges
+from rationale_metrics.segments import Segments, distinct, ranges
 from rationale_metrics.soft import SoftPerKey, soft_metrics_of_positives
 from rationale_metrics.spans import SpanTable, instance_prf, iou_f1, top_k_tables
 
@@ -93,7 +93,7 @@ def _span_table(rows: list[tuple[int, int, int]]) -> SpanTable:
 
 
 def _universe(*tables: SpanTable) -> np.ndarray:
-    return np.unique(np.concatenate([t.key for t in tables]))
+    return distinct(np.concatenate([t.key for t in tables]))
 
 
 def _rationale_keys(table: PredictionTable, numbers: dict[Key, int]) -> np.ndarray:
@@ -151,7 +151,7 @@ def _positive_positions(
     start, end = _slice_bounds(gold.start[has_row], gold.end[has_row], predicted.lengths[rows])
     covers = start < end
     rows, start, end = rows[covers], start[covers], end[covers]
-    return np.unique(ranges(predicted.starts[rows] + start, end - start))
+    return distinct(ranges(predicted.starts[rows] + start, end - start))
 
 
 # ---------------------------------------------------------------- classification
@@ -270,7 +270,7 @@ def _rationale_set_token_f1(
         len(gold.instances),
         gold.set_instance,
         gold.set_spans.tokens(),
-        line_instance[np.unique(table.rationale_line)],
+        line_instance[distinct(table.rationale_line)],
         predicted.tokens(),
     )
 

@@ -44,6 +44,15 @@ class Segments:
         )
 
 
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending: np.unique, without the masked-array check by which
+    np.unique imports numpy.ma (8 ms of a scoring process's start-up)."""
+    ordered = np.sort(values)
+    fresh = np.ones(len(ordered), dtype=bool)
+    fresh[1:] = ordered[1:] != ordered[:-1]
+    return ordered[fresh]
+
+
 def ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The indexes start, ..., start + length - 1 of every (start, length), concatenated."""
     total = int(lengths.sum())

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rationale_metrics.segments import top_k_within_segments
+from rationale_metrics.segments import distinct, top_k_within_segments
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class SpanTable:
         return SpanTable.build(np.repeat(self.key, lengths), token, token + 1)
 
     def keys(self) -> np.ndarray:
-        return np.unique(self.key)
+        return distinct(self.key)
 
 
 def common_keys(a: SpanTable, b: SpanTable) -> np.ndarray:

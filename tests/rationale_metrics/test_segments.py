@@ -14,6 +14,7 @@ from rationale_metrics.segments import (
     Segments,
     chunk_bounds,
     descending_within_segments,
+    distinct,
     top_k_within_segments,
 )
 from rationale_metrics.spans import SpanTable
@@ -173,3 +174,10 @@ def test_token_tables_give_the_set_definition_in_both_modes(instances):
         assert from_tokens[mode]["f1"] == pytest.approx(expected["f1"], abs=1e-12)
         assert from_tokens[mode]["iou_match"] == pytest.approx(expected["iou_match"], abs=1e-12)
         assert from_tokens[mode]["instances"] == expected["instances"]
+
+
+@given(st.lists(st.integers(-5, 5) | st.integers(-(2**62), 2**62), max_size=40))
+def test_distinct_is_numpy_unique(values):
+    values = np.array(values, dtype=np.int64)
+
+    assert np.array_equal(distinct(values), np.unique(values))

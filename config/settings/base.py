@@ -86,6 +86,18 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's, with a health check that asks the socket instead of sending SELECT 1.
     DATABASES["default"]["ENGINE"] = "config.postgresql"
+    # PostgreSQL's default random_page_cost (4) is for spinning disks. With it, a chunk's
+    # queries (an export's 500 items, their 1,500 annotations) chose sequential scans of
+    # whole tables, so each chunk cost as much as the table and a 100k-item export grew
+    # with the square of its size; 1.1, the usual figure for SSDs and cached data, makes
+    # them index scans (150 ms -> 15 ms a chunk). Sent as a connection option, so it holds
+    # on any server, managed ones included; DATABASE_RANDOM_PAGE_COST="" leaves the server's.
+    random_page_cost = env.str("DATABASE_RANDOM_PAGE_COST", default="1.1")
+    if random_page_cost:
+        options = DATABASES["default"].setdefault("OPTIONS", {})
+        options["options"] = (
+            f"{options.get('options', '')} -c random_page_cost={float(random_page_cost)}"
+        ).strip()
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # `make run` has a web server and a background worker writing to one SQLite file: WAL
     # lets readers go on beside a writer, and a transaction that takes the write lock when

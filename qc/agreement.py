@@ -14,8 +14,8 @@ those are in, one chunk per pair of variants (the permutation test, which reads 
 variants' per-item kappas). One assembly writes the report from the parts. With a broker
 the chunks go to the workers as two Celery chords, largest first; without one (eager
 mode), with `AGREEMENT_CHUNKED` off, or with a single chunk, the same functions run one
-after the other in the job's own process. A chunk's figures depend only on its own annotations, so
-both ways store the same report.
+after the other in the job's own process. A chunk's figures depend only on its own
+annotations, so both ways store the same report.
 
 Every run has an attempt token: a chunk or an assembly of a superseded or failed attempt
 changes nothing. The report's `data` keeps the last finished figures until an assembly

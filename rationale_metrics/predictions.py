@@ -458,7 +458,9 @@ def _read_uniform(path: Path, **checks) -> PredictionTable | None:
                     parts.append(table_from_lines(decoded, numbers, **checks))
                     if parts[-1] is None:
                         return None
-    except (OSError, msgspec.DecodeError, _LineTooLong):
+    except (OSError, msgspec.DecodeError, UnicodeDecodeError, _LineTooLong):
+        # msgspec raises UnicodeDecodeError, not DecodeError, for bytes that are not UTF-8
+        # in a string; the line-by-line reader names their line and byte.
         return None
     if not parts or any(p.layout() != parts[0].layout() for p in parts):
         return None

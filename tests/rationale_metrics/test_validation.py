@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rationale_metrics import predictions as predictions_module
 from rationale_metrics.eraser import read_eraser_dataset
 from rationale_metrics.predictions import read_predictions
 from rationale_metrics.problems import DataValidationError
@@ -334,3 +335,75 @@ def test_plausibility_only_reads_the_rationales_and_leaves_classification_out(tm
     assert table.hard is not None
     assert table.classification is None
     assert table.classification_scores is None
+
+
+GOOD_LINE = json.dumps(prediction(7, "d2"))
+BROKEN_LINES = {
+    "truncated": (
+        json.dumps(prediction("a1"))[:-5].encode(),
+        "malformed JSON: unexpected end of data: line 2 column 1 (char 120)",
+    ),
+    "NaN": (
+        b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": NaN}}',
+        "malformed JSON: unexpected character, expected a JSON value: line 1 column 76 (char 75)",
+    ),
+    "Infinity": (
+        b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": Infinity}}',
+        "malformed JSON: unexpected character, expected a JSON value: line 1 column 76 (char 75)",
+    ),
+    "out of range": (
+        b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": 1e400}}',
+        "malformed JSON: number is infinity when parsed as double: line 1 column 76 (char 75)",
+    ),
+    "not UTF-8": (
+        json.dumps(prediction("a1")).replace('"a1"', '"a\xe91"').encode("latin-1"),
+        "not valid UTF-8: byte 21 of the line is 0xE9 (invalid continuation byte); "
+        "save the file as UTF-8",
+    ),
+    "content after the object": (
+        json.dumps(prediction("a1")).encode() + b" x",
+        "malformed JSON: unexpected content after document: line 1 column 126 (char 125)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BROKEN_LINES)
+def test_a_broken_line_among_good_ones_is_named_with_its_line_and_what_is_wrong(
+    tmp_path, dataset, case
+):
+    # The good lines alone would be read column-wise by msgspec; the broken one sends the
+    # file to the line-by-line reader, whose words these are. Bytes that are not UTF-8
+    # made msgspec raise UnicodeDecodeError, which ended the reading without a line.
+    broken, message = BROKEN_LINES[case]
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes(GOOD_LINE.encode() + b"\n" + broken + b"\n")
+
+    with pytest.raises(DataValidationError) as caught:
+        read_predictions(path, dataset=dataset, split="train")
+
+    assert [(p.file, p.line, p.field, p.message) for p in caught.value.problems] == [
+        ("preds.jsonl", 2, None, message)
+    ]
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    [
+        b"\xef\xbb\xbf" + json.dumps(prediction("a1")).encode(),  # a UTF-8 byte-order mark
+        json.dumps(prediction("a1"))[:-1].encode() + b', "annotation_id": "a1"}',  # twice
+    ],
+    ids=["byte-order mark", "duplicate key"],
+)
+def test_the_column_reader_and_the_line_reader_read_a_file_alike(
+    tmp_path, dataset, monkeypatch, first_line
+):
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes(first_line + b"\n" + GOOD_LINE.encode() + b"\n")
+
+    either = read_predictions(path, dataset=dataset, split="train")
+    monkeypatch.setattr(predictions_module, "_read_columns", lambda *args: None)
+    line_by_line = read_predictions(path, dataset=dataset, split="train")
+
+    for table in (either, line_by_line):
+        assert table.annotation_ids == ["a1", 7]
+        assert table.hard.start.tolist() == [0, 0] and table.hard.end.tolist() == [2, 2]

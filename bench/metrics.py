@@ -12,7 +12,8 @@ either vary by a quarter on this kind of machine. Peak memory is the largest see
 Targets: score within 3x of parse; under 500 MB peak at the second scale.
 
 Then whole processes, the way a user runs them (interpreter start-up, imports, reading and
-writing included), --whole-repeat rounds of, in turn:
+writing included; compiled bytecode kept, as an installed package has it), after one
+uncounted run of each, --whole-repeat rounds of, in turn:
   - parse: a fresh `python -c` that json.loads every line of the same three files;
   - score: `python -m rationale_metrics score ...` writing its score file;
   - reference: the ERASER reference scorer (`python -m rationale_benchmark.metrics`, same
@@ -192,10 +193,16 @@ PARSE_ONLY = (
 
 
 def whole_process_commands(root: Path, reference: Path | None) -> dict[str, tuple[list, dict]]:
-    """The command and environment of each whole process compared, by name."""
+    """The command and environment of each whole process compared, by name.
+
+    Every process gets to keep its modules' compiled bytecode (in a folder beside the
+    data), as an installed package has it: with PYTHONDONTWRITEBYTECODE set, as it may be
+    where the bench runs, each run would compile its modules' sources again.
+    """
     python = sys.executable
     flags = ["--data_dir", str(root), "--split", "test", "--results", str(root / "preds.jsonl")]
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
     ours, theirs = root / "scores_whole.json", root / "scores_reference.json"
     commands = {
         "parse": (
@@ -275,8 +282,11 @@ def count_numbers(value) -> int:
 
 
 def whole_processes(root: Path, reference: Path | None, rounds: int) -> dict[str, list[dict]]:
-    """`rounds` rounds of every command in turn, so that a slow spell hits all alike."""
+    """`rounds` rounds of every command in turn, so that a slow spell hits all alike, after
+    one uncounted run of each (it writes the bytecode caches and reads the files once)."""
     commands = whole_process_commands(root, reference)
+    for command, env in commands.values():
+        run_timed(command, env)
     runs: dict[str, list[dict]] = {name: [] for name in commands}
     for _ in range(rounds):
         for name, (command, env) in commands.items():
@@ -350,6 +360,7 @@ def main() -> None:
         f"{'score/parse':>12} {'range':>11}"
     )
     whole: dict[str, dict[str, list[dict]]] = {}
+    loads: dict[str, tuple[float, float]] = {}  # 1-minute load average before and after
     with tempfile.TemporaryDirectory() as tmp:
         for scale in args.scales:
             root = Path(tmp) / scale
@@ -367,7 +378,9 @@ def main() -> None:
                 f"{score:>8.2f} {max(s['peak_rss_mb'] for _, s in pairs):>9.0f} "
                 f"{score / parse:>11.2f}x {min(ratios):>5.2f}-{max(ratios):.2f}x"
             )
+            before = os.getloadavg()[0]
             whole[scale] = whole_processes(root, args.reference, args.whole_repeat)
+            loads[scale] = (before, os.getloadavg()[0])
         print()
         print(
             f"Whole processes, start-up included: medians of {args.whole_repeat} rounds "
@@ -380,6 +393,11 @@ def main() -> None:
             print(header + f" {'ref s':>8} {'ref/score':>18}")
         for scale, runs in whole.items():
             print_whole_processes(scale, Path(tmp) / scale, runs)
+            before, after = loads[scale]
+            print(
+                f"{'':<20} load average {before:.2f} before, {after:.2f} after "
+                f"({os.cpu_count()} CPUs; CPU seconds are the less sensitive to it)"
+            )
 
 
 if __name__ == "__main__":

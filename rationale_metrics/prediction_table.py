@@ -376,7 +376,7 @@ class PredictionLine(msgspec.Struct, forbid_unknown_fields=True):
 _decode = msgspec.json.Decoder(PredictionLine).decode
 
 
-def decode_line(raw: bytes) -> PredictionLine:
+def decode_line(raw: bytes | memoryview) -> PredictionLine:
     """One line decoded (raises msgspec.DecodeError), its score vectors packed at once.
 
     Each soft score list becomes an `array("d")` as soon as it is decoded, while its Python

@@ -451,7 +451,7 @@ def _read_uniform(path: Path, **checks) -> PredictionTable | None:
             for first, block in _line_blocks(stream, CHUNK_BYTES):
                 decoded, numbers = [], []
                 for number, raw in enumerate(block, start=first):
-                    if raw and not raw.isspace():
+                    if not _blank(raw):
                         decoded.append(decode_line(raw))
                         numbers.append(number)
                 if decoded:
@@ -473,11 +473,13 @@ class _LineTooLong(Exception):
     pass
 
 
-def _line_blocks(stream, block_bytes: int) -> Iterator[tuple[int, list[bytes]]]:
+def _line_blocks(stream, block_bytes: int) -> Iterator[tuple[int, list[bytes | memoryview]]]:
     """(number of the first line, whole lines) per block of about `block_bytes` read.
 
-    A line longer than LONG_LINE_BLOCKS blocks raises _LineTooLong: the line-by-line
-    reader, which measures over-long lines without holding them, takes such files.
+    Lines are views into the block, not copies (splitting and joining blocks copied the
+    file twice over); only a line begun in an earlier block is joined. A line longer than
+    LONG_LINE_BLOCKS blocks raises _LineTooLong: the line-by-line reader, which measures
+    over-long lines without holding them, takes such files.
     """
     number, carry = 1, b""
     while True:
@@ -486,12 +488,27 @@ def _line_blocks(stream, block_bytes: int) -> Iterator[tuple[int, list[bytes]]]:
             if carry:
                 yield number, [carry]
             return
-        lines = (carry + data).split(b"\n")
-        carry = lines.pop()
-        if len(carry) > LONG_LINE_BLOCKS * block_bytes:
-            raise _LineTooLong
+        end = data.find(b"\n")
+        if end < 0:
+            carry += data
+            if len(carry) > LONG_LINE_BLOCKS * block_bytes:
+                raise _LineTooLong
+            continue
+        view = memoryview(data)
+        lines: list[bytes | memoryview] = [carry + data[:end]]
+        start = end + 1
+        while (end := data.find(b"\n", start)) >= 0:
+            lines.append(view[start:end])
+            start = end + 1
+        carry = data[start:]
         yield number, lines
         number += len(lines)
+
+
+def _blank(line: bytes | memoryview) -> bool:
+    """Whether a line holds nothing but whitespace. Only short lines are looked at: a long
+    blank one fails to decode, which hands the file to the line-by-line reader."""
+    return not line or (len(line) < 64 and bytes(line).isspace())
 
 
 def _read_rows(

@@ -7,6 +7,7 @@ with a defect the first never returns a table where the second finds a problem.
 """
 
 import contextlib
+import io
 import json
 
 import numpy as np
@@ -422,3 +423,52 @@ def test_a_line_spanning_a_few_chunks_is_still_read_column_wise(tmp_path, monkey
     assert not read_line_by_line
     assert table.keys == ["a0", "a1", "a2"]
     assert table.soft_tokens.values.tolist() == [0.0] * 200 + [0.25] * 200 + [0.5] * 200
+
+
+@given(
+    st.lists(st.sampled_from([b"", b"{}", b"x" * 7, b" \r", b"\xe9\x00"]), max_size=12),
+    st.booleans(),
+    st.integers(1, 16),
+)
+def test_line_blocks_give_every_line_once_numbered_in_order(pieces, final_newline, block):
+    data = b"\n".join(pieces) + (b"\n" if final_newline and pieces else b"")
+    expected = data.split(b"\n")
+    if not expected[-1]:
+        expected.pop()  # nothing after the last newline, or no data at all
+
+    seen, numbers = [], []
+    try:
+        for first, lines in reader._line_blocks(io.BytesIO(data), block):
+            numbers.append(first)
+            seen.extend(bytes(line) for line in lines)
+    except reader._LineTooLong:
+        assert max(map(len, expected)) > reader.LONG_LINE_BLOCKS * block
+        return
+
+    assert seen == expected
+    assert numbers == sorted(numbers) and (not numbers or numbers[0] == 1)
+
+
+def test_blank_lines_and_windows_line_ends_are_read_column_wise(tmp_path, monkeypatch):
+    doc = document_from_jsonl_text("d0", "a b")
+    instances = [
+        Instance(f"a{i}", "POS", ["d0"], [], None, None, "test", "test.jsonl", i + 1)
+        for i in range(2)
+    ]
+    dataset = EraserDataset({"d0": doc}, {"train": [], "val": [], "test": instances}, "docs.jsonl")
+    lines = [
+        json.dumps({"annotation_id": inst.annotation_id, "rationales": []}).encode()
+        for inst in instances
+    ]
+    path = tmp_path / "preds.jsonl"
+    path.write_bytes(lines[0] + b"\r\n\r\n   \r\n" + lines[1] + b"\r\n\n")
+    read_line_by_line = []
+    monkeypatch.setattr(
+        reader, "_read_rows", lambda *a: read_line_by_line.append(1) or _read_rows(*a)
+    )
+
+    table = reader.read_predictions(path, dataset=dataset, split="test")
+
+    assert not read_line_by_line
+    assert table.keys == ["a0", "a1"]
+    assert table.lines.tolist() == [1, 4]

@@ -25,6 +25,21 @@ def skip_or_fail(reason: str):
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """On PostgreSQL each test process's database is a copy of a template migrated once
+    for this checkout's migrations (bench/common.py), not migrated again from nothing."""
+    from django.conf import settings
+
+    from bench.common import migrated_template
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.postgresql":
+        database.setdefault("TEST", {})["TEMPLATE"] = migrated_template(
+            _database_url_for(database, name="postgres")
+        )
+
+
 @pytest.fixture
 def eraser_reference() -> Path:
     if not SHARED_REFERENCE.is_dir():
@@ -164,13 +179,16 @@ def start_celery_worker(
 
 
 def _database_url_for_worker() -> str:
-    settings_dict = connection.settings_dict
+    return _database_url_for(connection.settings_dict, name=connection.settings_dict["NAME"])
+
+
+def _database_url_for(settings_dict: dict, *, name: str) -> str:
     user = settings_dict.get("USER") or ""
     password = settings_dict.get("PASSWORD") or ""
     auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
     host = settings_dict.get("HOST") or "127.0.0.1"
     port = settings_dict.get("PORT") or 5432
-    return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
+    return f"postgres://{auth}{host}:{port}/{name}"
 
 
 def celery_worker_services_required() -> None:

@@ -1,6 +1,9 @@
 # Two entry points: `make run` (demo server) and `make test` (the whole suite).
 # With CI=true, `make test` uses the real services: PostgreSQL, Redis and a Celery worker.
 
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,8 +13,19 @@ NODE_STAMP := node_modules/.installed-stamp
 CI_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
 CI_BROKER_URL ?= redis://127.0.0.1:6379/13
 CI_CACHE_URL ?= redis://127.0.0.1:6379/12
+# The suite runs in one process per core (pytest-xdist); each empties its own Redis cache
+# database between tests, so each needs one (config/settings/test.py).
+CI_CACHE_URL_PER_TEST_WORKER ?= redis://127.0.0.1:6379/12 redis://127.0.0.1:6379/15
+TEST_PROCESSES ?= 2
+# Where CI's `make test` appends each step's wall time (.ci/run prints them); empty: nowhere.
+CI_TIMINGS ?=
+SUITE_LOG ?= /dev/null
+# $(call timed,NAME,COMMAND): runs COMMAND, and notes its wall time under NAME in CI_TIMINGS.
+timed = @started=$$(date +%s); $(2); status=$$?; \
+	[ -z "$(CI_TIMINGS)" ] || printf '%-22s %5d s\n' '$(1)' $$(( $$(date +%s) - started )) >>"$(CI_TIMINGS)"; \
+	exit $$status
 
-.PHONY: install run test lint check-migrations typecheck bench-smoke messages vendor
+.PHONY: install node-install run test lint check-migrations typecheck bench-smoke messages vendor
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +57,8 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $(NODE_STAMP)
 
+node-install: $(NODE_STAMP)
+
 # TypeScript checks the page scripts' JSDoc types (tsconfig.json) and writes nothing. Only CI's
 # `make test` needs it, so that running the suite locally never needs node or npm.
 typecheck: $(NODE_STAMP)
@@ -66,10 +82,18 @@ bench-smoke: install
 	$(BIN)/python bench/smoke.py $(if $(filter true,$(CI)),--require-all)
 
 ifeq ($(CI),true)
-test: install lint check-migrations typecheck
-	DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) CACHE_URL=$(CI_CACHE_URL) \
-	RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider --durations=15
+# The checks, then the suite on the real services over both cores, with coverage measured
+# (the figure closes pytest's report). A missing service fails its tests (RW_REQUIRE_SERVICES).
+test: install $(NODE_STAMP)
+	$(call timed,lint,$(BIN)/ruff check . && $(BIN)/ruff format --check .)
+	$(call timed,types,node_modules/.bin/tsc --project tsconfig.json)
+	$(call timed,migrations check,$(BIN)/python manage.py makemigrations --check --dry-run)
+	$(call timed,suite,DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) \
+		CACHE_URL=$(CI_CACHE_URL) CACHE_URL_PER_TEST_WORKER="$(CI_CACHE_URL_PER_TEST_WORKER)" \
+		RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider --durations=15 \
+		-n $(TEST_PROCESSES) --dist worksteal --cov --cov-report=term:skip-covered \
+		| tee "$(SUITE_LOG)")
 else
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal
 endif

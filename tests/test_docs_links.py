@@ -132,6 +132,19 @@ def test_every_citation_of_the_docs_in_the_code_names_a_page_and_heading_that_ex
     assert problems == [], "\n".join(problems)
 
 
+def test_nothing_cites_design_notes_or_issues_that_a_clone_does_not_have():
+    """The design notes and the issue tracker are outside the repository; docs/ is in it."""
+    outside = re.compile(r"(?<![\w/])(?:DESIGN|METRICS)\.md\b|\b[Ii]ssue #?[0-9]+")
+    citing = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in citing_files()
+        if path != Path(__file__)
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert citing == [], "cite a section of docs/ instead:\n" + "\n".join(citing)
+
+
 def test_every_heading_in_the_docs_has_the_same_anchor_on_the_site_and_on_github():
     differing = [
         f"{page.relative_to(ROOT)}: {text!r} is #{mkdocs_slug(text)} on the site but "

@@ -14,8 +14,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-# Written by tools or by running the code, never sources.
-NOT_SOURCES = {".git", ".venv", "node_modules", "media", ".run", "test-artifacts"}
+# Written by tools or by running the code, or copied from other projects: not our sources.
+NOT_SOURCES = {".git", ".venv", "node_modules", "media", ".run", "test-artifacts", "vendor"}
+NOT_SOURCES |= {"build", "dist", "site"}
 
 FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.M | re.S)
 CODE_SPAN = re.compile(r"`[^`\n]*`")

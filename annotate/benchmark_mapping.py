@@ -1,6 +1,7 @@
-"""The fine-grained benchmark's gold lines (METRICS.md section 5) as a project's items,
-documents and reference spans, and items back as gold lines. Plain functions, no ORM:
-the import and export services feed them.
+"""The fine-grained benchmark's gold lines
+(docs/reference/metrics.md#fine-grained-benchmark-files) as a project's items, documents and
+reference spans, and items back as gold lines. Plain functions, no ORM: the import and export
+services feed them.
 
 | project task type     | benchmark task          | documents: docid (role)                         | reference sets                   |
 |-----------------------|-------------------------|-------------------------------------------------|----------------------------------|

@@ -20,7 +20,8 @@ uncounted run of each, --whole-repeat rounds of, in turn:
     flags) when --reference names a folder holding its `rationale_benchmark` package.
 Wall and CPU (user + system) seconds of each, medians of the per-round ratios, and
 whether every number the reference wrote is the scorer's to 1e-9.
-Targets (issue 23): score at most 1.5x parse; reference at least 20x score.
+Targets (docs/benchmarks.md#metrics-scoring): score at most 1.5x parse; reference at least 20x
+score.
 """
 
 from __future__ import annotations

@@ -208,9 +208,9 @@ def _variant_explainer_plausibility(
     predictions: PredictionTable,
 ) -> dict[str, dict]:
     """The instruction study's plausibility of the run's explainer per variant
-    (METRICS.md section 6) from its soft token scores. An item's tokens are those of its
-    documents in order; an item whose prediction lacks soft scores for one of them is left
-    out and counted."""
+    (docs/reference/metrics.md#explainer-plausibility-per-variant) from its soft token scores.
+    An item's tokens are those of its documents in order; an item whose prediction lacks soft
+    scores for one of them is left out and counted."""
     soft = _soft_scores_by_item(predictions)
     instances = {inst.key: inst for inst in dataset.splits[split]}
     annotations: list[TokenAnnotation] = []

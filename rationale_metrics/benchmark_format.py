@@ -1,4 +1,5 @@
-"""The fine-grained interpretability benchmark's files (METRICS.md section 5): gold and predictions.
+"""The fine-grained interpretability benchmark's files
+(docs/reference/metrics.md#fine-grained-benchmark-files): gold and predictions.
 
 Gold: one JSON object per line. Every task has `sent_id`, `sample_type` (`ori` or
 `disturb`), `sent_label` (the class; for reading comprehension the answer text, "" for

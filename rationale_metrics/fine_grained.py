@@ -1,4 +1,5 @@
-"""Metrics of the fine-grained interpretability benchmark (METRICS.md sections 3 and 5).
+"""Metrics of the fine-grained interpretability benchmark
+(docs/reference/metrics.md#token-f1-against-rationale-sets, #consistency-under-perturbation).
 
 - `plausibility.token_f1`: token F1 against rationale sets, the gold of each instance
   chosen by a greedy union over its sets; macro over all gold instances.

@@ -1,4 +1,4 @@
-"""Read and validate an ERASER predictions file (METRICS.md section 2).
+"""Read and validate an ERASER predictions file (docs/reference/metrics.md#predictions-file).
 
 Every problem is collected with its line number and field; nothing ends in a traceback.
 """

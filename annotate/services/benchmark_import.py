@@ -1,4 +1,5 @@
-"""Import a file in the fine-grained benchmark's format (METRICS.md section 5) into a project.
+"""Import a file in the fine-grained benchmark's format
+(docs/reference/metrics.md#fine-grained-benchmark-files) into a project.
 
 The project's task type decides the benchmark task (annotate/benchmark_mapping.py). As
 every import here: the whole file is validated first, every problem named by file, line

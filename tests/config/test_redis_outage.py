@@ -1,6 +1,6 @@
-"""A Redis outage (issue 22 §11): with the cache and the broker away, signed-in work goes
-on, every acknowledged submit is stored, a request that needs the broker answers 503 with
-Retry-After, and the quality checks catch up once it is back.
+"""A Redis outage (docs/design/architecture.md#when-things-fail): with the cache and the broker
+away, signed-in work goes on, every acknowledged submit is stored, a request that needs the
+broker answers 503 with Retry-After, and the quality checks catch up once it is back.
 
 Redis is "away" as a closed port (nothing listens on 127.0.0.1:1), so these tests need no
 Redis; bench/faults.py stops a real one under load."""

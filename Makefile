@@ -11,7 +11,7 @@ CI_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
 CI_BROKER_URL ?= redis://127.0.0.1:6379/13
 CI_CACHE_URL ?= redis://127.0.0.1:6379/12
 
-.PHONY: install run test lint check-migrations typecheck bench-smoke messages vendor
+.PHONY: install run test lint check-migrations typecheck test-js bench-smoke messages vendor
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ $(NODE_STAMP): package.json package-lock.json
 typecheck: $(NODE_STAMP)
 	node_modules/.bin/tsc --project tsconfig.json
 
+# The page scripts' pure modules (the workspace's selection, sets, undo, submit retry and
+# drafts) under Node's own test runner: node only, no npm packages. CI's `make test` runs it.
+test-js:
+	node --test tests/frontend/js/*.test.mjs
+
 # The chart library's built file and licence, served from our own static files (no CDN), and
 # axe-core's, which only the browser tests inject (never served): after changing a version in package.json, run this and commit the result.
 vendor: $(NODE_STAMP)
@@ -66,7 +71,7 @@ bench-smoke: install
 	$(BIN)/python bench/smoke.py $(if $(filter true,$(CI)),--require-all)
 
 ifeq ($(CI),true)
-test: install lint check-migrations typecheck
+test: install lint check-migrations typecheck test-js
 	DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) CACHE_URL=$(CI_CACHE_URL) \
 	RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider --durations=15
 else

@@ -43,12 +43,4 @@ export class UndoHistory {
     this.past.push(present);
     return next;
   }
-
-  get canUndo() {
-    return this.past.length > 0;
-  }
-
-  get canRedo() {
-    return this.future.length > 0;
-  }
 }

@@ -851,6 +851,11 @@ class Workspace {
    * @param {TokenRun} run @param {"add"|"remove"} mode */
   applyRun(run, mode) {
     this.rationale.applyRun(this.docs[run.doc].doc.docid, run.from, run.to, mode);
+    this.paintRun(run);
+  }
+
+  /** @param {TokenRun} run */
+  paintRun(run) {
     for (let i = run.from; i <= run.to; i += 1) this.paintToken(run.doc, i);
     this.paintToken(run.doc, run.to + 1); // where a run now begins or no longer does
   }
@@ -953,8 +958,8 @@ class Workspace {
       event.preventDefault();
       if (!this.tokenNodes[doc] || !this.tokenNodes[doc][token]) return;
       this.remember();
-      const on = this.rationale.has(this.docs[doc].doc.docid, token);
-      this.applyRun({ doc, from: token, to: token }, on ? "remove" : "add");
+      this.rationale.toggle(this.docs[doc].doc.docid, token);
+      this.paintRun({ doc, from: token, to: token });
       this.changed();
     } else if (event.key === "n") {
       this.nextSet();

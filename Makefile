@@ -25,7 +25,7 @@ timed = @started=$$(date +%s); $(2); status=$$?; \
 	[ -z "$(CI_TIMINGS)" ] || printf '%-22s %5d s\n' '$(1)' $$(( $$(date +%s) - started )) >>"$(CI_TIMINGS)"; \
 	exit $$status
 
-.PHONY: install node-install run test lint check-migrations typecheck bench-smoke messages vendor
+.PHONY: install node-install run test lint check-migrations typecheck test-js bench-smoke messages vendor
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ node-install: $(NODE_STAMP)
 typecheck: $(NODE_STAMP)
 	node_modules/.bin/tsc --project tsconfig.json
 
+# The page scripts' pure modules (the workspace's selection, sets, undo, submit retry and
+# drafts) under Node's own test runner: node only, no npm packages. CI's `make test` runs it.
+test-js:
+	node --test tests/frontend/js/*.test.mjs
+
 # The chart library's built file and licence, served from our own static files (no CDN), and
 # axe-core's, which only the browser tests inject (never served): after changing a version in package.json, run this and commit the result.
 vendor: $(NODE_STAMP)
@@ -87,6 +92,7 @@ ifeq ($(CI),true)
 test: install $(NODE_STAMP)
 	$(call timed,lint,$(BIN)/ruff check . && $(BIN)/ruff format --check .)
 	$(call timed,types,node_modules/.bin/tsc --project tsconfig.json)
+	$(call timed,page script tests,node --test tests/frontend/js/*.test.mjs)
 	$(call timed,migrations check,$(BIN)/python manage.py makemigrations --check --dry-run)
 	$(call timed,suite,DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) \
 		CACHE_URL=$(CI_CACHE_URL) CACHE_URL_PER_TEST_WORKER="$(CI_CACHE_URL_PER_TEST_WORKER)" \

@@ -92,7 +92,7 @@ ifeq ($(CI),true)
 test: install $(NODE_STAMP)
 	$(call timed,lint,$(BIN)/ruff check . && $(BIN)/ruff format --check .)
 	$(call timed,types,node_modules/.bin/tsc --project tsconfig.json)
-	$(call timed,page script tests,node --test tests/frontend/js/*.test.mjs)
+	$(call timed,page script tests,$(MAKE) --no-print-directory test-js)
 	$(call timed,migrations check,$(BIN)/python manage.py makemigrations --check --dry-run)
 	$(call timed,suite,DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) \
 		CACHE_URL=$(CI_CACHE_URL) CACHE_URL_PER_TEST_WORKER="$(CI_CACHE_URL_PER_TEST_WORKER)" \

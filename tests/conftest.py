@@ -2,12 +2,19 @@ import os
 import shutil
 from pathlib import Path
 
+import hypothesis
 import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
 from annotate.models import Role
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+from tests.hypothesis_budget import SHARES, examples, profile_name
+
+# Property tests that state no budget follow the run's profile too (tests/hypothesis_budget.py).
+for _profile in SHARES:
+    hypothesis.settings.register_profile(_profile, max_examples=examples(100, _profile))
+hypothesis.settings.load_profile(profile_name())
 
 SHARED_REFERENCE = (
     Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eraser-reference"

@@ -19,6 +19,7 @@ from rationale_metrics.benchmark_format import (
     write_benchmark_predictions,
 )
 from rationale_metrics.problems import DataValidationError
+from tests.hypothesis_budget import examples
 
 CHINESE = "地瓜不是红薯好电影很差的吗。，"
 EN_TOKEN = st.text(min_size=1, max_size=6)  # any text: quotes, backslashes, emoji included
@@ -84,7 +85,7 @@ def _without_line(instances):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("task", TASKS)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_gold_written_then_read_is_the_same(task, language, data):
     instances = data.draw(gold_files(task, language))
@@ -97,7 +98,7 @@ def test_gold_written_then_read_is_the_same(task, language, data):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("task", TASKS)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data())
 def test_predictions_written_then_read_are_the_same(task, language, data):
     gold = data.draw(gold_files(task, language))

@@ -14,6 +14,7 @@ from rationale_metrics.predictions import read_predictions
 from rationale_metrics.problems import DataValidationError
 from rationale_metrics.sources import DirectorySource
 from tests.annotate.test_import_bad_input import instance, write_dataset
+from tests.hypothesis_budget import examples
 
 
 @pytest.fixture
@@ -212,7 +213,9 @@ def raw_line(record, cut):
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.lists(st.tuples(records, st.integers(min_value=0, max_value=200)), max_size=6),
@@ -230,7 +233,9 @@ def test_fuzzed_prediction_files_never_crash(tmp_path, dataset, lines, depth):
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.lists(st.tuples(records, st.integers(min_value=0, max_value=200)), min_size=1, max_size=5)

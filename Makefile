@@ -100,6 +100,18 @@ test: install $(NODE_STAMP)
 		-n $(TEST_PROCESSES) --dist worksteal --cov --cov-report=term:skip-covered \
 		| tee "$(SUITE_LOG)")
 else
+# The SQL fast path (annotate/services/hot_path_sql.py) serves "next" and "submit" with
+# PostgreSQL's prepared statements; its differential test against the ORM services needs
+# PostgreSQL. The suite runs on SQLite; those tests then run again on a PostgreSQL server
+# when one answers at LOCAL_DATABASE_URL, and the output says so when none does.
+LOCAL_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
+SQL_FAST_PATH_TESTS := tests/annotate/test_hot_path_differential.py tests/annotate/test_hot_path_sql.py
 test: install
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal
+	@if $(BIN)/python tests/postgres_answers.py "$(LOCAL_DATABASE_URL)"; then \
+		echo "The SQL fast path's differential tests on PostgreSQL ($(LOCAL_DATABASE_URL)):"; \
+		DATABASE_URL="$(LOCAL_DATABASE_URL)" $(BIN)/python -m pytest -q -p no:cacheprovider $(SQL_FAST_PATH_TESTS); \
+	else \
+		echo "No PostgreSQL answers at $(LOCAL_DATABASE_URL): the SQL fast path's differential tests did not run (set LOCAL_DATABASE_URL, or run CI=true make test)."; \
+	fi
 endif

@@ -97,7 +97,7 @@ test: install $(NODE_STAMP)
 	$(call timed,suite,DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) \
 		CACHE_URL=$(CI_CACHE_URL) CACHE_URL_PER_TEST_WORKER="$(CI_CACHE_URL_PER_TEST_WORKER)" \
 		RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider --durations=15 \
-		-n $(TEST_PROCESSES) --dist worksteal --cov --cov-report=term:skip-covered \
+		-n $(TEST_PROCESSES) --dist loadgroup --cov --cov-report=term:skip-covered \
 		| tee "$(SUITE_LOG)")
 else
 # The SQL fast path (annotate/services/hot_path_sql.py) serves "next" and "submit" with
@@ -107,7 +107,7 @@ else
 LOCAL_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
 SQL_FAST_PATH_TESTS := tests/annotate/test_hot_path_differential.py tests/annotate/test_hot_path_sql.py
 test: install
-	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist worksteal
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup
 	@if $(BIN)/python tests/postgres_answers.py "$(LOCAL_DATABASE_URL)"; then \
 		echo "The SQL fast path's differential tests on PostgreSQL ($(LOCAL_DATABASE_URL)):"; \
 		DATABASE_URL="$(LOCAL_DATABASE_URL)" $(BIN)/python -m pytest -q -p no:cacheprovider $(SQL_FAST_PATH_TESTS); \

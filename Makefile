@@ -83,8 +83,12 @@ messages: install
 	$(BIN)/python manage.py translations_update
 
 # Every benchmark script run to its end at a small size (not a timing); CI requires all.
+# SMOKE_CHANGED_SINCE=REV (a pull request's base) runs only the scripts that exercise what
+# changed since REV.
+SMOKE_CHANGED_SINCE ?=
 bench-smoke: install
-	$(BIN)/python bench/smoke.py $(if $(filter true,$(CI)),--require-all)
+	$(BIN)/python bench/smoke.py $(if $(filter true,$(CI)),--require-all) \
+		$(if $(SMOKE_CHANGED_SINCE),--changed-since $(SMOKE_CHANGED_SINCE))
 
 ifeq ($(CI),true)
 # The checks, then the suite on the real services over both cores, with coverage measured

@@ -1,14 +1,20 @@
 """The fine-grained interpretability benchmark's files (METRICS.md section 5): gold and predictions.
 
 Gold: one JSON object per line. Every task has `sent_id`, `sample_type` (`ori` or
-`disturb`), `sent_label` (the class; for reading comprehension the answer text, "" for
-none) and, on originals, `rel_ids` (the ids of their perturbed copies). Per task:
+`disturb`) and, on originals, `rel_ids` (the ids of their perturbed copies); `sent_label`
+(the class; for reading comprehension the answer text, "" for none) is optional, as no
+metric reads it (the benchmark's released reading-comprehension files may not carry it;
+the baseline `explain` trains on it and the platform's import needs it, each saying so).
+Per task:
 
 | task                    | tokens                       | gold rationales                                  | texts                                             |
 |-------------------------|------------------------------|--------------------------------------------------|---------------------------------------------------|
 | `sentiment`             | `sent_token`                 | `rationales`: alternative sets (a list of lists) | `context`                                         |
 | `similarity`            | `text_q_seg`, `text_t_seg`   | `rationale_q_idx`, `rationale_t_idx`: one set each | en `sentence1`, `sentence2`; zh `query`, `title` |
-| `reading_comprehension` | `sent_token` (passage, title) | `rationales`: one set                           | `title`, `context`, `question` (required)         |
+| `reading_comprehension` | `sent_token` (passage, title) | `rationales`: one set                           | `title`, `context`, `question`                    |
+
+Every field a metric does not read is optional: tokens, gold rationales, `sample_type`
+and `rel_ids` are what the metrics read; texts and labels are kept when given.
 
 Chinese files tokenize per character (digit runs such as "1992" stay one token); token
 indexes are 0-based positions in their own sentence. Gold token indexes may be written as
@@ -57,7 +63,6 @@ class TaskLayout:
     rationale_fields: tuple[str, ...]  # one field for all sentences, or one per sentence
     alternative_sets: bool  # the rationale field lists alternative sets, not one set
     text_fields: tuple[str, ...]
-    required_texts: tuple[str, ...] = ()
 
     @property
     def n_sentences(self) -> int:
@@ -77,9 +82,7 @@ def task_layout(task: str, language: str) -> TaskLayout:
         return TaskLayout(
             ("text_q_seg", "text_t_seg"), ("rationale_q_idx", "rationale_t_idx"), False, texts
         )
-    return TaskLayout(
-        ("sent_token",), ("rationales",), False, ("title", "context", "question"), ("question",)
-    )
+    return TaskLayout(("sent_token",), ("rationales",), False, ("title", "context", "question"))
 
 
 @dataclass
@@ -89,7 +92,7 @@ class BenchmarkInstance:
 
     sent_id: SentId
     sample_type: str  # ORIGINAL ("ori") or PERTURBED ("disturb")
-    label: Label  # `sent_label`: the class, or the answer text for reading comprehension
+    label: Label | None  # `sent_label`: the class, or the answer text; None when not given
     tokens: list[list[str]]  # per sentence
     rationale_sets: list[list[list[int]]]  # per sentence, the alternative gold token sets
     rel_ids: list[SentId] = field(default_factory=list)  # originals: their perturbed copies
@@ -246,10 +249,7 @@ def parse_gold_line(
 ) -> BenchmarkInstance | None:
     """One gold line, or None when it has problems (each added to `problems`)."""
     line = _Line(label, number, problems)
-    for key in ("sent_id", "sample_type", "sent_label", *layout.token_fields):
-        if key not in record:
-            line.fail(key, "missing")
-    for key in (*layout.rationale_fields, *layout.required_texts):
+    for key in ("sent_id", "sample_type", *layout.token_fields, *layout.rationale_fields):
         if key not in record:
             line.fail(key, "missing")
     sent_id = record.get("sent_id")
@@ -293,7 +293,7 @@ def parse_gold_line(
     return BenchmarkInstance(
         sent_id=sent_id,
         sample_type=sample_type,
-        label=record["sent_label"],
+        label=record.get("sent_label"),
         tokens=tokens,
         rationale_sets=rationale_sets,
         rel_ids=list(rel_ids),
@@ -565,7 +565,8 @@ def gold_record(instance: BenchmarkInstance, task: str, language: str = "en") ->
     record: dict[str, Any] = {"sent_id": instance.sent_id}
     record.update((k, instance.texts[k]) for k in layout.text_fields if k in instance.texts)
     record.update(zip(layout.token_fields, instance.tokens, strict=True))
-    record["sent_label"] = instance.label
+    if instance.label is not None:
+        record["sent_label"] = instance.label
     if layout.alternative_sets:
         record[layout.rationale_fields[0]] = instance.rationale_sets[0]
     else:

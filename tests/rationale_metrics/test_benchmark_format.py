@@ -179,6 +179,15 @@ def test_published_files_fields_are_read_in_their_places():
     assert inst.extra == {"rationale_tokens": [["learn", "cook"], ["learn", "cook"]]}
 
 
+def test_a_gold_line_without_sent_label_reads_and_writes_back_without_it():
+    line = {"sent_id": 3, "sent_token": ["a"], "rationales": [[0]], "sample_type": "disturb"}
+
+    (inst,) = read_benchmark_gold(io.StringIO(json.dumps(line)), "sentiment", "en")
+
+    assert inst.label is None
+    assert json.loads(_written([inst], "sentiment", "en")) == line
+
+
 def test_sentiment_keeps_alternative_sets_and_the_writer_refuses_a_misfit():
     inst = BenchmarkInstance(
         sent_id=1,

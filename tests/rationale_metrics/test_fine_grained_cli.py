@@ -214,6 +214,49 @@ def test_a_missing_file_and_a_bad_ratio_are_readable_errors(tmp_path, capsys):
     assert "none.jsonl: cannot read" in capsys.readouterr().err
 
 
+def test_reading_comprehension_gold_needs_no_label_nor_question(tmp_path, capsys):
+    """The benchmark's released reading-comprehension files may carry neither: no metric
+    reads them."""
+    gold = [
+        {"sent_id": 1, "sent_token": ["the", "cat", "sat"], "rationales": [1, 2]},
+        {"sent_id": 2, "sent_token": ["a", "cat", "sat"], "rationales": [1]},
+    ]
+    gold[0].update(sample_type="ori", rel_ids=[2])
+    gold[1].update(sample_type="disturb")
+    predictions = [{"id": 1, "rationale": [[1, 2]]}, {"id": 2, "rationale": [[1]]}]
+    gold_path = write_lines(tmp_path / "gold.jsonl", gold)
+    pred_path = write_lines(tmp_path / "pred.jsonl", predictions)
+    command = ["fine-grained", "--task", "reading_comprehension", "--language", "en"]
+
+    code = main(
+        [
+            *command,
+            "--golden_path",
+            str(gold_path),
+            "--pred_path",
+            str(pred_path),
+            "--ratio",
+            "none",
+        ]
+    )
+
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert json.loads(captured.out)["plausibility"]["token_f1"] == 1.0
+
+
+def test_explain_says_it_needs_the_labels_scoring_does_without(tmp_path, capsys):
+    gold = sentiment_gold(2)
+    del gold[2]["sent_label"]  # the second original, on line 3
+    gold_path = write_lines(tmp_path / "gold.jsonl", gold)
+
+    command = ["explain", "--task", "sentiment", "--language", "en", "--explainer", "random"]
+    code = main([*command, "--golden_path", str(gold_path), "--results", str(tmp_path / "o")])
+
+    assert code == 2
+    assert "sent_label, which 1 lack (line 3)" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- explain
 
 

@@ -397,6 +397,8 @@ def read_benchmark_gold(
             inst = parse_gold_line(record, number, label, problems, task, layout)
             if inst is not None:
                 instances.append(inst)
+    if not instances and len(problems) == before:
+        problems.add(label, None, None, "file is empty: it has no gold instances")
     _check_links(instances, label, problems, complete=len(problems) == before)
     if raise_at_end:
         problems.raise_if_any()
@@ -503,6 +505,7 @@ def read_benchmark_predictions(
     first_line: dict[SentId, int] = {}
     lacking: dict[str, list[int]] = {key: [] for key in PREDICTION_LABEL_FIELDS}
     having: set[str] = set()
+    before = len(problems)
     with collector_paused():
         for number, record in _records(path_or_file, label, problems):
             for key in PREDICTION_LABEL_FIELDS:
@@ -523,6 +526,9 @@ def read_benchmark_predictions(
                 continue
             first_line[prediction.id] = number
             predictions.append(prediction)
+    if not predictions and len(problems) == before:
+        # Scored, it would be a token F1 of 0 (every gold instance unpredicted).
+        problems.add(label, None, None, "file is empty: it has no predictions")
     for key in sorted(having):
         for number in lacking[key]:
             problems.add(label, number, key, "missing, but other lines have it: all or none")
@@ -538,8 +544,8 @@ def read_benchmark(
     problems = ProblemList()
     gold = read_benchmark_gold(gold_path, task, language, problems=problems)
     gold_ok = not problems
-    # Ids of gold lines with problems are unknown; checking against a partial gold
-    # would report their predictions as strangers.
+    # Ids of gold lines with problems (or of an empty gold file) are unknown; checking
+    # against a partial gold would report their predictions as strangers.
     predictions = read_benchmark_predictions(
         pred_path, task, gold if gold_ok else None, problems=problems
     )

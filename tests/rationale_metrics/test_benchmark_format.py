@@ -42,12 +42,13 @@ def _sentence_and_sets(draw, language, alternative_sets):
 
 @st.composite
 def gold_files(draw, task, language):
-    """Originals, each with 0-2 perturbed copies linked through rel_ids."""
+    """1-4 originals (an empty file is refused), each with 0-2 perturbed copies linked
+    through rel_ids."""
     layout = task_layout(task, language)
     labels = st.text(max_size=5) if task == "reading_comprehension" else st.sampled_from([0, 1])
     instances = []
     next_id = draw(st.integers(0, 1000))
-    for _ in range(draw(st.integers(0, 4))):
+    for _ in range(draw(st.integers(1, 4))):
         group = []
         for kind in ["ori"] + ["disturb"] * draw(st.integers(0, 2)):
             parts = [

@@ -214,6 +214,23 @@ def test_a_missing_file_and_a_bad_ratio_are_readable_errors(tmp_path, capsys):
     assert "none.jsonl: cannot read" in capsys.readouterr().err
 
 
+def test_an_empty_predictions_file_is_refused_not_scored_zero(tmp_path, capsys):
+    code = run(tmp_path, GOLD, [])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "pred.jsonl: file is empty: it has no predictions" in err
+
+
+def test_an_empty_gold_file_is_named_instead_of_every_prediction_id(tmp_path, capsys):
+    code = run(tmp_path, [], PREDICTIONS)
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "gold.jsonl: file is empty: it has no gold instances" in err
+    assert "not a sent_id" not in err
+
+
 def test_reading_comprehension_gold_needs_no_label_nor_question(tmp_path, capsys):
     """The benchmark's released reading-comprehension files may carry neither: no metric
     reads them."""

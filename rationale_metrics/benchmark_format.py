@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -553,6 +554,33 @@ def read_benchmark(
     return gold, predictions
 
 
+# ---------------------------------------------------------------- language
+
+_CHINESE_CHARACTER = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+# Chinese files hold Latin letters too (names, units) and English ones the odd Chinese
+# name: only a clear majority either way decides.
+CHINESE_SHARE_ABOVE = 0.6
+CHINESE_SHARE_BELOW = 0.05
+
+
+def language_of_tokens(instances: Sequence[BenchmarkInstance]) -> tuple[str | None, str]:
+    """The language the gold tokens are written in ("zh", "en", or None when mixed or
+    without letters), and the count that says so."""
+    text = "".join(t for inst in instances for sentence in inst.tokens for t in sentence)
+    chinese = len(_CHINESE_CHARACTER.findall(text))
+    letters = chinese + len(_LATIN_LETTER.findall(text))
+    if not letters:
+        return None, "no letters"
+    evidence = f"{chinese} of {letters} letters are Chinese characters"
+    share = chinese / letters
+    if share > CHINESE_SHARE_ABOVE:
+        return "zh", evidence
+    if share < CHINESE_SHARE_BELOW:
+        return "en", evidence
+    return None, evidence
+
+
 # ---------------------------------------------------------------- writing
 
 
@@ -649,6 +677,7 @@ __all__ = [
     "BenchmarkPrediction",
     "TaskLayout",
     "gold_record",
+    "language_of_tokens",
     "prediction_record",
     "read_benchmark",
     "read_benchmark_gold",

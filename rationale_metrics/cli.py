@@ -169,6 +169,7 @@ def _explain_benchmark(args) -> int:
         raise ValueError("explain --golden_path needs --task and --language")
     with collector_paused():
         gold = read_benchmark_gold(args.golden_path, args.task, args.language)
+    _check_language(gold, args.language, args.golden_path)
     ratios, _ = resolve_ratios(args.ratio, args.task, args.language, gold)
     count = explain_benchmark(
         gold,
@@ -181,6 +182,23 @@ def _explain_benchmark(args) -> int:
     )
     print(f"wrote {count} fine-grained predictions to {args.results}")
     return 0
+
+
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+def _check_language(gold, language: str, gold_path: str) -> None:
+    """Refuse gold written in the other language than `--language` says: its published
+    ratio, and so every score, would silently be the other language's."""
+    from rationale_metrics.benchmark_format import language_of_tokens
+
+    found, evidence = language_of_tokens(gold)
+    if found is not None and found != language:
+        raise ValueError(
+            f"{gold_path}: the gold tokens are {LANGUAGE_NAMES[found]} ({evidence}), but "
+            f"--language {language} was given, which scores at {LANGUAGE_NAMES[language]}'s "
+            f"ratio: rerun with --language {found}"
+        )
 
 
 def _percent(value: float | None) -> str:
@@ -200,6 +218,7 @@ def command_fine_grained(args) -> int:
         gold, predictions = read_benchmark(
             args.golden_path, args.pred_path, args.task, args.language
         )
+        _check_language(gold, args.language, args.golden_path)
         ratios, ratio_source = resolve_ratios(args.ratio, args.task, args.language, gold)
         options = FineGrainedOptions(
             ratios=ratios,

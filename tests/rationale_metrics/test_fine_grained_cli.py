@@ -231,6 +231,48 @@ def test_an_empty_gold_file_is_named_instead_of_every_prediction_id(tmp_path, ca
     assert "not a sent_id" not in err
 
 
+CHINESE_GOLD = [
+    {
+        "sent_id": 1,
+        "sent_token": list("这部电影很好看"),
+        "rationales": [[5, 6]],
+        "sample_type": "ori",
+        "rel_ids": [],
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("gold", "predictions", "given", "expected"),
+    [
+        (CHINESE_GOLD, [{"id": 1, "rationale": [[5, 6]]}], "en", "rerun with --language zh"),
+        (GOLD, PREDICTIONS, "zh", "rerun with --language en"),
+    ],
+    ids=["chinese gold as en", "english gold as zh"],
+)
+def test_gold_in_the_other_language_is_refused_naming_the_option(
+    tmp_path, capsys, gold, predictions, given, expected
+):
+    gold_path = write_lines(tmp_path / "gold.jsonl", gold)
+    pred_path = write_lines(tmp_path / "pred.jsonl", predictions)
+    command = ["fine-grained", "--task", "sentiment", "--language", given]
+
+    code = main([*command, "--golden_path", str(gold_path), "--pred_path", str(pred_path)])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"but --language {given} was given" in err
+    assert expected in err
+
+
+def test_chinese_gold_with_a_latin_word_is_still_chinese(tmp_path, capsys):
+    gold = [{**CHINESE_GOLD[0], "sent_token": [*"这部电影很好看", "iPhone"]}]
+
+    code = run(tmp_path, gold, [{"id": 1, "rationale": [[5, 6]]}], "--language", "zh")
+
+    assert code == 0, capsys.readouterr().err
+
+
 def test_reading_comprehension_gold_needs_no_label_nor_question(tmp_path, capsys):
     """The benchmark's released reading-comprehension files may carry neither: no metric
     reads them."""
@@ -328,9 +370,9 @@ def test_explain_writes_the_benchmark_format_that_fine_grained_scores(tmp_path, 
 def test_explain_refuses_reading_comprehension_and_a_missing_source(tmp_path, capsys):
     line = {
         "sent_id": 1,
-        "question": "what?",
-        "sent_token": ["x"],
-        "sent_label": "x",
+        "question": "什么?",
+        "sent_token": ["字"],
+        "sent_label": "字",
         "rationales": [0],
         "sample_type": "ori",
         "rel_ids": [],

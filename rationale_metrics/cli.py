@@ -205,9 +205,27 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}"
 
 
+def _cut_summary(counts: dict, ratios: tuple[float, ...] | None, ratio_source: str) -> str:
+    from rationale_metrics.fine_grained import PUBLISHED_RATIOS_SOURCE
+
+    if ratios is None:
+        return "  rationales scored as given (--ratio none), none cut"
+    origin = {
+        "published": f"the benchmark's ratio, from {PUBLISHED_RATIOS_SOURCE}",
+        "gold": "the gold file's mean rationale length ratio",
+        "given": "given with --ratio",
+    }[ratio_source]
+    return (
+        f"  cut to the top ceil(ratio x n) tokens at ratio {' '.join(map(str, ratios))} "
+        f"({origin}): {counts['cut_to_ratio']} of {counts['predictions']} predictions "
+        "shortened (--ratio none scores them as given)"
+    )
+
+
 def command_fine_grained(args) -> int:
     from rationale_metrics.benchmark_format import read_benchmark
     from rationale_metrics.fine_grained import (
+        PUBLISHED_RATIOS_SOURCE,
         FineGrainedOptions,
         resolve_ratios,
         score_fine_grained,
@@ -237,6 +255,7 @@ def command_fine_grained(args) -> int:
         "language": args.language,
         "ratio": list(ratios) if ratios is not None else None,
         "ratio_source": ratio_source,
+        **({"ratio_origin": PUBLISHED_RATIOS_SOURCE} if ratio_source == "published" else {}),
         "gold_choice": args.gold_choice,
         "comparison": args.comparison,
         "iou_threshold": args.iou_threshold,
@@ -247,6 +266,7 @@ def command_fine_grained(args) -> int:
             f"{args.task} ({args.language}): {counts['gold_instances']} gold instances "
             f"({counts['originals']} original, {counts['perturbed']} perturbed), "
             f"{counts['predictions']} predictions, {counts['pairs_scored']} pairs scored",
+            _cut_summary(counts, ratios, ratio_source),
             f"  plausibility  token F1 {_percent(scores['plausibility']['token_f1'])}"
             f"   IoU match rate {_percent(scores['plausibility']['iou_match_rate'])}",
             f"  consistency   MAP {_percent(scores['consistency']['map'])}",
@@ -349,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
             nargs="+",
             default=["published"],
             help="rationale length ratio: top ceil(ratio x n) tokens of each sentence are kept. "
-            "'published' (the benchmark's per-task values, default), 'gold' (mean of the gold "
+            "'published' (the benchmark's per-task values, default: the RATIO_DIC of its "
+            "generation script, rationale_extraction/generate.sh), 'gold' (mean of the gold "
             "file), 'none' (rationales as given), or one number, or one per sentence",
         )
 

@@ -99,6 +99,39 @@ def test_without_a_score_file_stdout_is_the_json_and_the_defaults_are_named(tmp_
     assert "MAP" in captured.err
 
 
+def test_the_summary_and_the_score_file_say_how_many_predictions_were_cut(tmp_path, capsys):
+    out = tmp_path / "scores.json"
+
+    code = run(tmp_path, GOLD, PREDICTIONS, "--ratio", "0.5", "--score_file", str(out))
+
+    scores = json.loads(out.read_text())
+    assert code == 0
+    # ceil(0.5 x 3) = 2 of each prediction's 3 indexes are kept: both are shortened.
+    assert scores["counts"]["cut_to_ratio"] == 2
+    assert scores["options"]["ratio"] == [0.5]
+    assert "at ratio 0.5 (given with --ratio): 2 of 2 predictions shortened" in (
+        capsys.readouterr().out
+    )
+
+
+def test_the_published_ratio_is_cited_and_no_cut_is_counted_without_one(tmp_path, capsys):
+    cut_file, uncut_file = tmp_path / "cut.json", tmp_path / "uncut.json"
+
+    assert run(tmp_path, GOLD, PREDICTIONS, "--score_file", str(cut_file)) == 0
+    cut_summary = capsys.readouterr().out
+    assert run(tmp_path, GOLD, PREDICTIONS, "--ratio", "none", "--score_file", str(uncut_file)) == 0
+    uncut_summary = capsys.readouterr().out
+
+    cut, uncut = json.loads(cut_file.read_text()), json.loads(uncut_file.read_text())
+    # ceil(0.192 x 3) = 1 of 3 indexes kept.
+    assert cut["counts"]["cut_to_ratio"] == 2
+    assert "rationale_extraction/generate.sh" in cut["options"]["ratio_origin"]
+    assert "at ratio 0.192 (the benchmark's ratio, from PaddleNLP" in cut_summary
+    assert uncut["counts"]["cut_to_ratio"] == 0
+    assert "ratio_origin" not in uncut["options"]
+    assert "scored as given (--ratio none), none cut" in uncut_summary
+
+
 def test_python_dash_m_runs_the_command(tmp_path):
     gold_path = write_lines(tmp_path / "gold.jsonl", GOLD)
     pred_path = write_lines(tmp_path / "pred.jsonl", PREDICTIONS)

@@ -138,14 +138,20 @@ def test_optional_fields_are_on_every_line_or_none(tmp_path, dataset):
     ]
 
 
-def test_nan_and_infinity_are_refused(tmp_path, dataset):
+def test_nan_is_refused_naming_its_field(tmp_path, dataset):
     found = problems(
         tmp_path,
         dataset,
         ['{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": NaN}}'],
     )
 
-    assert "malformed JSON" in found[0][2]
+    assert found == [
+        (
+            1,
+            "classification_scores.POS",
+            "must be a finite number, got NaN, which JSON does not have (strict parsers refuse it)",
+        )
+    ]
 
 
 def test_cli_exits_non_zero_with_a_readable_message(tmp_path, dataset):
@@ -344,16 +350,21 @@ BROKEN_LINES = {
         "malformed JSON: unexpected end of data: line 2 column 1 (char 120)",
     ),
     "NaN": (
-        b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": NaN}}',
-        "malformed JSON: unexpected character, expected a JSON value: line 1 column 76 (char 75)",
+        b'{"annotation_id": "a1", "rationales": [{"docid": "d1", '
+        b'"soft_rationale_predictions": [0.5, NaN]}]}',
+        "rationales[0].soft_rationale_predictions[1]",
+        "must be a finite number, got NaN, which JSON does not have (strict parsers refuse it)",
     ),
     "Infinity": (
         b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": Infinity}}',
-        "malformed JSON: unexpected character, expected a JSON value: line 1 column 76 (char 75)",
+        "classification_scores.POS",
+        "must be a finite number, got Infinity, which JSON does not have (strict parsers "
+        "refuse it)",
     ),
     "out of range": (
         b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": 1e400}}',
-        "malformed JSON: number is infinity when parsed as double: line 1 column 76 (char 75)",
+        "classification_scores.POS",
+        "must be a finite number, got 1e400, which is out of the range of a double",
     ),
     "not UTF-8": (
         json.dumps(prediction("a1")).replace('"a1"', '"a\xe91"').encode("latin-1"),
@@ -374,7 +385,7 @@ def test_a_broken_line_among_good_ones_is_named_with_its_line_and_what_is_wrong(
     # The good lines alone would be read column-wise by msgspec; the broken one sends the
     # file to the line-by-line reader, whose words these are. Bytes that are not UTF-8
     # made msgspec raise UnicodeDecodeError, which ended the reading without a line.
-    broken, message = BROKEN_LINES[case]
+    broken, *where, message = BROKEN_LINES[case]
     path = tmp_path / "preds.jsonl"
     path.write_bytes(GOOD_LINE.encode() + b"\n" + broken + b"\n")
 
@@ -382,7 +393,7 @@ def test_a_broken_line_among_good_ones_is_named_with_its_line_and_what_is_wrong(
         read_predictions(path, dataset=dataset, split="train")
 
     assert [(p.file, p.line, p.field, p.message) for p in caught.value.problems] == [
-        ("preds.jsonl", 2, None, message)
+        ("preds.jsonl", 2, where[0] if where else None, message)
     ]
 
 

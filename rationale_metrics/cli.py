@@ -48,10 +48,17 @@ def _load_dataset(data_dir: str):
 SHOWN = 20  # problems of one kind listed before the rest are counted
 
 
+def _print_warnings(warnings: ProblemList) -> None:
+    for problem in warnings[:SHOWN]:
+        print(f"warning: {problem}", file=sys.stderr)
+    if len(warnings) > SHOWN:
+        print(f"warning: ... and {len(warnings) - SHOWN} more like these", file=sys.stderr)
+
+
 def _load_predictions(args, dataset):
     from rationale_metrics.predictions import predictions_outside_split, read_predictions
 
-    problems = ProblemList()
+    problems, warnings = ProblemList(), ProblemList()
     predictions = read_predictions(
         args.results,
         dataset=dataset,
@@ -60,7 +67,9 @@ def _load_predictions(args, dataset):
         strict=args.strict,
         plausibility_only=args.plausibility_only,
         problems=problems,
+        warnings=warnings,
     )
+    _print_warnings(warnings)
     label = Path(args.results).name
     missing = ProblemList()
     if predictions.classification is not None:
@@ -326,7 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--split", choices=SPLITS, default="test")
         p.add_argument("--results", required=results_required, help="predictions .jsonl")
         p.add_argument(
-            "--strict", action="store_true", help="predictions for ids not in the split are errors"
+            "--strict",
+            action="store_true",
+            help="predictions for ids not in the split, and class probabilities outside "
+            "[0, 1] or not summing to 1, are errors (else warnings)",
         )
         p.add_argument(
             "--iou_thresholds", type=float, nargs="+", default=list(DEFAULT_IOU_THRESHOLDS)

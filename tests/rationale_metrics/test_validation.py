@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rationale_metrics import predictions as predictions_module
 from rationale_metrics.eraser import read_eraser_dataset
 from rationale_metrics.predictions import read_predictions
-from rationale_metrics.problems import DataValidationError
+from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.sources import DirectorySource
 from tests.annotate.test_import_bad_input import instance, write_dataset
 
@@ -341,6 +341,74 @@ def test_plausibility_only_reads_the_rationales_and_leaves_classification_out(tm
     assert table.hard is not None
     assert table.classification is None
     assert table.classification_scores is None
+
+
+def _scored(aid, docid, scores, comprehensiveness, thresholds=()):
+    return prediction(
+        aid,
+        docid,
+        classification="POS",
+        classification_scores=scores,
+        comprehensiveness_classification_scores=comprehensiveness,
+        thresholded_scores=[
+            {
+                "threshold": t,
+                "comprehensiveness_classification_scores": comp,
+                "sufficiency_classification_scores": {"POS": 0.5, "NEG": 0.5},
+            }
+            for t, comp in thresholds
+        ],
+    )
+
+
+PROBABILITY_LINES = [
+    _scored("a1", "d1", {"POS": 0.7, "NEG": 0.3}, {"POS": 0.4, "NEG": 0.6}, [(0.5, {"POS": 0.5})]),
+    _scored(7, "d2", {"POS": 1.2, "NEG": -0.2}, {"POS": 0.4, "NEG": 0.5}, [(0.5, {"POS": 2})]),
+]
+PROBABILITY_PROBLEMS = [
+    (1, "thresholded_scores[threshold=0.5].comprehensiveness_classification_scores", "0.5,"),
+    (2, "classification_scores.NEG", "is -0.2, outside [0, 1]: not a class probability"),
+    (2, "comprehensiveness_classification_scores", "sum to 0.9, not 1 (within 0.01)"),
+    (2, "thresholded_scores[threshold=0.5].comprehensiveness_classification_scores.POS", "is 2"),
+]
+
+
+@pytest.mark.parametrize("reader", ["column-wise", "line by line"])
+def test_scores_that_are_not_probabilities_are_warnings_or_with_strict_errors(
+    tmp_path, dataset, monkeypatch, reader
+):
+    """Both readers find the same problems, with file, line and field."""
+    if reader == "line by line":
+        monkeypatch.setattr(predictions_module, "_read_columns", lambda *args: None)
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in PROBABILITY_LINES))
+    warnings = ProblemList()
+
+    table = read_predictions(
+        path, dataset=dataset, split="train", aopc_thresholds=[0.5], warnings=warnings
+    )
+    with pytest.raises(DataValidationError) as caught:
+        read_predictions(path, dataset=dataset, split="train", aopc_thresholds=[0.5], strict=True)
+
+    assert table.classification_scores[1].tolist() == [-0.2, 1.2]  # scored as given
+    for found in (warnings, caught.value.problems):
+        assert [(p.file, p.line, p.field) for p in found] == [
+            ("preds.jsonl", line, field) for line, field, _ in PROBABILITY_PROBLEMS
+        ]
+        for problem, (_, _, words) in zip(found, PROBABILITY_PROBLEMS, strict=True):
+            assert words in problem.message
+    assert all(p.message.endswith("(scored as given; an error with --strict)") for p in warnings)
+
+
+def test_plausibility_only_leaves_the_probabilities_unchecked(tmp_path, dataset):
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in PROBABILITY_LINES))
+
+    table = read_predictions(
+        path, dataset=dataset, split="train", strict=True, plausibility_only=True
+    )
+
+    assert len(table) == 2
 
 
 GOOD_LINE = json.dumps(prediction(7, "d2"))

@@ -220,14 +220,13 @@ def _cut_summary(counts: dict, ratios: tuple[float, ...] | None, ratio_source: s
     if ratios is None:
         return "  rationales scored as given (--ratio none), none cut"
     origin = {
-        "published": f"the benchmark's ratio, from {PUBLISHED_RATIOS_SOURCE}",
+        "published": f"published: {PUBLISHED_RATIOS_SOURCE}",
         "gold": "the gold file's mean rationale length ratio",
         "given": "given with --ratio",
     }[ratio_source]
     return (
-        f"  cut to the top ceil(ratio x n) tokens at ratio {' '.join(map(str, ratios))} "
-        f"({origin}): {counts['cut_to_ratio']} of {counts['predictions']} predictions "
-        "shortened (--ratio none scores them as given)"
+        f"  ratio {' '.join(map(str, ratios))} ({origin}): {counts['cut_to_ratio']} of "
+        f"{counts['predictions']} predictions cut to their top ceil(ratio x n) tokens"
     )
 
 

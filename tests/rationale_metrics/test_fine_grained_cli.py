@@ -109,7 +109,7 @@ def test_the_summary_and_the_score_file_say_how_many_predictions_were_cut(tmp_pa
     # ceil(0.5 x 3) = 2 of each prediction's 3 indexes are kept: both are shortened.
     assert scores["counts"]["cut_to_ratio"] == 2
     assert scores["options"]["ratio"] == [0.5]
-    assert "at ratio 0.5 (given with --ratio): 2 of 2 predictions shortened" in (
+    assert "ratio 0.5 (given with --ratio): 2 of 2 predictions cut to their top" in (
         capsys.readouterr().out
     )
 
@@ -126,7 +126,8 @@ def test_the_published_ratio_is_cited_and_no_cut_is_counted_without_one(tmp_path
     # ceil(0.192 x 3) = 1 of 3 indexes kept.
     assert cut["counts"]["cut_to_ratio"] == 2
     assert "rationale_extraction/generate.sh" in cut["options"]["ratio_origin"]
-    assert "at ratio 0.192 (the benchmark's ratio, from PaddleNLP" in cut_summary
+    assert "ratio 0.192 (published: PaddleNLP examples/model_interpretation/" in cut_summary
+    assert "2 of 2 predictions cut" in cut_summary
     assert uncut["counts"]["cut_to_ratio"] == 0
     assert "ratio_origin" not in uncut["options"]
     assert "scored as given (--ratio none), none cut" in uncut_summary

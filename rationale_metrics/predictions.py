@@ -350,6 +350,8 @@ def read_predictions(
 # Two-decimal probabilities of a few classes miss 1 by up to about 0.01; logits, or a
 # score outside [0, 1] such as 7.5, miss by far more.
 PROBABILITY_SUM_TOLERANCE = 0.01
+# A float32 softmax may write 1.0000001: a rounding, not a value outside [0, 1].
+PROBABILITY_RANGE_SLACK = 1e-6
 
 
 def probability_problems(table: PredictionTable, label: str) -> ProblemList:
@@ -383,7 +385,7 @@ def probability_problems(table: PredictionTable, label: str) -> ProblemList:
             continue
         # NaN stands for a threshold a line did not give (a line-by-line table): unchecked.
         given = ~np.isnan(matrix).all(axis=1)
-        outside = (matrix < 0) | (matrix > 1)
+        outside = (matrix < -PROBABILITY_RANGE_SLACK) | (matrix > 1 + PROBABILITY_RANGE_SLACK)
         sums = np.nansum(matrix, axis=1)
         off = given & (outside.any(axis=1) | (np.abs(sums - 1) > PROBABILITY_SUM_TOLERANCE))
         for row in np.flatnonzero(off).tolist():
@@ -413,7 +415,8 @@ def _all_distributions(matrix: np.ndarray) -> bool:
     """Whether every row is a probability distribution, by reductions over the whole
     matrix: per-row reductions over a few labels cost 20 times as much, which only a
     matrix with a problem pays."""
-    if not (matrix.min() >= 0 and matrix.max() <= 1):  # False with NaN too
+    lowest, highest = matrix.min(), matrix.max()  # NaN when the matrix holds one
+    if not (lowest >= -PROBABILITY_RANGE_SLACK and highest <= 1 + PROBABILITY_RANGE_SLACK):
         return False
     sums = matrix @ np.ones(matrix.shape[1])
     return bool(np.abs(sums - 1).max() <= PROBABILITY_SUM_TOLERANCE)

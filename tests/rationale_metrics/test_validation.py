@@ -400,6 +400,17 @@ def test_scores_that_are_not_probabilities_are_warnings_or_with_strict_errors(
     assert all(p.message.endswith("(scored as given; an error with --strict)") for p in warnings)
 
 
+def test_a_float32_rounding_past_1_is_no_problem(tmp_path, dataset):
+    path = tmp_path / "preds.jsonl"
+    line = _scored("a1", "d1", {"POS": 1.0000001, "NEG": 0.0}, {"POS": 0.5, "NEG": 0.5})
+    path.write_text(json.dumps(line) + "\n")
+    warnings = ProblemList()
+
+    read_predictions(path, dataset=dataset, split="train", strict=False, warnings=warnings)
+
+    assert warnings == []
+
+
 def test_plausibility_only_leaves_the_probabilities_unchecked(tmp_path, dataset):
     path = tmp_path / "preds.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in PROBABILITY_LINES))

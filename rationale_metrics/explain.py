@@ -398,6 +398,13 @@ def train_benchmark_baseline(
 ) -> BagOfWordsClassifier:
     """The baseline trained on the gold's originals, all sentences' tokens as one text."""
     originals = [i for i in instances if i.is_original]
+    unlabelled = [i.line if i.line is not None else i.sent_id for i in originals if i.label is None]
+    if unlabelled:
+        shown = ", ".join(map(str, unlabelled[:5])) + (", ..." if len(unlabelled) > 5 else "")
+        raise ValueError(
+            f"the baseline trains on the originals' sent_label, which {len(unlabelled)} "
+            f"lack (line {shown}): scoring needs no label, training does"
+        )
     if len({str(i.label) for i in originals}) < 2:
         raise ValueError("the gold file needs originals of at least two labels to train on")
     return BagOfWordsClassifier(seed=seed).fit(

@@ -89,7 +89,11 @@ def benchmark_checked(
         # As item_from_instance labels the item: the class as text.
         labels = _check_labels(
             project,
-            ((str(inst.label), label, inst.line, "sent_label") for inst in instances),
+            (
+                (str(inst.label), label, inst.line, "sent_label")
+                for inst in instances
+                if inst.label is not None  # check_instances names the line lacking it
+            ),
             problems,
         )
     problems.raise_if_any()

@@ -306,6 +306,10 @@ def test_the_column_reader_never_accepts_a_file_the_line_reader_refuses(tmp_path
             reader.read_predictions(
                 path, dataset=dataset, split="test", strict=strict, aopc_thresholds=THRESHOLDS
             )
+        # With --strict, scores that are not probabilities are problems too, found on the
+        # table of the valid lines.
+        if strict:
+            problems.extend(reader.probability_problems(rows, path.name))
         assert [str(p) for p in caught.value.problems] == [str(p) for p in problems]
     elif columns is not None:
         assert_same(columns, rows)

@@ -301,10 +301,6 @@ class _RunPulse(_Pulse):
         )
 
 
-class _RunStopped(Exception):
-    pass
-
-
 def _train_split(dataset: EraserDataset) -> str:
     train = next(
         (s for s in ("train", "val") if len({i.classification for i in dataset.splits[s]}) > 1),

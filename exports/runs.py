@@ -752,6 +752,13 @@ def explainer_run_fail_if_worker_lost(run: ExplainerRun) -> ExplainerRun:
     )
 
 
+def export_runs_fail_if_worker_lost(*, export: Export) -> int:
+    """How many of the export's running runs were failed as lost: what the list of runs
+    checks before it shows them."""
+    running = export.runs.filter(status=RunStatus.RUNNING)
+    return sum(explainer_run_fail_if_worker_lost(r).status == RunStatus.FAILED for r in running)
+
+
 def _scores_of(
     run: ExplainerRun, dataset: EraserDataset, predictions_name: str, parts: list[dict] | None
 ) -> dict:

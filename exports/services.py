@@ -520,6 +520,13 @@ def export_fail_if_worker_lost(export: Export) -> Export:
     )
 
 
+def project_exports_fail_if_worker_lost(*, project: Project) -> int:
+    """How many of the project's running exports were failed as lost: what the export list
+    checks before it shows them."""
+    running = Export.objects.filter(project=project, status=ExportStatus.RUNNING)
+    return sum(export_fail_if_worker_lost(e).status == ExportStatus.FAILED for e in running)
+
+
 def export_work_sweep() -> dict:
     """What killed exports leave, removed (Celery beat runs it every
     `EXPORT_SWEEP_INTERVAL_SECONDS`): running exports whose worker went silent are failed;

@@ -154,3 +154,50 @@ def test_a_lost_agreement_run_leaves_no_parts_of_its_attempt(db, project):
     agreement_report_with_news(project=project)
 
     assert not AgreementPart.objects.filter(report=report).exists()
+
+
+# ---------------------------------------------------------------- reading writes nothing
+
+
+def test_the_selectors_read_a_silent_job_without_failing_it(db, project):
+    """Selectors read; failing a lost job is the services' (and the pages call them)."""
+    from annotate import selectors as annotate_selectors
+    from exports import selectors as export_selectors
+
+    job, export, run = _silent_import(project), _silent_export(project), _silent_run(project)
+
+    assert annotate_selectors.import_job_get(project=project, job_id=job.pk).status == "running"
+    assert [j.status for j in annotate_selectors.import_job_list(project=project)] == ["running"]
+    assert export_selectors.export_get(project=project, export_id=export.pk).status == "running"
+    assert "running" in {e.status for e in export_selectors.export_list(project=project)}
+    assert [r.status for r in export_selectors.explainer_run_list(export=run.export)] == ["running"]
+    assert ImportJob.objects.get(pk=job.pk).status == "running"
+    assert Export.objects.get(pk=export.pk).status == "running"
+    assert ExplainerRun.objects.get(pk=run.pk).status == "running"
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["import list", "import detail", "import progress", "export list", "export detail", "run list"],
+)
+def test_each_page_that_shows_a_job_fails_it_when_its_worker_was_lost(
+    db, project, role_users, page
+):
+    from django.urls import reverse
+
+    from tests.conftest import client_for
+
+    job, export, run = _silent_import(project), _silent_export(project), _silent_run(project)
+    url, row = {
+        "import list": (reverse("annotate:import-list", args=[project.pk]), job),
+        "import detail": (reverse("annotate:import-detail", args=[project.pk, job.pk]), job),
+        "import progress": (reverse("annotate:import-progress", args=[project.pk, job.pk]), job),
+        "export list": (reverse("exports:export-list", args=[project.pk]), export),
+        "export detail": (reverse("exports:export-detail", args=[project.pk, export.pk]), export),
+        "run list": (reverse("exports:run-list", args=[project.pk, run.export_id]), run),
+    }[page]
+
+    response = client_for(role_users["admin"]).get(url)
+
+    assert response.status_code == 200
+    assert type(row).objects.get(pk=row.pk).status == "failed"

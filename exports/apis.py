@@ -158,8 +158,10 @@ class DatasheetInfoApi(APIView):
 
 
 class DatasheetPreviewApi(APIView):
-    """The datasheet an export with the given parameters would carry, built now and
-    written nowhere: {"note", "json", "markdown"}."""
+    """The datasheet for the given export parameters, from the latest finished export of
+    that dataset (none is built in the request): {"export" (its id, finished_at and
+    created_by; null when none has finished, and the figures are empty), "note", "json",
+    "markdown"}."""
 
     @extend_schema(
         parameters=[DatasheetPreviewInputSerializer], responses={200: dict, **errors(400, 403, 404)}

@@ -20,7 +20,7 @@ from config.exceptions import ApplicationError
 from exports import selectors
 from exports.models import Export, ExportStatus
 from exports.params import ExportParams, export_params_from
-from exports.services import export_run
+from exports.services import export_fail_if_worker_lost, export_run
 from tests.annotate.workflow_helpers import make_project
 from tests.conftest import client_for
 from tests.factories import UserFactory
@@ -177,7 +177,8 @@ def test_a_running_export_keeps_its_heartbeat_so_a_viewer_leaves_it_running(
     def slow_batch(*args, **kwargs):
         time.sleep(0.35)  # six of them: 2.1 s of work, twice the timeout
         # A researcher opens the export page meanwhile.
-        seen.append(selectors.export_get(project=project, export_id=export.pk).status)
+        opened = selectors.export_get(project=project, export_id=export.pk)
+        seen.append(export_fail_if_worker_lost(opened).status)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(build, "_submitted_chunk", slow_batch)

@@ -61,7 +61,7 @@ def test_before_any_export_the_page_offers_one_and_then_shows_its_sheet(
     live_server,
     annotated,  # noqa: F811
 ):
-    """Issue 29 §3: the preview builds no export in the request; it shows the latest
+    """The preview builds no export in the request; it shows the latest
     finished one's sheet, and before there is one, offers to start it."""
     member(annotated, "sheet-researcher", Role.RESEARCHER)
     login(page, live_server.url, "sheet-researcher")

@@ -353,7 +353,7 @@ def _preview(user, project, **query):
 
 @pytest.fixture
 def no_build_in_requests(monkeypatch):
-    """Issue 29 §3: at 100,000 items an export takes longer than a request may; the preview
+    """At 100,000 items an export takes longer than a request may; the preview
     must not build one. Any build or selection of the export's items now fails loudly."""
 
     def refused(*args, **kwargs):

@@ -90,8 +90,9 @@ def test_a_page_that_used_its_nonce_has_it_in_the_policy(settings):
 
 
 def test_the_site_policy_is_built_once_not_for_every_response(monkeypatch):
-    import config.csp
     import csp.middleware
+
+    import config.csp
 
     built = []
 

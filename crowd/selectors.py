@@ -78,14 +78,15 @@ def crowd_event_list(*, project: Project, limit: int = 200) -> QuerySet[CrowdEve
 
 def crowd_session_get_for_worker(*, session_id: int, worker) -> CrowdSession:
     """The signed-in worker's own session; anyone else's is not found."""
-    session = (
-        CrowdSession.objects.select_related("link__project", "link__variant")
-        .filter(pk=session_id, worker_id=getattr(worker, "pk", None))
-        .first()
-    )
-    if session is None:
-        raise NotFoundError("session not found")
-    return session
+    try:
+        # get(), not first(): first() ordered one row by the model's ordering, and
+        # compiling that ORDER BY was a fifth of the query's Python cost on each of the
+        # crowd's pages (consent, its answer, the workspace).
+        return CrowdSession.objects.select_related("link__project", "link__variant").get(
+            pk=session_id, worker_id=getattr(worker, "pk", None)
+        )
+    except CrowdSession.DoesNotExist:
+        raise NotFoundError("session not found") from None
 
 
 def session_list(*, link: StudyLink) -> QuerySet[CrowdSession]:

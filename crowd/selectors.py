@@ -46,8 +46,18 @@ def study_link_get(*, project: Project, link_id: int) -> StudyLink:
     return link
 
 
+def one_or_none(queryset: QuerySet, **unique_lookup):
+    """The row a unique lookup names, or None. get(), not first(): first() orders its one
+    row by the model's ordering, an ORDER BY compiled (joins included) for nothing, on
+    each of a crowd launch's thousands of arrivals."""
+    try:
+        return queryset.get(**unique_lookup)
+    except queryset.model.DoesNotExist:
+        return None
+
+
 def study_link_by_key(*, key: str) -> StudyLink | None:
-    return StudyLink.objects.select_related("project", "variant").filter(key=key).first()
+    return one_or_none(StudyLink.objects.select_related("project", "variant"), key=key)
 
 
 def link_variant_current(link: StudyLink) -> InstructionVariant | None:

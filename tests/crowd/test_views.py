@@ -359,3 +359,20 @@ def test_the_crowd_pages_read_the_workers_session_by_its_key_without_ordering(pr
     ]
     assert len(session_reads) == 1
     assert "ORDER BY" not in session_reads[0]
+
+
+def test_the_entry_reads_its_unique_rows_without_ordering(prolific_link):
+    """The link by its key, the account by its name and the platform session: each one
+    row by a unique key, read without an ORDER BY compiled for nothing."""
+    with CaptureQueriesContext(connection) as queries:
+        arrived = Client().get(entry_url(prolific_link), prolific_params())
+
+    assert arrived.status_code == 302
+    tables = ("crowd_studylink", "auth_user", "crowd_crowdsession")
+    reads = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT") and any(f'FROM "{t}"' in q["sql"] for t in tables)
+    ]
+    assert {t for t in tables if any(f'FROM "{t}"' in sql for sql in reads)} == set(tables)
+    assert [sql for sql in reads if "ORDER BY" in sql] == []

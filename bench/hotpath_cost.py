@@ -24,8 +24,8 @@ cause. Only the application's process is counted; PostgreSQL's and Redis's work 
 Every figure is compared with the budget: a figure more than its tolerance (5 %) above its
 budget fails the run (exit 1), naming it. --write-budget records this run's figures as
 the new budget instead (after a change that is meant to cost more or less). The smoke
-run (bench/smoke.py) counts a few pairs and arrivals against the same budget; with few
-of them a figure moves by up to a garbage collection's share, about 2 %.
+run (bench/smoke.py) counts 20 pairs and 3 arrivals against the same budget: with 3
+pairs, a garbage collection more or less moved the pair's figure by 9 %.
 
 Needs valgrind. Two runs agree to within a fraction of a percent (the spans and UUIDs
 are random); the load average does not move them.
@@ -150,8 +150,8 @@ def child(pairs: int, arrivals: int, project_id: int, link_key: str, flag: Path)
     store = import_module(settings.SESSION_ENGINE).SessionStore
     cookies = []
     for user in (
-        # As many annotators as pairs use, up to ANNOTATORS: the smoke run's 3 pairs need
-        # only 3 first visits, each a few seconds under valgrind.
+        # As many annotators as the pairs use, up to ANNOTATORS: each first visit takes
+        # seconds under valgrind.
         get_user_model()
         .objects.filter(username__startswith="load")
         .order_by("pk")[: min(ANNOTATORS, pairs)]

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -311,6 +312,7 @@ class AsyncClient:
         self.reconnects = 0
         self.extra_headers = ""  # whole header lines, each ending in CRLF
         self.location = ""  # of the last redirect
+        self.retry_after = ""  # of the last answer
 
     async def post_json(self, path: str, payload: dict | None = None) -> tuple[int, bytes]:
         body = json.dumps(payload).encode() if payload is not None else b""
@@ -353,6 +355,7 @@ class AsyncClient:
         )
         status = int(status_line.split()[1])
         length, chunked, closing = 0, False, False
+        self.retry_after = ""
         for line in header_lines:
             name, _, value = line.partition(":")
             name, value = name.strip().lower(), value.strip()
@@ -364,6 +367,8 @@ class AsyncClient:
                 closing = value.lower() == "close"
             elif name == "location":
                 self.location = value
+            elif name == "retry-after":
+                self.retry_after = value
             elif name == "set-cookie":
                 cookie_name, cookie_value = value.split(";", 1)[0].split("=", 1)
                 self.cookies[cookie_name] = cookie_value
@@ -496,14 +501,24 @@ class CrowdRecord:
         self.errors: dict[str, int] = {}
         self.acknowledged: list[int] = []
         self.session_id: int | None = None
+        self.told_to_retry: dict[str, int] = {}  # 503s with Retry-After, by kind
 
     def error(self, what: str) -> None:
         self.errors[what] = self.errors.get(what, 0) + 1
 
 
-async def _timed(record: CrowdRecord, kind: str, request) -> tuple[int, bytes]:
+async def _timed(record: CrowdRecord, kind: str, client: AsyncClient, send) -> tuple[int, bytes]:
+    """`send()`'s answer and its latency. A 503 with Retry-After (nginx, when arrivals
+    outrun gunicorn: config/nginx/) is waited out and sent again, as the busy page does
+    by itself: the latency is the participant's, waits included, and the retries are
+    counted, not taken for errors."""
     t0 = time.perf_counter()
-    status, data = await request
+    status, data = await send()
+    while status == 503 and client.retry_after.isdigit():
+        record.told_to_retry[kind] = record.told_to_retry.get(kind, 0) + 1
+        client.close()  # no connection held while waiting: nginx's are counted too
+        await asyncio.sleep(int(client.retry_after))
+        status, data = await send()
     record.latencies[kind].append(time.perf_counter() - t0)
     return status, data
 
@@ -531,15 +546,16 @@ async def crowd_annotator(
         {"PROLIFIC_PID": f"{n:024x}", "STUDY_ID": PROLIFIC_STUDY, "SESSION_ID": f"s{n:023x}"}
     )
     try:
-        status, _ = await _timed(
-            record, "entry", client.send("GET", f"/crowd/s/{link_key}/?{query}")
-        )
+        entry_path = f"/crowd/s/{link_key}/?{query}"
+        status, _ = await _timed(record, "entry", client, lambda: client.send("GET", entry_path))
         if status != 302 or "/consent/" not in client.location:
             record.error(f"entry {status}")
             return record
         consent_path = _same_origin_path(client.location)
         record.session_id = int(consent_path.strip("/").split("/")[-2])
-        status, page = await _timed(record, "consent page", client.send("GET", consent_path))
+        status, page = await _timed(
+            record, "consent page", client, lambda: client.send("GET", consent_path)
+        )
         token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
         if status != 200 or token is None:
             record.error(f"consent page {status}")
@@ -548,19 +564,23 @@ async def crowd_annotator(
         status, _ = await _timed(
             record,
             "consent answer",
-            client.send("POST", consent_path, form.encode(), "application/x-www-form-urlencoded"),
+            client,
+            lambda: client.send(
+                "POST", consent_path, form.encode(), "application/x-www-form-urlencoded"
+            ),
         )
         if status != 302 or "/work/" not in client.location:
             record.error(f"consent answer {status}")
             return record
-        status, _ = await _timed(
-            record, "workspace", client.send("GET", _same_origin_path(client.location))
-        )
+        work_path = _same_origin_path(client.location)
+        status, _ = await _timed(record, "workspace", client, lambda: client.send("GET", work_path))
         if status != 200:
             record.error(f"workspace {status}")
             return record
         next_path = f"/api/projects/{project_id}/assignments/next/"
-        status, data = await _timed(record, "first next", client.post_json(next_path))
+        status, data = await _timed(
+            record, "first next", client, lambda: client.post_json(next_path)
+        )
         work_until = time.time() + args.crowd_work_seconds
         while True:
             if status != 200:
@@ -573,10 +593,9 @@ async def crowd_annotator(
             client.close()
             await asyncio.sleep(rng.uniform(*args.think))
             body = submit_body(lease, rng)
+            submit_path = f"/api/assignments/{lease['id']}/submit/"
             status, data = await _timed(
-                record,
-                "submit",
-                client.post_json(f"/api/assignments/{lease['id']}/submit/", body),
+                record, "submit", client, partial(client.post_json, submit_path, body)
             )
             if status == 201:
                 record.acknowledged.append(json.loads(data)["annotation_id"])
@@ -584,7 +603,7 @@ async def crowd_annotator(
                 record.error(f"submit {status}")
             if time.time() >= work_until:
                 return record
-            status, data = await _timed(record, "next", client.post_json(next_path))
+            status, data = await _timed(record, "next", client, lambda: client.post_json(next_path))
     except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
         record.error(f"{type(exc).__name__}")
         return record
@@ -654,6 +673,14 @@ def print_crowd(records: list[CrowdRecord], outcome: dict, args, elapsed: float)
             f"{percentile(values, 0.95):>7.0f} {percentile(values, 0.99):>7.0f} "
             f"{percentile(values, 1.0):>7.0f}"
         )
+    told_to_retry: dict[str, int] = {}
+    for r in records:
+        for k, v in r.told_to_retry.items():
+            told_to_retry[k] = told_to_retry.get(k, 0) + v
+    print(
+        f"  told to retry (503 with Retry-After, waited out and sent again): "
+        f"{sum(told_to_retry.values())} {told_to_retry or ''}"
+    )
     per_variant = outcome["per_variant"]
     spread = f"{min(per_variant)}-{max(per_variant)}" if per_variant else "-"
     print(

@@ -27,6 +27,15 @@ def _from_a_browser(request) -> bool:
 
 
 class SessionAuthentication(authentication.SessionAuthentication):
+    def authenticate(self, request):
+        found = super().authenticate(request)
+        if found is None:
+            return None
+        # DRF keeps the user it is given as `request.user`: the user itself, which the
+        # page request holds once its lazy user is resolved (config/auth.py), rather than
+        # the lazy object DRF read before resolving it.
+        return request._request.user, found[1]
+
     def authenticate_header(self, request) -> str:
         return SESSION_CHALLENGE if _from_a_browser(request) else BASIC_CHALLENGE
 

@@ -55,14 +55,20 @@ class ModelBackend(backends.ModelBackend):
 def _signed_in_user(request):
     token = _resolving_session.set(request.session)
     try:
-        return auth_middleware.get_user(request)
+        user = auth_middleware.get_user(request)
     finally:
         _resolving_session.reset(token)
+    # Once resolved, `request.user` is the user itself: through the lazy object every
+    # attribute read (user.pk, is_authenticated, ...) first raised and caught an
+    # AttributeError in LazyObject.__getattribute__, about 90 of them per API request.
+    request.user = user
+    return user
 
 
 class SignedInUserMiddleware(auth_middleware.AuthenticationMiddleware):
     """Django's authentication middleware; `request.user` resolves with the request's
-    session in view, so the backend can take the user read along with it."""
+    session in view, so the backend can take the user read along with it, and then
+    replaces itself with the user."""
 
     def process_request(self, request):
         super().process_request(request)

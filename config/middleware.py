@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
-import uuid
 
 from django.contrib.messages.middleware import MessageMiddleware
 from django.contrib.messages.storage import default_storage
@@ -33,7 +33,9 @@ class RequestIdMiddleware:
         # From META: request.headers would build a mapping of every header first, a
         # twentieth of a bare request's time, for this one.
         given = request.META.get("HTTP_X_REQUEST_ID", "")
-        request.request_id = given if _SAFE_ID.match(given) else uuid.uuid4().hex
+        # 128 random bits as 32 hex digits, as nginx's $request_id: a UUID object cost six
+        # times as much to make, for version bits nobody reads.
+        request.request_id = given if _SAFE_ID.match(given) else os.urandom(16).hex()
         start = time.perf_counter()
         response = self.get_response(request)
         response["X-Request-ID"] = request.request_id

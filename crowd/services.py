@@ -35,6 +35,7 @@ from crowd.models import (
 from crowd.platforms import Arrival
 from crowd.selectors import (
     link_variant_current,
+    one_or_none,
     session_items_count,
     session_items_from,
     worker_standing,
@@ -292,7 +293,7 @@ def _crowd_account(platform: str, external_id: str) -> tuple[object, bool]:
     exactly that."""
     user_model = get_user_model()
     username = crowd_username(platform, external_id)
-    user = user_model.objects.filter(username=username).first()
+    user = one_or_none(user_model.objects.all(), username=username)
     if user is None:
         user = create_unless_taken(user_model, username=username, password=make_password(None))
         if user is not None:
@@ -300,7 +301,7 @@ def _crowd_account(platform: str, external_id: str) -> tuple[object, bool]:
         # A concurrent first arrival of the same worker committed the account (and its
         # profile, in the same transaction) while this insert waited.
         user = user_model.objects.get(username=username)
-    profile = WorkerProfile.objects.filter(user=user).first()
+    profile = one_or_none(WorkerProfile.objects.all(), user=user)
     if (
         user.is_staff
         or user.is_superuser
@@ -321,7 +322,7 @@ def _session_for(link: StudyLink, worker, arrival: Arrival) -> tuple[CrowdSessio
     lookup = {"link": link, "platform_session_id": arrival.session_id}
     if not arrival.session_id:
         lookup["worker"] = worker
-    session = CrowdSession.objects.filter(**lookup).first()
+    session = one_or_none(CrowdSession.objects.all(), **lookup)
     created = False
     if session is None:
         session = create_unless_taken(

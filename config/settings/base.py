@@ -53,7 +53,7 @@ MIDDLEWARE = [
     "frontend.password_change_required.PasswordChangeRequiredMiddleware",
     "config.middleware.LazyMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "config.csp.SitePolicyCSPMiddleware",
     "config.exceptions.ApplicationErrorMiddleware",
     "config.middleware.DatabaseUnavailableMiddleware",
     "config.middleware.BrokerUnavailableMiddleware",

@@ -7,7 +7,9 @@ from html import unescape
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from crowd.models import CrowdSession, SessionStatus
@@ -340,3 +342,37 @@ def test_behind_a_trusted_proxy_the_limit_reads_the_forwarded_address(mturk_link
     again = client.get(url, ids[1], HTTP_X_FORWARDED_FOR="9.9.9.9, 10.0.0.5")
     other = client.get(url, ids[2], HTTP_X_FORWARDED_FOR="10.0.0.6")
     assert (first.status_code, again.status_code, other.status_code) == (302, 429, 302)
+
+
+def test_the_crowd_pages_read_the_workers_session_by_its_key_without_ordering(prolific_link):
+    """One row by primary key: an ORDER BY there only cost its compiling, on each of the
+    consent page, its answer and the workspace."""
+    client = Client()
+    arrived = client.get(entry_url(prolific_link), prolific_params())
+
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(arrived["Location"])
+
+    assert page.status_code == 200
+    session_reads = [
+        q["sql"] for q in queries.captured_queries if 'FROM "crowd_crowdsession"' in q["sql"]
+    ]
+    assert len(session_reads) == 1
+    assert "ORDER BY" not in session_reads[0]
+
+
+def test_the_entry_reads_its_unique_rows_without_ordering(prolific_link):
+    """The link by its key, the account by its name and the platform session: each one
+    row by a unique key, read without an ORDER BY compiled for nothing."""
+    with CaptureQueriesContext(connection) as queries:
+        arrived = Client().get(entry_url(prolific_link), prolific_params())
+
+    assert arrived.status_code == 302
+    tables = ("crowd_studylink", "auth_user", "crowd_crowdsession")
+    reads = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT") and any(f'FROM "{t}"' in q["sql"] for t in tables)
+    ]
+    assert {t for t in tables if any(f'FROM "{t}"' in sql for sql in reads)} == set(tables)
+    assert [sql for sql in reads if "ORDER BY" in sql] == []

@@ -68,7 +68,7 @@ def job_progress_build(
 
 
 def import_job_progress_get(*, job: ImportJob) -> JobProgress:
-    from annotate.services.dataset_import import import_job_progress
+    from annotate.services.imports import import_job_progress
 
     live = import_job_progress(job)
     return job_progress_build(

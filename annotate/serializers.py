@@ -108,7 +108,7 @@ class ImportJobOutputSerializer(serializers.ModelSerializer):
         ]
 
     def get_progress(self, job) -> dict:
-        from annotate.services.dataset_import import import_job_progress
+        from annotate.services.imports import import_job_progress
 
         return import_job_progress(job)
 

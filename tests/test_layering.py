@@ -67,8 +67,6 @@ ALLOWED_CYCLE_IMPORTS: set[tuple[str, str]] = {
     ("exports.selectors", "exports.services"),
     # The export sweep ends lost explainer runs too.
     ("exports.services", "exports.runs"),
-    # A worker's standing is computed by qualification, which audits through workers.
-    ("qc.services.workers", "qc.services.qualification"),
 }
 # Module-level imports of a higher layer. (importer, imported module).
 ALLOWED_UPWARD: set[tuple[str, str]] = set()

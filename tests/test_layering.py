@@ -57,11 +57,6 @@ ALLOWED_CYCLE_IMPORTS: set[tuple[str, str]] = {
     ("qc.tasks", "qc.services.worker_import_jobs"),
     # The session model's store is the backend that saves that model (Django's own shape).
     ("config.sessions.models", "config.sessions.backend"),
-    # The benchmark export and the ERASER export build on each other's row readers: the
-    # readers belong in a module beneath both.
-    ("exports.benchmark", "exports.build"),
-    ("exports.build", "exports.benchmark"),
-    ("exports.services", "exports.benchmark"),
     # The job selectors mark lost exports and runs failed (writes, as above).
     ("exports.selectors", "exports.runs"),
     ("exports.selectors", "exports.services"),
@@ -92,12 +87,8 @@ ALLOWED_PRIVATE: set[tuple[str, str]] = {
         "annotate.services.assignments.submission",
         "annotate.services.assignments.leasing._take_slot",
     ),
-    # The benchmark export reads rows with the ERASER export's readers (see the cycle).
-    ("exports.benchmark", "exports.build._annotation_rows"),
-    ("exports.benchmark", "exports.build._perturbation_link"),
     ("exports.job_progress_apis", "exports.apis._project"),
     ("exports.runs", "exports.services._Pulse"),
-    ("frontend.account_views", "frontend.views._project_page"),
 }
 
 

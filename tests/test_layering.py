@@ -1,6 +1,7 @@
-"""Dependencies point one way (DESIGN.md section 3): `exports -> crowd -> qc -> annotate`,
-every app may use `rationale_metrics`, which imports nothing from Django or the apps, and
-`config` is the infrastructure the apps build on.
+"""Dependencies point one way (docs/design/architecture.md#dependency-direction):
+`exports -> crowd -> qc -> annotate`, every app may use `rationale_metrics`, which
+imports nothing from Django or the apps, and `config` is the infrastructure the apps
+build on.
 
 Read from the source with `ast` (nothing is imported), over product code (not tests, not
 migrations): a module-level import of a higher layer, a module-level import cycle, or

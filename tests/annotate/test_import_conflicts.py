@@ -1,7 +1,7 @@
-"""The one conflict rule of an import (issue 29 section 3), over plain data, without a
-database: a docid or annotation_id the project already holds must say the same as the
-upload, or the upload is refused, each conflict named by file, line and field. The
-one-step ERASER import and the job's check of a whole dataset both ask `eraser_conflicts`."""
+"""The one conflict rule of an import, over plain data, without a database: a docid or
+annotation_id the project already holds must say the same as the upload, or the upload
+is refused, each conflict named by file, line and field. The one-step ERASER import and
+the job's check of a whole dataset both ask `eraser_conflicts`."""
 
 import hashlib
 

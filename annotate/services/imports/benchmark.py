@@ -1,6 +1,6 @@
-"""Files in the fine-grained benchmark's format (METRICS.md section 5): the check of a
-whole file, its conflicts with a project, the staging of a chunk's lines, and the
-one-step import.
+"""Files in the fine-grained benchmark's format
+(docs/reference/metrics.md#fine-grained-benchmark-files): the check of a whole file, its
+conflicts with a project, the staging of a chunk's lines, and the one-step import.
 
 The project's task type decides the benchmark task (annotate/benchmark_mapping.py). As
 every import here: the whole file is validated first, every problem named by file, line

@@ -289,3 +289,47 @@ def test_the_sweep_removes_the_chunks_of_a_lost_job(
     assert not ImportPart.objects.filter(job=job).exists()
     assert not list(stored_names(imports.parts_folder(job.pk)))
     assert default_storage.exists(job.upload.name), "the upload is the daily sweep's to expire"
+
+
+@pytest.mark.parametrize(
+    ("task_type", "name", "content"),
+    [
+        ("classification", "rows.jsonl", rows_jsonl(11)),
+        (
+            "sentence_pair",
+            "pairs.csv",
+            (
+                "id,text_a,text_b,label\n"
+                + "".join(
+                    f'p{n},"Film {n} is good.","It was {n} times fine.",yes\n' for n in range(7)
+                )
+            ).encode(),
+        ),
+    ],
+)
+def test_a_job_writes_the_rows_and_summary_of_the_one_step_import(
+    db, settings, tmp_path, django_capture_on_commit_callbacks, task_type, name, content
+):
+    """A raw-text chunk stages its rows as items with their tokenized documents, as the
+    other formats do; what the last step writes from them is what the one-step import,
+    which tokenizes while it writes, writes from the file."""
+    settings.IMPORT_CHUNK_ROWS = 3
+    path = tmp_path / name
+    path.write_bytes(content)
+    one_step = ProjectFactory(labels=[], task_type=task_type)
+    chunked = ProjectFactory(labels=[], task_type=task_type)
+
+    summaries = [imports.dataset_import(project=one_step, path=path).as_dict()]
+    job = upload_job(chunked, admin_of(chunked), name, content, django_capture_on_commit_callbacks)
+    again = upload_job(
+        chunked, admin_of(chunked), name, content, django_capture_on_commit_callbacks
+    )
+
+    one_step.refresh_from_db()  # it adopted the file's labels
+    summaries.append(imports.dataset_import(project=one_step, path=path).as_dict())
+    chunked.refresh_from_db()
+
+    assert job.status == again.status == "succeeded", (job.error, again.error)
+    assert [job.summary, again.summary] == summaries
+    assert again.summary["items_created"] == 0 and again.summary["items_unchanged"] > 0
+    assert project_rows(chunked) == project_rows(one_step)

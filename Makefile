@@ -1,6 +1,9 @@
 # Two entry points: `make run` (demo server) and `make test` (the whole suite).
 # With CI=true, `make test` uses the real services: PostgreSQL, Redis and a Celery worker.
 
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -10,8 +13,19 @@ NODE_STAMP := node_modules/.installed-stamp
 CI_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
 CI_BROKER_URL ?= redis://127.0.0.1:6379/13
 CI_CACHE_URL ?= redis://127.0.0.1:6379/12
+# The suite runs in one process per core (pytest-xdist); each empties its own Redis cache
+# database between tests, so each needs one (config/settings/test.py).
+CI_CACHE_URL_PER_TEST_WORKER ?= redis://127.0.0.1:6379/12 redis://127.0.0.1:6379/15
+TEST_PROCESSES ?= 2
+# Where CI's `make test` appends each step's wall time (.ci/run prints them); empty: nowhere.
+CI_TIMINGS ?=
+SUITE_LOG ?= /dev/null
+# $(call timed,NAME,COMMAND): runs COMMAND, and notes its wall time under NAME in CI_TIMINGS.
+timed = @started=$$(date +%s); $(2); status=$$?; \
+	[ -z "$(CI_TIMINGS)" ] || printf '%-22s %5d s\n' '$(1)' $$(( $$(date +%s) - started )) >>"$(CI_TIMINGS)"; \
+	exit $$status
 
-.PHONY: install run test lint check-migrations typecheck bench-smoke messages vendor
+.PHONY: install node-install run test lint check-migrations typecheck test-js bench-smoke messages vendor
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -43,10 +57,17 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $(NODE_STAMP)
 
+node-install: $(NODE_STAMP)
+
 # TypeScript checks the page scripts' JSDoc types (tsconfig.json) and writes nothing. Only CI's
 # `make test` needs it, so that running the suite locally never needs node or npm.
 typecheck: $(NODE_STAMP)
 	node_modules/.bin/tsc --project tsconfig.json
+
+# The page scripts' pure modules (the workspace's selection, sets, undo, submit retry and
+# drafts) under Node's own test runner: node only, no npm packages. CI's `make test` runs it.
+test-js:
+	node --test tests/frontend/js/*.test.mjs
 
 # The chart library's built file and licence, served from our own static files (no CDN), and
 # axe-core's, which only the browser tests inject (never served): after changing a version in package.json, run this and commit the result.
@@ -62,14 +83,39 @@ messages: install
 	$(BIN)/python manage.py translations_update
 
 # Every benchmark script run to its end at a small size (not a timing); CI requires all.
+# SMOKE_CHANGED_SINCE=REV (a pull request's base) runs only the scripts that exercise what
+# changed since REV.
+SMOKE_CHANGED_SINCE ?=
 bench-smoke: install
-	$(BIN)/python bench/smoke.py $(if $(filter true,$(CI)),--require-all)
+	$(BIN)/python bench/smoke.py $(if $(filter true,$(CI)),--require-all) \
+		$(if $(SMOKE_CHANGED_SINCE),--changed-since $(SMOKE_CHANGED_SINCE))
 
 ifeq ($(CI),true)
-test: install lint check-migrations typecheck
-	DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) CACHE_URL=$(CI_CACHE_URL) \
-	RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider --durations=15
+# The checks, then the suite on the real services over both cores, with coverage measured
+# (the figure closes pytest's report). A missing service fails its tests (RW_REQUIRE_SERVICES).
+test: install $(NODE_STAMP)
+	$(call timed,lint,$(BIN)/ruff check . && $(BIN)/ruff format --check .)
+	$(call timed,types,node_modules/.bin/tsc --project tsconfig.json)
+	$(call timed,page script tests,$(MAKE) --no-print-directory test-js)
+	$(call timed,migrations check,$(BIN)/python manage.py makemigrations --check --dry-run)
+	$(call timed,suite,DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) \
+		CACHE_URL=$(CI_CACHE_URL) CACHE_URL_PER_TEST_WORKER="$(CI_CACHE_URL_PER_TEST_WORKER)" \
+		RW_REQUIRE_SERVICES=1 $(BIN)/python -m pytest -p no:cacheprovider --durations=15 \
+		-n $(TEST_PROCESSES) --dist loadgroup --cov --cov-report=term:skip-covered \
+		| tee "$(SUITE_LOG)")
 else
+# The SQL fast path (annotate/services/hot_path_sql.py) serves "next" and "submit" with
+# PostgreSQL's prepared statements; its differential test against the ORM services needs
+# PostgreSQL. The suite runs on SQLite; those tests then run again on a PostgreSQL server
+# when one answers at LOCAL_DATABASE_URL, and the output says so when none does.
+LOCAL_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rationale_workbench
+SQL_FAST_PATH_TESTS := tests/annotate/test_hot_path_differential.py tests/annotate/test_hot_path_sql.py
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadgroup
+	@if $(BIN)/python tests/postgres_answers.py "$(LOCAL_DATABASE_URL)"; then \
+		echo "The SQL fast path's differential tests on PostgreSQL ($(LOCAL_DATABASE_URL)):"; \
+		DATABASE_URL="$(LOCAL_DATABASE_URL)" $(BIN)/python -m pytest -q -p no:cacheprovider $(SQL_FAST_PATH_TESTS); \
+	else \
+		echo "No PostgreSQL answers at $(LOCAL_DATABASE_URL): the SQL fast path's differential tests did not run (set LOCAL_DATABASE_URL, or run CI=true make test)."; \
+	fi
 endif

@@ -31,6 +31,8 @@ from annotate.serializers import (
     VariantUpdateInputSerializer,
     submit_input_validated,
 )
+from annotate.services.import_job_liveness import project_import_jobs_fail_if_worker_lost
+from annotate.services.imports import import_job_fail_if_worker_lost
 from config.api_schema import errors
 
 
@@ -85,7 +87,9 @@ class ImportJobListCreateApi(GenericAPIView):
         responses={200: ImportJobOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int):
-        page = self.paginate_queryset(self.get_queryset())
+        project = self._project()
+        project_import_jobs_fail_if_worker_lost(project=project)
+        page = self.paginate_queryset(selectors.import_job_list(project=project))
         return self.get_paginated_response(ImportJobOutputSerializer(page, many=True).data)
 
     @extend_schema(
@@ -112,7 +116,9 @@ class ImportJobDetailApi(APIView):
         project = selectors.project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ADMIN,)
         )
-        job = selectors.import_job_get(project=project, job_id=job_id)
+        job = import_job_fail_if_worker_lost(
+            selectors.import_job_get(project=project, job_id=job_id)
+        )
         return Response(ImportJobOutputSerializer(job).data)
 
 

@@ -1,6 +1,7 @@
-"""The fine-grained benchmark's gold lines (METRICS.md section 5) as a project's items,
-documents and reference spans, and items back as gold lines. Plain functions, no ORM:
-the import and export services feed them.
+"""The fine-grained benchmark's gold lines
+(docs/reference/metrics.md#fine-grained-benchmark-files) as a project's items, documents and
+reference spans, and items back as gold lines. Plain functions, no ORM: the import and export
+services feed them.
 
 | project task type     | benchmark task          | documents: docid (role)                         | reference sets                   |
 |-----------------------|-------------------------|-------------------------------------------------|----------------------------------|
@@ -130,7 +131,12 @@ def check_instances(
                 problems.add(
                     label, inst.line, field_name, "is empty: a sentence needs at least one token"
                 )
-        if task == "reading_comprehension" and not inst.texts["question"].strip():
+        # The scorer needs neither; an item does.
+        if task != "reading_comprehension" and inst.label is None:
+            problems.add(label, inst.line, "sent_label", "missing: the item's class is its label")
+        if task == "reading_comprehension" and "question" not in inst.texts:
+            problems.add(label, inst.line, "question", "missing: the item asks it")
+        elif task == "reading_comprehension" and not inst.texts["question"].strip():
             problems.add(label, inst.line, "question", "must not be blank")
         # PostgreSQL stores no NUL character in text or JSON.
         stored = [
@@ -248,7 +254,7 @@ def item_from_instance(inst: BenchmarkInstance, task: str, language: str) -> Map
         if task == "reading_comprehension":
             query = texts.pop("question")
             documents.insert(0, MappedDocument(f"{key}:question", "question", query, None))
-            answer = _answer(passage, inst.label)
+            answer = None if inst.label is None else _answer(passage, inst.label)
             label = None
     source: dict[str, Any] = {"texts": texts}
     if extra:

@@ -10,6 +10,7 @@ from annotate import selectors
 from annotate.job_progress import JobProgress
 from annotate.job_progress_selectors import import_job_progress_get
 from annotate.models import Role
+from annotate.services.imports import import_job_fail_if_worker_lost
 from config.api_schema import errors
 
 
@@ -43,5 +44,7 @@ class ImportJobProgressApi(APIView):
         project = selectors.project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ADMIN,)
         )
-        job = selectors.import_job_get(project=project, job_id=job_id)
+        job = import_job_fail_if_worker_lost(
+            selectors.import_job_get(project=project, job_id=job_id)
+        )
         return job_progress_response(import_job_progress_get(job=job))

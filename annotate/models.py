@@ -1,4 +1,5 @@
-"""Projects, documents, items, instruction variants, assignments, annotations (DESIGN.md §4).
+"""Projects, documents, items, instruction variants, assignments, annotations
+(docs/design/architecture.md#data-model-and-its-invariants).
 
 Invariants that concurrent requests could break are database constraints here; the
 services hold the rules that need several rows at once, under row locks.

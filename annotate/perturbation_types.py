@@ -11,8 +11,9 @@ import re
 
 from annotate.models import PerturbationType
 
-# The criteria of the fine-grained benchmark's §3.2, shown to authors and checkers so
-# that both judge a perturbation by the same definition.
+# The criteria in section 3.2 of the fine-grained benchmark's paper
+# (docs/reference/metrics.md#sources), shown to authors and checkers so that both judge a
+# perturbation by the same definition.
 BUILTIN_DESCRIPTIONS = {
     PerturbationType.DISPENSABLE_WORDS: (
         "Insert, delete or replace words that should not change the prediction or the "

@@ -15,13 +15,15 @@ import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import version
+from typing import TYPE_CHECKING
 
 import numpy as np
-import spacy
-from spacy.attrs import IDX, IS_PUNCT, IS_SPACE, LENGTH, ORTH
-from spacy.pipeline import Sentencizer
 
 from rationale_metrics.stop_words import StopWordRule
+
+if TYPE_CHECKING:
+    import spacy
 
 SUPPORTED_LANGUAGES = ("en", "zh")
 
@@ -44,13 +46,22 @@ def pipeline_for(language: str) -> _Pipeline:
         raise ValueError(
             f"unsupported language {language!r}; expected one of {SUPPORTED_LANGUAGES}"
         )
+    # spaCy costs seconds to import; only processes that tokenize (imports, authoring) pay.
+    import spacy
+    from spacy.pipeline import Sentencizer
+
     nlp = spacy.blank(language)
     hashes = [nlp.vocab.strings.add(ch) for ch in Sentencizer.default_punct_chars]
     return _Pipeline(nlp=nlp, sentence_final=np.array(sorted(hashes), dtype=np.uint64))
 
 
+def spacy_version() -> str:
+    """The installed spaCy's version, read without importing it."""
+    return version("spacy")
+
+
 def tokenizer_name(language: str) -> str:
-    return f"spacy-{spacy.__version__}-blank-{language}+sentencizer"
+    return f"spacy-{spacy_version()}-blank-{language}+sentencizer"
 
 
 def _sentence_starts(
@@ -79,6 +90,8 @@ def _from_doc(doc, sentence_final: np.ndarray) -> Tokenized:
     n = len(doc)
     if n == 0:
         return Tokenized(np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64))
+    from spacy.attrs import IDX, IS_PUNCT, IS_SPACE, LENGTH, ORTH
+
     cols = doc.to_array([IDX, LENGTH, IS_SPACE, IS_PUNCT]).astype(np.int64)
     orth = doc.to_array(ORTH)
     starts_at = _sentence_starts(orth, cols[:, 3].astype(bool), sentence_final)
@@ -114,6 +127,8 @@ CHARACTER_LANGUAGES = frozenset({"zh"})
 @lru_cache(maxsize=8)
 def stop_word_rule(language: str) -> StopWordRule:
     """spaCy's stop words for a project language, matched per word."""
+    import spacy.util
+
     words = frozenset(spacy.util.get_lang_class(language).Defaults.stop_words)
     return StopWordRule(words, segment=_chinese_words if language in CHARACTER_LANGUAGES else None)
 

@@ -11,7 +11,7 @@ runs is printed, with the range):
 - the whole command: `manage.py export_eraser PROJECT OUT.zip --layout L` under
   `/usr/bin/time -v`, start-up included: wall time and peak RSS.
 The last lines give the growth of peak RSS from the smallest size to the largest.
-Targets (issue 23 section 4): under 60 s and at most 250 MB for 100,000 items, and at most
+Targets (docs/benchmarks.md#export): under 60 s and at most 250 MB for 100,000 items, and at most
 10 MB of growth from 20,000 to 100,000 items.
 """
 

@@ -750,7 +750,10 @@ def main() -> None:
     parser.add_argument(
         "--crowd",
         action="store_true",
-        help="then a crowd launch: participants arriving through a study link (issue 23)",
+        help=(
+            "then a crowd launch: participants arriving through a study link "
+            "(docs/benchmarks.md#load)"
+        ),
     )
     parser.add_argument("--crowd-annotators", type=int, default=2000)
     parser.add_argument("--crowd-arrival-seconds", type=float, default=60)

@@ -17,10 +17,13 @@ uncounted run of each, --whole-repeat rounds of, in turn:
   - parse: a fresh `python -c` that json.loads every line of the same three files;
   - score: `python -m rationale_metrics score ...` writing its score file;
   - reference: the ERASER reference scorer (`python -m rationale_benchmark.metrics`, same
-    flags) when --reference names a folder holding its `rationale_benchmark` package.
+    flags) when --reference names a folder holding its `rationale_benchmark` package, run
+    by --reference-python (it needs torch, which the project's Python does not have).
+A child that fails ends the bench with its own error output.
 Wall and CPU (user + system) seconds of each, medians of the per-round ratios, and
 whether every number the reference wrote is the scorer's to 1e-9.
-Targets (issue 23): score at most 1.5x parse; reference at least 20x score.
+Targets (docs/benchmarks.md#metrics-scoring): score at most 1.5x parse; reference at least 20x
+score.
 """
 
 from __future__ import annotations
@@ -192,7 +195,9 @@ PARSE_ONLY = (
 )
 
 
-def whole_process_commands(root: Path, reference: Path | None) -> dict[str, tuple[list, dict]]:
+def whole_process_commands(
+    root: Path, reference: Path | None, reference_python: str = sys.executable
+) -> dict[str, tuple[list, dict]]:
     """The command and environment of each whole process compared, by name.
 
     Every process gets to keep its modules' compiled bytecode (in a folder beside the
@@ -216,7 +221,14 @@ def whole_process_commands(root: Path, reference: Path | None) -> dict[str, tupl
     }
     if reference is not None:
         commands["reference"] = (
-            [python, "-m", "rationale_benchmark.metrics", *flags, "--score_file", str(theirs)],
+            [
+                reference_python,
+                "-m",
+                "rationale_benchmark.metrics",
+                *flags,
+                "--score_file",
+                str(theirs),
+            ],
             {**env, "PYTHONPATH": str(reference)},
         )
     return commands
@@ -225,17 +237,28 @@ def whole_process_commands(root: Path, reference: Path | None) -> dict[str, tupl
 INPUT_FILES = ("docs.jsonl", "test.jsonl", "preds.jsonl")
 
 
+ERROR_TAIL_CHARS = 4000  # of a failed child's error output, shown with the failure
+
+
 def run_timed(command: list, env: dict) -> dict:
-    """Wall and CPU seconds and peak RSS of one whole process (its output discarded)."""
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{command[:4]} exited with {process.returncode}")
+    """Wall and CPU seconds and peak RSS of one whole process (its standard output
+    discarded). A failure raises RuntimeError with the end of the child's error output:
+    the reference scorer fails on a missing module, which the bench hid."""
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: nothing to drain
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            errors.seek(0)
+            said = errors.read().decode("utf-8", "replace")[-ERROR_TAIL_CHARS:].strip()
+            raise RuntimeError(
+                f"{' '.join(map(str, command[:4]))} exited with {process.returncode}:\n"
+                f"{said or '(no error output)'}"
+            )
     return {
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
@@ -281,10 +304,12 @@ def count_numbers(value) -> int:
     return int(isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def whole_processes(root: Path, reference: Path | None, rounds: int) -> dict[str, list[dict]]:
+def whole_processes(
+    root: Path, reference: Path | None, rounds: int, reference_python: str = sys.executable
+) -> dict[str, list[dict]]:
     """`rounds` rounds of every command in turn, so that a slow spell hits all alike, after
     one uncounted run of each (it writes the bytecode caches and reads the files once)."""
-    commands = whole_process_commands(root, reference)
+    commands = whole_process_commands(root, reference, reference_python)
     for command, env in commands.values():
         run_timed(command, env)
     runs: dict[str, list[dict]] = {name: [] for name in commands}
@@ -349,6 +374,12 @@ def main() -> None:
         help="a folder holding the ERASER reference scorer's rationale_benchmark package "
         "(default: $ERASER_REFERENCE_DIR); without it the reference is not run",
     )
+    parser.add_argument(
+        "--reference-python",
+        default=os.environ.get("ERASER_REFERENCE_PYTHON") or sys.executable,
+        help="the Python that runs the reference scorer, with its dependencies (torch, "
+        "scikit-learn...) installed (default: $ERASER_REFERENCE_PYTHON, else this Python)",
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -379,7 +410,9 @@ def main() -> None:
                 f"{score / parse:>11.2f}x {min(ratios):>5.2f}-{max(ratios):.2f}x"
             )
             before = os.getloadavg()[0]
-            whole[scale] = whole_processes(root, args.reference, args.whole_repeat)
+            whole[scale] = whole_processes(
+                root, args.reference, args.whole_repeat, args.reference_python
+            )
             loads[scale] = (before, os.getloadavg()[0])
         print()
         print(

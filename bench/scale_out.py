@@ -20,7 +20,7 @@ seconds the workers and this database's PostgreSQL backends spent in the run (re
 /proc; other databases' backends are not counted), the speed-up of 2 workers over 1, and
 whether the outputs are identical (the sha256 of the export's data files, the stored
 report's sha256). Goal
-(issue 23 section 3): at least 1.7x with 2 workers and identical output. The machine is
+(docs/benchmarks.md#scaling-out): at least 1.7x with 2 workers and identical output. The machine is
 shared with other sessions: run it more than once (`--reuse-database` skips the filling
 when the database already holds the projects), and read the load averages it prints.
 `--jobs agreement` fills and times the agreement report alone.

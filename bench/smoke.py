@@ -6,6 +6,7 @@ script with its exit code and seconds, then the tail of the output of any that f
 
     python bench/smoke.py            # every script
     python bench/smoke.py load faults  # some of them
+    python bench/smoke.py --changed-since origin/main  # those a pull request's change touches
 """
 
 from __future__ import annotations
@@ -78,6 +79,48 @@ NEEDS = {
 }
 TIMEOUT_SECONDS = 600
 
+# What each script exercises, as path prefixes: with --changed-since, a script runs only when
+# a change touches one of them (a pull request's CI); everything runs otherwise (.ci/scheduled,
+# a push). Changes to what every script stands on run them all.
+EVERY_SCRIPT_STANDS_ON = ("bench/common.py", "bench/smoke.py", "pyproject.toml", "requirements/")
+DJANGO_STACK = ("config/", "annotate/")
+EXERCISES: dict[str, tuple[str, ...]] = {
+    "agreement": ("rationale_metrics/", "qc/", *DJANGO_STACK),
+    "metrics": ("rationale_metrics/",),
+    "fine_grained": ("rationale_metrics/",),
+    "import": DJANGO_STACK,
+    "export": ("exports/", "qc/", "rationale_metrics/", *DJANGO_STACK),
+    "explain": ("exports/", "rationale_metrics/", *DJANGO_STACK),
+    "workspace": ("frontend/", *DJANGO_STACK),
+    "pages": ("frontend/", "qc/", "exports/", "crowd/", "locale/", *DJANGO_STACK),
+    "load": ("frontend/", "qc/", "crowd/", *DJANGO_STACK),
+    "hotpath_cost": ("frontend/", "qc/", "crowd/", *DJANGO_STACK),
+    "scale_out": ("exports/", "qc/", "rationale_metrics/", *DJANGO_STACK),
+    "faults": ("frontend/", "qc/", "exports/", "crowd/", *DJANGO_STACK),
+}
+
+
+def scripts_touched_by(changed: list[str], scripts: list[str]) -> list[str]:
+    """The scripts whose own file, or anything they exercise, is among `changed` paths."""
+    if any(path.startswith(EVERY_SCRIPT_STANDS_ON) for path in changed):
+        return scripts
+    return [
+        script
+        for script in scripts
+        if any(path.startswith((f"bench/{script}.py", *EXERCISES[script])) for path in changed)
+    ]
+
+
+def changed_since(revision: str) -> list[str]:
+    done = subprocess.run(
+        ["git", "diff", "--name-only", f"{revision}...HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.split()
+
 
 def _available(script: str) -> str | None:
     """Why `script` cannot run here, or None."""
@@ -98,6 +141,11 @@ def main() -> int:
         help="also run faults.py's Redis outage (on a redis-server of its own)",
     )
     parser.add_argument(
+        "--changed-since",
+        metavar="REVISION",
+        help="only the scripts that exercise what changed since REVISION (a pull request's base)",
+    )
+    parser.add_argument(
         "--require-all",
         action="store_true",
         help="a script whose tools are missing fails instead of being passed over (CI)",
@@ -108,6 +156,14 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown script(s): {', '.join(unknown)}")
     args.scripts = args.scripts or list(runs)
+    if args.changed_since:
+        chosen = scripts_touched_by(changed_since(args.changed_since), args.scripts)
+        left_out = [script for script in args.scripts if script not in chosen]
+        if left_out:
+            print(
+                f"not run, nothing they exercise changed since {args.changed_since}: {' '.join(left_out)}"
+            )
+        args.scripts = chosen
     failed = []
     for script in args.scripts:
         missing = _available(script)

@@ -1,5 +1,5 @@
 """Study links (the door from a crowd platform), the platform sessions that come through
-them, and the crowd events audit trail (DESIGN.md workflow 11).
+them, and the crowd events audit trail (docs/design/architecture.md#crowd-studies).
 
 Payment terms live on the study link: a link is what is published on a platform as one
 HIT type or one study, with one reward and one currency, so a qualification round and a

@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotate.models import Annotation, InstructionVariant, Project, WorkerVariantBinding
 from config.exceptions import NotFoundError
 from crowd import payments
-from crowd.models import CrowdEvent, CrowdSession, SessionStatus, StudyLink
+from crowd.models import CrowdSession, SessionStatus, StudyLink
 from crowd.platforms import MTURK, PROLIFIC, completion_token_valid
 from qc.models import Platform, ProjectWorker, VerdictOutcome, WorkerProfile, WorkerStatus
 
@@ -67,10 +67,6 @@ def link_variant_current(link: StudyLink) -> InstructionVariant | None:
         .order_by("-version")
         .first()
     )
-
-
-def crowd_event_list(*, project: Project, limit: int = 200) -> QuerySet[CrowdEvent]:
-    return CrowdEvent.objects.filter(project=project).select_related("actor", "link")[:limit]
 
 
 # ---------------------------------------------------------------- sessions

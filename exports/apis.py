@@ -15,7 +15,8 @@ from config.exceptions import ConflictError
 from exports import selectors, services
 from exports.datasheet_info import datasheet_info_update, datasheet_preview
 from exports.file_names import portable_file_name
-from exports.runs import explainer_run_start
+from exports.models import Export
+from exports.runs import explainer_run_start, export_runs_fail_if_worker_lost
 from exports.serializers import (
     DatasheetInfoSerializer,
     DatasheetPreviewInputSerializer,
@@ -32,6 +33,12 @@ def _project(request, project_id: int):
     return project_get_for_user(project_id=project_id, user=request.user, roles=EXPORT_ROLES)
 
 
+def _export(request, project_id: int, export_id: int) -> Export:
+    """The export as it really is: failed first if its worker was lost."""
+    export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+    return services.export_fail_if_worker_lost(export)
+
+
 class ExportListCreateApi(GenericAPIView):
     serializer_class = ExportOutputSerializer
 
@@ -40,7 +47,9 @@ class ExportListCreateApi(GenericAPIView):
         responses={200: ExportOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int):
-        page = self.paginate_queryset(selectors.export_list(project=_project(request, project_id)))
+        project = _project(request, project_id)
+        services.project_exports_fail_if_worker_lost(project=project)
+        page = self.paginate_queryset(selectors.export_list(project=project))
         return self.get_paginated_response(ExportOutputSerializer(page, many=True).data)
 
     @extend_schema(
@@ -61,21 +70,21 @@ class ExportListCreateApi(GenericAPIView):
 class ExportDetailApi(APIView):
     @extend_schema(responses={200: ExportOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int, export_id: int):
-        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        export = _export(request, project_id, export_id)
         return Response(ExportOutputSerializer(export).data)
 
 
 class ExportCancelApi(APIView):
     @extend_schema(request=None, responses={200: ExportOutputSerializer, **errors(403, 404)})
     def post(self, request, project_id: int, export_id: int):
-        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        export = _export(request, project_id, export_id)
         return Response(ExportOutputSerializer(services.export_cancel(export=export)).data)
 
 
 class ExportDownloadApi(APIView):
     @extend_schema(responses={(200, "application/zip"): bytes, **errors(403, 404, 409)})
     def get(self, request, project_id: int, export_id: int):
-        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        export = _export(request, project_id, export_id)
         stored = services.export_file_open(export)  # from the storage, wherever it was made
         if stored is None:
             raise ConflictError(
@@ -98,7 +107,8 @@ class ExplainerRunListCreateApi(GenericAPIView):
         responses={200: ExplainerRunOutputSerializer(many=True), **errors(400, 403, 404)},
     )
     def get(self, request, project_id: int, export_id: int):
-        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        export = _export(request, project_id, export_id)
+        export_runs_fail_if_worker_lost(export=export)
         page = self.paginate_queryset(selectors.explainer_run_list(export=export))
         return self.get_paginated_response(ExplainerRunOutputSerializer(page, many=True).data)
 
@@ -107,7 +117,7 @@ class ExplainerRunListCreateApi(GenericAPIView):
         responses={202: ExplainerRunOutputSerializer, **errors(400, 403, 404)},
     )
     def post(self, request, project_id: int, export_id: int):
-        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        export = _export(request, project_id, export_id)
         data = ExplainerRunCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         run = explainer_run_start(
@@ -148,8 +158,10 @@ class DatasheetInfoApi(APIView):
 
 
 class DatasheetPreviewApi(APIView):
-    """The datasheet an export with the given parameters would carry, built now and
-    written nowhere: {"note", "json", "markdown"}."""
+    """The datasheet for the given export parameters, from the latest finished export of
+    that dataset (none is built in the request): {"export" (its id, finished_at and
+    created_by; null when none has finished, and the figures are empty), "note", "json",
+    "markdown"}."""
 
     @extend_schema(
         parameters=[DatasheetPreviewInputSerializer], responses={200: dict, **errors(400, 403, 404)}

@@ -1,4 +1,5 @@
-"""Exports in the fine-grained benchmark's own format (METRICS.md section 5).
+"""Exports in the fine-grained benchmark's own format
+(docs/reference/metrics.md#fine-grained-benchmark-files).
 
 One JSON-lines file, `<task>_<language>.jsonl` (`sentiment_en.jsonl`, `similarity_zh.jsonl`,
 `reading_comprehension_en.jsonl`), holds every chosen item, since the format has no splits;

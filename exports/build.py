@@ -301,16 +301,23 @@ def resolve_annotator(params: ExportParams) -> int | None:
     return worker_id
 
 
-def export_plan(
-    *, project: Project, params: ExportParams, chunk_items: int | None = None
-) -> ExportPlan:
-    """Check everything that can be checked before writing, and freeze the selection."""
+def export_params_check(*, project: Project, params: ExportParams) -> int | None:
+    """The parameters checked against the project: the annotator and the variant they name
+    exist. Returns the annotator's id (None when they name none)."""
     worker_id = resolve_annotator(params)
     if (
         params.variant
         and not InstructionVariant.objects.filter(project=project, name=params.variant).exists()
     ):
         raise ApplicationError(f"variant: this project has no variant named {params.variant!r}")
+    return worker_id
+
+
+def export_plan(
+    *, project: Project, params: ExportParams, chunk_items: int | None = None
+) -> ExportPlan:
+    """Check everything that can be checked before writing, and freeze the selection."""
+    worker_id = export_params_check(project=project, params=params)
     selected = selected_items(project, params, worker_id)
     item_pks = np.fromiter(
         selected.order_by("pk").values_list("pk", flat=True).iterator(chunk_size=10_000),
@@ -554,8 +561,6 @@ def export_build(
             if progress:
                 progress("instances", min((index + 1) * plan.chunk_items, total), total)
         stats.documents = len(plan.document_pks)
-        if getattr(sink, "keeps_nothing", False):
-            return stats  # a preview needs the figures only
         for index in range(plan.document_chunks):
             files, _ = write_document_chunk(
                 pks=plan.document_chunk(index),

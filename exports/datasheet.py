@@ -9,7 +9,6 @@ import shutil
 import subprocess
 
 import numpy as np
-import spacy
 from django.apps import apps
 from django.conf import settings
 from django.db.models import Count
@@ -17,6 +16,7 @@ from django.db.models import Count
 import rationale_metrics
 from annotate.models import Document, InstructionVariant, Project
 from annotate.selectors import perturbation_progress
+from annotate.tokenization import spacy_version
 from annotate.variant_presets import variant_display_text
 from exports.selectors import (
     datasheet_info_get,
@@ -287,7 +287,7 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
         "perturbations": _perturbations(project, stats),
         "processing": {
             "tokenizers": tokenizers,
-            "spacy_version": spacy.__version__,
+            "spacy_version": spacy_version(),
             "split_procedure": (
                 "imported splits kept"
                 if params.splits == "keep"

@@ -10,8 +10,7 @@ from annotate.job_progress_apis import JobProgressOutputSerializer, job_progress
 from annotate.job_progress_selectors import job_progress_build
 from config.api_schema import errors
 from config.exceptions import NotFoundError
-from exports import selectors
-from exports.apis import _project
+from exports.apis import _export
 from exports.models import ExplainerRun, Export, ExportStatus
 from exports.runs import explainer_run_fail_if_worker_lost
 
@@ -58,14 +57,14 @@ def explainer_run_progress_get(*, run: ExplainerRun) -> JobProgress:
 class ExportProgressApi(APIView):
     @extend_schema(responses={200: JobProgressOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int, export_id: int):
-        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        export = _export(request, project_id, export_id)
         return job_progress_response(export_progress_get(export=export))
 
 
 class ExplainerRunProgressApi(APIView):
     @extend_schema(responses={200: JobProgressOutputSerializer, **errors(403, 404)})
     def get(self, request, project_id: int, export_id: int, run_id: int):
-        export = selectors.export_get(project=_project(request, project_id), export_id=export_id)
+        export = _export(request, project_id, export_id)
         run = ExplainerRun.objects.filter(export=export, pk=run_id).first()
         if run is None:
             raise NotFoundError("explainer run not found")

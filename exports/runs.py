@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from annotate.benchmark_mapping import benchmark_task
 from annotate.models import Assignment, AssignmentStatus, RationaleSpan
+from annotate.services.background_jobs import job_fail_if_worker_lost
 from config.exceptions import ApplicationError
 from config.job_chunks import chunks_go_to_workers
 from config.job_queue import task_send_on_commit
@@ -208,9 +209,9 @@ def _variant_explainer_plausibility(
     predictions: PredictionTable,
 ) -> dict[str, dict]:
     """The instruction study's plausibility of the run's explainer per variant
-    (METRICS.md section 6) from its soft token scores. An item's tokens are those of its
-    documents in order; an item whose prediction lacks soft scores for one of them is left
-    out and counted."""
+    (docs/reference/metrics.md#explainer-plausibility-per-variant) from its soft token scores.
+    An item's tokens are those of its documents in order; an item whose prediction lacks soft
+    scores for one of them is left out and counted."""
     soft = _soft_scores_by_item(predictions)
     instances = {inst.key: inst for inst in dataset.splits[split]}
     annotations: list[TokenAnnotation] = []
@@ -299,10 +300,6 @@ class _RunPulse(_Pulse):
                 pk=self.export_id, status=RunStatus.RUNNING, attempt=self.attempt
             ).update(heartbeat_at=timezone.now())
         )
-
-
-class _RunStopped(Exception):
-    pass
 
 
 def _train_split(dataset: EraserDataset) -> str:
@@ -746,20 +743,20 @@ def explainer_run_fail(*, run_id: int, attempt: str, error: str) -> ExplainerRun
 def explainer_run_fail_if_worker_lost(run: ExplainerRun) -> ExplainerRun:
     """A running run whose worker stopped reporting is marked failed; nothing was scored,
     since the scores are written in the run's last step."""
-    if run.status != RunStatus.RUNNING or run.heartbeat_at is None:
-        return run
-    if (timezone.now() - run.heartbeat_at).total_seconds() < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
-        return run
-    ExplainerRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING, attempt=run.attempt).update(
-        status=RunStatus.FAILED,
-        finished_at=timezone.now(),
+    return job_fail_if_worker_lost(
+        run,
         error=(
             f"the worker running this run stopped (no report for "
             f"{settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); nothing was scored; start it again"
         ),
     )
-    run.refresh_from_db()
-    return run
+
+
+def export_runs_fail_if_worker_lost(*, export: Export) -> int:
+    """How many of the export's running runs were failed as lost: what the list of runs
+    checks before it shows them."""
+    running = export.runs.filter(status=RunStatus.RUNNING)
+    return sum(explainer_run_fail_if_worker_lost(r).status == RunStatus.FAILED for r in running)
 
 
 def _scores_of(

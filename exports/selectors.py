@@ -1,34 +1,53 @@
+import dataclasses
+
 from django.db.models import QuerySet
 
 from annotate.models import ImportJob, Item, JobStatus, Project, RationaleSet
-from config.exceptions import NotFoundError
-from exports.models import ExplainerRun, Export, ProjectDatasheet, RunStatus
+from config.exceptions import ApplicationError, NotFoundError
+from exports.models import ExplainerRun, Export, ExportStatus, ProjectDatasheet
+from exports.params import ExportParams, export_params_from
 from qc.models import Review
 
 
 def export_list(*, project: Project) -> QuerySet[Export]:
-    from exports.services import export_fail_if_worker_lost
-
-    for export in Export.objects.filter(project=project, status="running"):
-        export_fail_if_worker_lost(export)
     return Export.objects.filter(project=project).select_related("created_by")
 
 
 def export_get(*, project: Project, export_id: int) -> Export:
-    from exports.services import export_fail_if_worker_lost
-
     export = Export.objects.filter(project=project, pk=export_id).first()
     if export is None:
         raise NotFoundError("export not found")
-    return export_fail_if_worker_lost(export)
+    return export
 
 
 def explainer_run_list(*, export: Export) -> QuerySet[ExplainerRun]:
-    from exports.runs import explainer_run_fail_if_worker_lost
-
-    for run in export.runs.filter(status=RunStatus.RUNNING):
-        explainer_run_fail_if_worker_lost(run)
     return export.runs.all()
+
+
+def _same_dataset(stored: dict, wanted: ExportParams) -> bool:
+    """Whether an export made with the `stored` parameters holds the dataset `wanted` asks
+    for: the archive format does not change the sheet. Parameters stored before a key
+    existed take its default, as the export did."""
+    try:
+        made = export_params_from(stored)
+    except ApplicationError:
+        return False
+    return dataclasses.replace(made, archive=wanted.archive) == wanted
+
+
+def export_latest_finished_with_params(*, project: Project, params: ExportParams) -> Export | None:
+    """The project's most recently finished export of the dataset these parameters ask for,
+    with its datasheet; None if there is none."""
+    finished = (
+        Export.objects.filter(project=project, status=ExportStatus.SUCCEEDED)
+        .filter(datasheet__isnull=False)
+        .order_by("-finished_at", "-pk")
+        .only("pk", "params")
+    )
+    for export in finished:
+        if _same_dataset(export.params, params):
+            return Export.objects.select_related("created_by").get(pk=export.pk)
+    return None
 
 
 # ---------------------------------------------------------------- for datasheets

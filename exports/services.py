@@ -30,6 +30,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.models import Project
+from annotate.services.background_jobs import job_fail_if_worker_lost
 from config.exceptions import ApplicationError
 from config.job_chunks import chunks_go_to_workers
 from config.job_queue import task_send_on_commit
@@ -509,22 +510,20 @@ def export_fail_if_worker_lost(export: Export) -> Export:
     """A running export whose worker stopped reporting is marked failed; nothing was
     published, since publishing is the job's last step. Its work is left to the sweep:
     the work folder is on the worker's machine, not the viewer's."""
-    if export.status != ExportStatus.RUNNING:
-        return export
-    last = export.heartbeat_at or export.started_at
-    if last and (timezone.now() - last).total_seconds() < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
-        return export
-    Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING, attempt=export.attempt).update(
-        status=ExportStatus.FAILED,
-        phase="done",
-        finished_at=timezone.now(),
+    return job_fail_if_worker_lost(
+        export,
         error=(
             f"the worker running this export stopped (no report for {settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); "
             "no file was published; start the export again"
         ),
     )
-    export.refresh_from_db()
-    return export
+
+
+def project_exports_fail_if_worker_lost(*, project: Project) -> int:
+    """How many of the project's running exports were failed as lost: what the export list
+    checks before it shows them."""
+    running = Export.objects.filter(project=project, status=ExportStatus.RUNNING)
+    return sum(export_fail_if_worker_lost(e).status == ExportStatus.FAILED for e in running)
 
 
 def export_work_sweep() -> dict:

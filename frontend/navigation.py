@@ -143,10 +143,6 @@ PROJECT_TABS: tuple[ProjectTab, ...] = (
 _PAGES = {page.key: (tab, page) for tab in PROJECT_TABS for page in tab.pages}
 
 
-def project_page_get(key: str) -> ProjectPage:
-    return _PAGES[key][1]
-
-
 def project_page_roles(key: str) -> tuple[str, ...]:
     """The roles that open a page, in the form project_get_for_user takes them."""
     return tuple(sorted(_PAGES[key][1].roles))

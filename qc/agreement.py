@@ -30,7 +30,6 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
 from itertools import combinations
 
 import numpy as np
@@ -40,6 +39,7 @@ from django.db.models import Count, F, Max
 from django.utils import timezone
 
 from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project, RationaleSpan
+from annotate.services.background_jobs import job_fail_if_worker_lost
 from annotate.tokenization import stop_word_rule
 from config.exceptions import ApplicationError
 from config.job_queue import task_send_on_commit
@@ -519,16 +519,10 @@ def _running(report_id: int, attempt: str):
     )
 
 
-def _finish_failed(
-    report_id: int, attempt: str, error: str, *, silent_since=None
-) -> AgreementReport:
+def _finish_failed(report_id: int, attempt: str, error: str) -> AgreementReport:
     """End this attempt as failed; the last finished figures (`data`) stay. A report that
-    is no longer running under this attempt is left as it is, and so, with `silent_since`,
-    is one whose workers have reported since then."""
-    running = _running(report_id, attempt)
-    if silent_since is not None:
-        running = running.filter(heartbeat_at__lt=silent_since)
-    if running.update(
+    is no longer running under this attempt is left as it is."""
+    if _running(report_id, attempt).update(
         status=ReportStatus.FAILED, error=error, phase="done", heartbeat_at=timezone.now()
     ):
         AgreementPart.objects.filter(report_id=report_id, attempt=attempt).delete()
@@ -782,21 +776,22 @@ def agreement_chunk_fail(*, report_id: int, attempt: str, error: str) -> Agreeme
 
 
 def _fail_if_worker_lost(report: AgreementReport) -> AgreementReport:
-    """A run whose workers stopped reporting is failed; its figures were never published.
-    A heartbeat written meanwhile keeps it running."""
-    if report.status != ReportStatus.RUNNING or not report.attempt or report.heartbeat_at is None:
+    """A run whose workers stopped reporting is failed; its figures were never published,
+    and the last finished ones (`data`) stay. Its chunks' parts go with it."""
+    if not report.attempt:  # queued: no worker has taken it yet, so none was lost
         return report
-    timeout = settings.JOB_HEARTBEAT_TIMEOUT_SECONDS
-    silent_since = timezone.now() - timedelta(seconds=timeout)
-    if report.heartbeat_at >= silent_since:
-        return report
-    return _finish_failed(
-        report.pk,
-        report.attempt,
-        f"the worker computing this report stopped (no report for {timeout} s); "
-        "the previous report is kept; refresh it again",
-        silent_since=silent_since,
+    running_under = report.attempt if report.status == ReportStatus.RUNNING else ""
+    report = job_fail_if_worker_lost(
+        report,
+        error=(
+            f"the worker computing this report stopped (no report for "
+            f"{settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); "
+            "the previous report is kept; refresh it again"
+        ),
     )
+    if running_under and report.status == ReportStatus.FAILED:
+        AgreementPart.objects.filter(report_id=report.pk, attempt=running_under).delete()
+    return report
 
 
 def agreement_report_sweep() -> dict:

@@ -1,4 +1,5 @@
-"""Token-level agreement between annotators (METRICS.md section 6), vectorised with numpy.
+"""Token-level agreement between annotators
+(docs/reference/metrics.md#human-annotation-statistics), vectorised with numpy.
 
 Cohen's kappa between two binary token vectors: (p_o - p_e) / (1 - p_e). When p_e = 1
 (both vectors constant and equal) kappa is undefined: by default such pairs are excluded
@@ -424,10 +425,11 @@ def permutation_test(
 def explainer_plausibility(
     items: list[tuple[np.ndarray, list[np.ndarray]]], *, undefined: str = "exclude"
 ) -> dict:
-    """Plausibility of an explainer against one variant's annotations (METRICS.md section 6,
-    after the instruction study): per item, k = floor(mean highlight length of the item's
-    annotations); the explainer's k highest-scoring tokens (ties: the earlier token) against
-    each annotation by Cohen's kappa; the maximum; then the mean over items.
+    """Plausibility of an explainer against one variant's annotations, after the instruction
+    study (docs/reference/metrics.md#explainer-plausibility-per-variant): per item, k =
+    floor(mean highlight length of the item's annotations); the explainer's k highest-scoring
+    tokens (ties: the earlier token) against each annotation by Cohen's kappa; the maximum; then
+    the mean over items.
 
     `items`: (token scores, [boolean highlight vectors of the same length]). A kappa is
     undefined when both vectors are constant and equal (k = 0 against an empty annotation,

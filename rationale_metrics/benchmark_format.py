@@ -1,14 +1,21 @@
-"""The fine-grained interpretability benchmark's files (METRICS.md section 5): gold and predictions.
+"""The fine-grained interpretability benchmark's files
+(docs/reference/metrics.md#fine-grained-benchmark-files): gold and predictions.
 
 Gold: one JSON object per line. Every task has `sent_id`, `sample_type` (`ori` or
-`disturb`), `sent_label` (the class; for reading comprehension the answer text, "" for
-none) and, on originals, `rel_ids` (the ids of their perturbed copies). Per task:
+`disturb`) and, on originals, `rel_ids` (the ids of their perturbed copies); `sent_label`
+(the class; for reading comprehension the answer text, "" for none) is optional, as no
+metric reads it (the benchmark's released reading-comprehension files may not carry it;
+the baseline `explain` trains on it and the platform's import needs it, each saying so).
+Per task:
 
 | task                    | tokens                       | gold rationales                                  | texts                                             |
 |-------------------------|------------------------------|--------------------------------------------------|---------------------------------------------------|
 | `sentiment`             | `sent_token`                 | `rationales`: alternative sets (a list of lists) | `context`                                         |
 | `similarity`            | `text_q_seg`, `text_t_seg`   | `rationale_q_idx`, `rationale_t_idx`: one set each | en `sentence1`, `sentence2`; zh `query`, `title` |
-| `reading_comprehension` | `sent_token` (passage, title) | `rationales`: one set                           | `title`, `context`, `question` (required)         |
+| `reading_comprehension` | `sent_token` (passage, title) | `rationales`: one set                           | `title`, `context`, `question`                    |
+
+Every field a metric does not read is optional: tokens, gold rationales, `sample_type`
+and `rel_ids` are what the metrics read; texts and labels are kept when given.
 
 Chinese files tokenize per character (digit runs such as "1992" stay one token); token
 indexes are 0-based positions in their own sentence. Gold token indexes may be written as
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,7 +65,6 @@ class TaskLayout:
     rationale_fields: tuple[str, ...]  # one field for all sentences, or one per sentence
     alternative_sets: bool  # the rationale field lists alternative sets, not one set
     text_fields: tuple[str, ...]
-    required_texts: tuple[str, ...] = ()
 
     @property
     def n_sentences(self) -> int:
@@ -77,9 +84,7 @@ def task_layout(task: str, language: str) -> TaskLayout:
         return TaskLayout(
             ("text_q_seg", "text_t_seg"), ("rationale_q_idx", "rationale_t_idx"), False, texts
         )
-    return TaskLayout(
-        ("sent_token",), ("rationales",), False, ("title", "context", "question"), ("question",)
-    )
+    return TaskLayout(("sent_token",), ("rationales",), False, ("title", "context", "question"))
 
 
 @dataclass
@@ -89,7 +94,7 @@ class BenchmarkInstance:
 
     sent_id: SentId
     sample_type: str  # ORIGINAL ("ori") or PERTURBED ("disturb")
-    label: Label  # `sent_label`: the class, or the answer text for reading comprehension
+    label: Label | None  # `sent_label`: the class, or the answer text; None when not given
     tokens: list[list[str]]  # per sentence
     rationale_sets: list[list[list[int]]]  # per sentence, the alternative gold token sets
     rel_ids: list[SentId] = field(default_factory=list)  # originals: their perturbed copies
@@ -246,10 +251,7 @@ def parse_gold_line(
 ) -> BenchmarkInstance | None:
     """One gold line, or None when it has problems (each added to `problems`)."""
     line = _Line(label, number, problems)
-    for key in ("sent_id", "sample_type", "sent_label", *layout.token_fields):
-        if key not in record:
-            line.fail(key, "missing")
-    for key in (*layout.rationale_fields, *layout.required_texts):
+    for key in ("sent_id", "sample_type", *layout.token_fields, *layout.rationale_fields):
         if key not in record:
             line.fail(key, "missing")
     sent_id = record.get("sent_id")
@@ -293,7 +295,7 @@ def parse_gold_line(
     return BenchmarkInstance(
         sent_id=sent_id,
         sample_type=sample_type,
-        label=record["sent_label"],
+        label=record.get("sent_label"),
         tokens=tokens,
         rationale_sets=rationale_sets,
         rel_ids=list(rel_ids),
@@ -397,6 +399,8 @@ def read_benchmark_gold(
             inst = parse_gold_line(record, number, label, problems, task, layout)
             if inst is not None:
                 instances.append(inst)
+    if not instances and len(problems) == before:
+        problems.add(label, None, None, "file is empty: it has no gold instances")
     _check_links(instances, label, problems, complete=len(problems) == before)
     if raise_at_end:
         problems.raise_if_any()
@@ -503,6 +507,7 @@ def read_benchmark_predictions(
     first_line: dict[SentId, int] = {}
     lacking: dict[str, list[int]] = {key: [] for key in PREDICTION_LABEL_FIELDS}
     having: set[str] = set()
+    before = len(problems)
     with collector_paused():
         for number, record in _records(path_or_file, label, problems):
             for key in PREDICTION_LABEL_FIELDS:
@@ -523,6 +528,9 @@ def read_benchmark_predictions(
                 continue
             first_line[prediction.id] = number
             predictions.append(prediction)
+    if not predictions and len(problems) == before:
+        # Scored, it would be a token F1 of 0 (every gold instance unpredicted).
+        problems.add(label, None, None, "file is empty: it has no predictions")
     for key in sorted(having):
         for number in lacking[key]:
             problems.add(label, number, key, "missing, but other lines have it: all or none")
@@ -538,13 +546,40 @@ def read_benchmark(
     problems = ProblemList()
     gold = read_benchmark_gold(gold_path, task, language, problems=problems)
     gold_ok = not problems
-    # Ids of gold lines with problems are unknown; checking against a partial gold
-    # would report their predictions as strangers.
+    # Ids of gold lines with problems (or of an empty gold file) are unknown; checking
+    # against a partial gold would report their predictions as strangers.
     predictions = read_benchmark_predictions(
         pred_path, task, gold if gold_ok else None, problems=problems
     )
     problems.raise_if_any()
     return gold, predictions
+
+
+# ---------------------------------------------------------------- language
+
+_CHINESE_CHARACTER = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+# Chinese files hold Latin letters too (names, units) and English ones the odd Chinese
+# name: only a clear majority either way decides.
+CHINESE_SHARE_ABOVE = 0.6
+CHINESE_SHARE_BELOW = 0.05
+
+
+def language_of_tokens(instances: Sequence[BenchmarkInstance]) -> tuple[str | None, str]:
+    """The language the gold tokens are written in ("zh", "en", or None when mixed or
+    without letters), and the count that says so."""
+    text = "".join(t for inst in instances for sentence in inst.tokens for t in sentence)
+    chinese = len(_CHINESE_CHARACTER.findall(text))
+    letters = chinese + len(_LATIN_LETTER.findall(text))
+    if not letters:
+        return None, "no letters"
+    evidence = f"{chinese} of {letters} letters are Chinese characters"
+    share = chinese / letters
+    if share > CHINESE_SHARE_ABOVE:
+        return "zh", evidence
+    if share < CHINESE_SHARE_BELOW:
+        return "en", evidence
+    return None, evidence
 
 
 # ---------------------------------------------------------------- writing
@@ -565,7 +600,8 @@ def gold_record(instance: BenchmarkInstance, task: str, language: str = "en") ->
     record: dict[str, Any] = {"sent_id": instance.sent_id}
     record.update((k, instance.texts[k]) for k in layout.text_fields if k in instance.texts)
     record.update(zip(layout.token_fields, instance.tokens, strict=True))
-    record["sent_label"] = instance.label
+    if instance.label is not None:
+        record["sent_label"] = instance.label
     if layout.alternative_sets:
         record[layout.rationale_fields[0]] = instance.rationale_sets[0]
     else:
@@ -642,6 +678,7 @@ __all__ = [
     "BenchmarkPrediction",
     "TaskLayout",
     "gold_record",
+    "language_of_tokens",
     "prediction_record",
     "read_benchmark",
     "read_benchmark_gold",

@@ -48,10 +48,17 @@ def _load_dataset(data_dir: str):
 SHOWN = 20  # problems of one kind listed before the rest are counted
 
 
+def _print_warnings(warnings: ProblemList) -> None:
+    for problem in warnings[:SHOWN]:
+        print(f"warning: {problem}", file=sys.stderr)
+    if len(warnings) > SHOWN:
+        print(f"warning: ... and {len(warnings) - SHOWN} more like these", file=sys.stderr)
+
+
 def _load_predictions(args, dataset):
     from rationale_metrics.predictions import predictions_outside_split, read_predictions
 
-    problems = ProblemList()
+    problems, warnings = ProblemList(), ProblemList()
     predictions = read_predictions(
         args.results,
         dataset=dataset,
@@ -60,7 +67,9 @@ def _load_predictions(args, dataset):
         strict=args.strict,
         plausibility_only=args.plausibility_only,
         problems=problems,
+        warnings=warnings,
     )
+    _print_warnings(warnings)
     label = Path(args.results).name
     missing = ProblemList()
     if predictions.classification is not None:
@@ -169,6 +178,7 @@ def _explain_benchmark(args) -> int:
         raise ValueError("explain --golden_path needs --task and --language")
     with collector_paused():
         gold = read_benchmark_gold(args.golden_path, args.task, args.language)
+    _check_language(gold, args.language, args.golden_path)
     ratios, _ = resolve_ratios(args.ratio, args.task, args.language, gold)
     count = explain_benchmark(
         gold,
@@ -183,13 +193,47 @@ def _explain_benchmark(args) -> int:
     return 0
 
 
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+def _check_language(gold, language: str, gold_path: str) -> None:
+    """Refuse gold written in the other language than `--language` says: its published
+    ratio, and so every score, would silently be the other language's."""
+    from rationale_metrics.benchmark_format import language_of_tokens
+
+    found, evidence = language_of_tokens(gold)
+    if found is not None and found != language:
+        raise ValueError(
+            f"{gold_path}: the gold tokens are {LANGUAGE_NAMES[found]} ({evidence}), but "
+            f"--language {language} was given, which scores at {LANGUAGE_NAMES[language]}'s "
+            f"ratio: rerun with --language {found}"
+        )
+
+
 def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+def _cut_summary(counts: dict, ratios: tuple[float, ...] | None, ratio_source: str) -> str:
+    from rationale_metrics.fine_grained import PUBLISHED_RATIOS_SOURCE
+
+    if ratios is None:
+        return "  rationales scored as given (--ratio none), none cut"
+    origin = {
+        "published": f"published: {PUBLISHED_RATIOS_SOURCE}",
+        "gold": "the gold file's mean rationale length ratio",
+        "given": "given with --ratio",
+    }[ratio_source]
+    return (
+        f"  ratio {' '.join(map(str, ratios))} ({origin}): {counts['cut_to_ratio']} of "
+        f"{counts['predictions']} predictions cut to their top ceil(ratio x n) tokens"
+    )
 
 
 def command_fine_grained(args) -> int:
     from rationale_metrics.benchmark_format import read_benchmark
     from rationale_metrics.fine_grained import (
+        PUBLISHED_RATIOS_SOURCE,
         FineGrainedOptions,
         resolve_ratios,
         score_fine_grained,
@@ -200,6 +244,7 @@ def command_fine_grained(args) -> int:
         gold, predictions = read_benchmark(
             args.golden_path, args.pred_path, args.task, args.language
         )
+        _check_language(gold, args.language, args.golden_path)
         ratios, ratio_source = resolve_ratios(args.ratio, args.task, args.language, gold)
         options = FineGrainedOptions(
             ratios=ratios,
@@ -218,6 +263,7 @@ def command_fine_grained(args) -> int:
         "language": args.language,
         "ratio": list(ratios) if ratios is not None else None,
         "ratio_source": ratio_source,
+        **({"ratio_origin": PUBLISHED_RATIOS_SOURCE} if ratio_source == "published" else {}),
         "gold_choice": args.gold_choice,
         "comparison": args.comparison,
         "iou_threshold": args.iou_threshold,
@@ -228,6 +274,7 @@ def command_fine_grained(args) -> int:
             f"{args.task} ({args.language}): {counts['gold_instances']} gold instances "
             f"({counts['originals']} original, {counts['perturbed']} perturbed), "
             f"{counts['predictions']} predictions, {counts['pairs_scored']} pairs scored",
+            _cut_summary(counts, ratios, ratio_source),
             f"  plausibility  token F1 {_percent(scores['plausibility']['token_f1'])}"
             f"   IoU match rate {_percent(scores['plausibility']['iou_match_rate'])}",
             f"  consistency   MAP {_percent(scores['consistency']['map'])}",
@@ -287,7 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--split", choices=SPLITS, default="test")
         p.add_argument("--results", required=results_required, help="predictions .jsonl")
         p.add_argument(
-            "--strict", action="store_true", help="predictions for ids not in the split are errors"
+            "--strict",
+            action="store_true",
+            help="predictions for ids not in the split, and class probabilities outside "
+            "[0, 1] or not summing to 1, are errors (else warnings)",
         )
         p.add_argument(
             "--iou_thresholds", type=float, nargs="+", default=list(DEFAULT_IOU_THRESHOLDS)
@@ -330,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
             nargs="+",
             default=["published"],
             help="rationale length ratio: top ceil(ratio x n) tokens of each sentence are kept. "
-            "'published' (the benchmark's per-task values, default), 'gold' (mean of the gold "
+            "'published' (the benchmark's per-task values, default: the RATIO_DIC of its "
+            "generation script, rationale_extraction/generate.sh), 'gold' (mean of the gold "
             "file), 'none' (rationales as given), or one number, or one per sentence",
         )
 

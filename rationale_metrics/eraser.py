@@ -1,4 +1,5 @@
-"""Read ERASER datasets (METRICS.md section 1), validating everything before returning.
+"""Read ERASER datasets (docs/reference/metrics.md#eraser-dataset-directory), validating
+everything before returning.
 
 A reader returns plain dataclasses. Problems are collected, never raised one at a time:
 `read_eraser_dataset` raises `DataValidationError` carrying all of them.

@@ -1,4 +1,5 @@
-"""Write ERASER datasets that both ERASER readers load identically (METRICS.md section 1).
+"""Write ERASER datasets that both ERASER readers load identically
+(docs/reference/metrics.md#eraser-dataset-directory).
 
 Documents are written as sentences of single-space-separated tokens joined by newlines:
 no empty lines, no leading, trailing or double spaces, no token containing whitespace.

@@ -15,9 +15,6 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
-from scipy import sparse
-from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
-from sklearn.linear_model import LogisticRegression, Ridge
 
 from rationale_metrics.benchmark_format import (
     BenchmarkInstance,
@@ -48,6 +45,11 @@ class BagOfWordsClassifier:
     """TF-IDF over lowercased tokens (query tokens prefixed with 'q:') + logistic regression."""
 
     def __init__(self, *, c: float = 4.0, seed: int = 0):
+        # scikit-learn (and scipy) cost seconds to import: every Django process reaches this
+        # module through the results board, and only a training or explaining run needs them.
+        from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+        from sklearn.linear_model import LogisticRegression
+
         self.vectorizer = CountVectorizer(analyzer=_identity, lowercase=False)
         self.tfidf = TfidfTransformer(sublinear_tf=True)
         self.model = LogisticRegression(C=c, max_iter=2000, random_state=seed)
@@ -78,6 +80,8 @@ class BagOfWordsClassifier:
         self, tokens: Sequence[str], query: str | None, keep: np.ndarray
     ) -> np.ndarray:
         """Probabilities for each row of `keep` (m x n booleans: which tokens stay)."""
+        from scipy import sparse
+
         vocabulary = self.vectorizer.vocabulary_
         columns = np.array([vocabulary.get(t.lower(), -1) for t in tokens])
         known = columns >= 0
@@ -151,6 +155,8 @@ def explain_lime(
     cosine = z.sum(axis=1) / (np.sqrt(z.sum(axis=1).clip(min=1)) * math.sqrt(d))
     distance = (1 - cosine) * 100
     weights = np.sqrt(np.exp(-(distance**2) / 25**2))
+    from sklearn.linear_model import Ridge
+
     ridge = Ridge(alpha=1.0, random_state=0).fit(z.astype(float), target, sample_weight=weights)
     return ridge.coef_[word_of_token]
 
@@ -392,6 +398,13 @@ def train_benchmark_baseline(
 ) -> BagOfWordsClassifier:
     """The baseline trained on the gold's originals, all sentences' tokens as one text."""
     originals = [i for i in instances if i.is_original]
+    unlabelled = [i.line if i.line is not None else i.sent_id for i in originals if i.label is None]
+    if unlabelled:
+        shown = ", ".join(map(str, unlabelled[:5])) + (", ..." if len(unlabelled) > 5 else "")
+        raise ValueError(
+            f"the baseline trains on the originals' sent_label, which {len(unlabelled)} "
+            f"lack (line {shown}): scoring needs no label, training does"
+        )
     if len({str(i.label) for i in originals}) < 2:
         raise ValueError("the gold file needs originals of at least two labels to train on")
     return BagOfWordsClassifier(seed=seed).fit(

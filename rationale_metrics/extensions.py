@@ -1,4 +1,4 @@
-"""Metrics beyond the ERASER reference (METRICS.md sections 3-5), each reported under its own key.
+"""Metrics beyond the ERASER reference (docs/reference/metrics.md), each reported under its own key.
 
 - token F1 against rationale *sets* and its IoU-match figure (the fine-grained benchmark);
 - MAP between the rationale tokens of an original and of a perturbed instance

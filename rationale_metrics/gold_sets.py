@@ -1,5 +1,5 @@
 """The gold token set a predicted rationale is scored against, when an instance has several
-alternative gold sets (METRICS.md section 3, "Token F1 against rationale sets").
+alternative gold sets (docs/reference/metrics.md#token-f1-against-rationale-sets).
 
 One rule for both places that score against rationale sets: the fine-grained benchmark's
 own files (`fine_grained`) and ERASER datasets whose evidence groups are the sets
@@ -32,7 +32,8 @@ def choose_gold(
     gold_choice: str = "greedy_union",
     exact: bool = False,
 ) -> list[int]:
-    """The gold token set a predicted rationale is scored against (METRICS.md section 3).
+    """The gold token set a predicted rationale is scored against
+    (docs/reference/metrics.md#token-f1-against-rationale-sets).
 
     First the single set with the highest F1, the earliest of equals. Then, for
     "greedy_union", for each start s from the first set to the second-to-last: walk the

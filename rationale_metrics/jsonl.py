@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import json
+import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
@@ -64,6 +67,55 @@ def unstorable_character(value: Any, where: str) -> tuple[str, str] | None:
     return None
 
 
+_BIG_EXPONENT = re.compile(rb"\d[eE]\+?\d{3}")  # a double ends at 1.8e308
+
+
+class _NotFinite(str):
+    """A number as written that no double holds: NaN, Infinity, or out of range."""
+
+
+def _not_finite_float(text: str) -> float | _NotFinite:
+    value = float(text)
+    return value if math.isfinite(value) else _NotFinite(text)
+
+
+def non_finite_number(raw: bytes) -> tuple[str, str] | None:
+    """(field, message) for the first NaN, Infinity or out-of-range number of a line
+    that strict JSON refuses, or None when that is not why it fails.
+
+    Only called on a line already refused, so a valid line is parsed once. Python's own
+    reader accepts these numbers, which is how the field holding one is found."""
+    if b"NaN" not in raw and b"Infinity" not in raw and not _BIG_EXPONENT.search(raw):
+        return None  # nothing that could be one: spare a second parse of a broken line
+    try:
+        record = json.loads(raw, parse_constant=_NotFinite, parse_float=_not_finite_float)
+        found = _first_not_finite(record, "")
+    except (ValueError, RecursionError):
+        return None
+    if found is None:
+        return None
+    where, text = found
+    if text in ("NaN", "Infinity", "-Infinity"):
+        why = f"got {text}, which JSON does not have (strict parsers refuse it)"
+    else:
+        why = f"got {text}, which is out of the range of a double"
+    return where or "(the line)", f"must be a finite number, {why}"
+
+
+def _first_not_finite(value: Any, where: str) -> tuple[str, str] | None:
+    if isinstance(value, _NotFinite):
+        return where, str(value)
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if found := _first_not_finite(inner, f"{where}.{key}" if where else key):
+                return found
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            if found := _first_not_finite(inner, f"{where}[{i}]"):
+                return found
+    return None
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector while whole files are parsed and kept.
@@ -107,8 +159,12 @@ def iter_json_objects(
             # orjson words bytes that are not UTF-8 as "surrogates not allowed"; checked
             # only here, so a valid line is decoded once.
             undecodable = utf8_error(raw)
-            message = undecodable[1] if undecodable else f"malformed JSON: {exc}"
-            problems.add(label, number, None, message)
+            if undecodable:
+                problems.add(label, number, None, undecodable[1])
+            elif found := non_finite_number(raw):
+                problems.add(label, number, *found)
+            else:
+                problems.add(label, number, None, f"malformed JSON: {exc}")
             continue
         if not isinstance(record, dict):
             problems.add(label, number, None, f"expected a JSON object, got {json_kind(record)}")

@@ -359,9 +359,9 @@ class _Threshold(msgspec.Struct):
 
 
 class PredictionLine(msgspec.Struct, forbid_unknown_fields=True):
-    """One predictions line as METRICS.md section 2 types it. Decoding checks every type
-    (a score is a number, never `true` or "0.5"); what types cannot say is checked on the
-    whole file by `table_from_lines`."""
+    """One predictions line as docs/reference/metrics.md#predictions-file types it. Decoding
+    checks every type (a score is a number, never `true` or "0.5"); what types cannot say is
+    checked on the whole file by `table_from_lines`."""
 
     annotation_id: str | int
     rationales: list[_Rationale]

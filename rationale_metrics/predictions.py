@@ -1,4 +1,4 @@
-"""Read and validate an ERASER predictions file (METRICS.md section 2).
+"""Read and validate an ERASER predictions file (docs/reference/metrics.md#predictions-file).
 
 Every problem is collected with its line number and field; nothing ends in a traceback.
 """
@@ -296,8 +296,13 @@ def read_predictions(
     strict: bool = False,
     plausibility_only: bool = False,
     problems: ProblemList | None = None,
+    warnings: ProblemList | None = None,
 ) -> PredictionTable:
     """Parse and validate a predictions file. Problems go to `problems` (raised if not given).
+
+    Class probabilities outside [0, 1], or not summing to 1 within
+    PROBABILITY_SUM_TOLERANCE, are scored as given with a problem added to `warnings`;
+    with `strict`, they are problems.
 
     A file whose lines all share one valid shape is checked column by column; any other
     file is checked line by line, which names every problem with its line and field.
@@ -330,9 +335,91 @@ def read_predictions(
             sufficiency_scores=None,
             thresholded=None,
         )
+    if strict:
+        problems.extend(probability_problems(table, path.name))
+    elif warnings is not None:
+        warnings.extend(
+            replace(p, message=f"{p.message} (scored as given; an error with --strict)")
+            for p in probability_problems(table, path.name)
+        )
     if raise_at_end:
         problems.raise_if_any()
     return table
+
+
+# Two-decimal probabilities of a few classes miss 1 by up to about 0.01; logits, or a
+# score outside [0, 1] such as 7.5, miss by far more.
+PROBABILITY_SUM_TOLERANCE = 0.01
+# A float32 softmax may write 1.0000001: a rounding, not a value outside [0, 1].
+PROBABILITY_RANGE_SLACK = 1e-6
+
+
+def probability_problems(table: PredictionTable, label: str) -> ProblemList:
+    """One problem per score object of `table` that is not a probability distribution:
+    a value outside [0, 1] (the first one named), or a sum more than
+    PROBABILITY_SUM_TOLERANCE from 1. The reference scorer takes any numbers, and one
+    such value moves comprehensiveness and sufficiency, which are differences of them.
+
+    Checked on whole matrices: only lines with a problem are looked at one by one."""
+    found = ProblemList()
+    checked = [
+        (name, getattr(table, attr))
+        for name, attr in (
+            ("classification_scores", "classification_scores"),
+            ("comprehensiveness_classification_scores", "comprehensiveness_scores"),
+            ("sufficiency_classification_scores", "sufficiency_scores"),
+        )
+    ]
+    if table.thresholded is not None:
+        for name in ("comprehensiveness", "sufficiency"):
+            scores = getattr(table.thresholded, name)  # lines x thresholds x labels
+            if scores.size and _all_distributions(scores.reshape(-1, scores.shape[-1])):
+                continue
+            for j, threshold in enumerate(table.thresholded.thresholds.tolist()):
+                field_name = (
+                    f"thresholded_scores[threshold={threshold:g}].{name}_classification_scores"
+                )
+                checked.append((field_name, scores[:, j, :]))
+    for field_name, matrix in checked:
+        if matrix is None or not matrix.size or _all_distributions(matrix):
+            continue
+        # NaN stands for a threshold a line did not give (a line-by-line table): unchecked.
+        given = ~np.isnan(matrix).all(axis=1)
+        outside = (matrix < -PROBABILITY_RANGE_SLACK) | (matrix > 1 + PROBABILITY_RANGE_SLACK)
+        sums = np.nansum(matrix, axis=1)
+        off = given & (outside.any(axis=1) | (np.abs(sums - 1) > PROBABILITY_SUM_TOLERANCE))
+        for row in np.flatnonzero(off).tolist():
+            line = int(table.lines[row])
+            if outside[row].any():
+                column = int(np.flatnonzero(outside[row])[0])
+                value = float(matrix[row, column])
+                found.add(
+                    label,
+                    line,
+                    f"{field_name}.{table.labels[column]}",
+                    f"is {value:g}, outside [0, 1]: not a class probability",
+                )
+            else:
+                found.add(
+                    label,
+                    line,
+                    field_name,
+                    f"class probabilities sum to {sums[row]:.6g}, not 1 "
+                    f"(within {PROBABILITY_SUM_TOLERANCE:g})",
+                )
+    found.sort(key=lambda p: p.line)
+    return found
+
+
+def _all_distributions(matrix: np.ndarray) -> bool:
+    """Whether every row is a probability distribution, by reductions over the whole
+    matrix: per-row reductions over a few labels cost 20 times as much, which only a
+    matrix with a problem pays."""
+    lowest, highest = matrix.min(), matrix.max()  # NaN when the matrix holds one
+    if not (lowest >= -PROBABILITY_RANGE_SLACK and highest <= 1 + PROBABILITY_RANGE_SLACK):
+        return False
+    sums = matrix @ np.ones(matrix.shape[1])
+    return bool(np.abs(sums - 1).max() <= PROBABILITY_SUM_TOLERANCE)
 
 
 # A classification and the fields that come with it, each with its table column.

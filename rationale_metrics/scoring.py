@@ -1,4 +1,5 @@
-"""ERASER metrics (METRICS.md sections 3 and 4), reference-compatible by default.
+"""ERASER metrics (docs/reference/metrics.md#plausibility, #faithfulness), reference-compatible
+by default.
 
 Input: a validated dataset split and predictions. Output: a dict with the reference
 scorer's keys (`iou_scores`, `rationale_prf`, `token_prf`, `token_soft_metrics`,

@@ -2,16 +2,36 @@ import os
 import shutil
 from pathlib import Path
 
+import hypothesis
 import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
 from annotate.models import Role
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+from tests.hypothesis_budget import SHARES, examples, profile_name
+
+# Property tests that state no budget follow the run's profile too (tests/hypothesis_budget.py).
+for _profile in SHARES:
+    hypothesis.settings.register_profile(_profile, max_examples=examples(100, _profile))
+hypothesis.settings.load_profile(profile_name())
 
 SHARED_REFERENCE = (
     Path(__file__).resolve().parents[1].parent / "shared" / "data" / "eraser-reference"
 )
+
+
+# Tests that start Celery workers, kill them mid-job and wait for what follows measure their
+# waits for a machine that is not running two of them at once: pytest-xdist's loadgroup
+# scheduler keeps every such test in one process, one after another, while the other
+# process runs the rest of the suite.
+MACHINE_HEAVY_MARKERS = ("celery_worker",)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.get_closest_marker(name) for name in MACHINE_HEAVY_MARKERS):
+            item.add_marker(pytest.mark.xdist_group("celery-workers"))
 
 
 def services_required() -> bool:
@@ -23,6 +43,21 @@ def skip_or_fail(reason: str):
     if services_required():
         pytest.fail(f"CI needs this service: {reason}")
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """On PostgreSQL each test process's database is a copy of a template migrated once
+    for this checkout's migrations (bench/common.py), not migrated again from nothing."""
+    from django.conf import settings
+
+    from bench.common import migrated_template
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.postgresql":
+        database.setdefault("TEST", {})["TEMPLATE"] = migrated_template(
+            _database_url_for(database, name="postgres")
+        )
 
 
 @pytest.fixture
@@ -164,13 +199,16 @@ def start_celery_worker(
 
 
 def _database_url_for_worker() -> str:
-    settings_dict = connection.settings_dict
+    return _database_url_for(connection.settings_dict, name=connection.settings_dict["NAME"])
+
+
+def _database_url_for(settings_dict: dict, *, name: str) -> str:
     user = settings_dict.get("USER") or ""
     password = settings_dict.get("PASSWORD") or ""
     auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
     host = settings_dict.get("HOST") or "127.0.0.1"
     port = settings_dict.get("PORT") or 5432
-    return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
+    return f"postgres://{auth}{host}:{port}/{name}"
 
 
 def celery_worker_services_required() -> None:

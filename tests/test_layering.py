@@ -43,10 +43,6 @@ WIRING = {"config.urls"}
 # Function-level imports that sidestep an import cycle: made module-level, Python would
 # refuse them. (importer, imported module).
 ALLOWED_CYCLE_IMPORTS: set[tuple[str, str]] = {
-    # Selectors that mark a lost job failed (a write) reach into the import service, which
-    # builds on assignments, which read through these selectors: the liveness rule belongs
-    # beneath both (being moved by the job-liveness change).
-    ("annotate.selectors", "annotate.services.imports"),
     # A service queues its own Celery task, and the task module calls the service: the
     # task is imported when it is sent (the style guide's pattern).
     ("annotate.services.imports.run", "annotate.tasks"),
@@ -59,9 +55,6 @@ ALLOWED_CYCLE_IMPORTS: set[tuple[str, str]] = {
     ("qc.tasks", "qc.services.worker_import_jobs"),
     # The session model's store is the backend that saves that model (Django's own shape).
     ("config.sessions.models", "config.sessions.backend"),
-    # The job selectors mark lost exports and runs failed (writes, as above).
-    ("exports.selectors", "exports.runs"),
-    ("exports.selectors", "exports.services"),
     # The export sweep ends lost explainer runs too.
     ("exports.services", "exports.runs"),
 }
@@ -98,7 +91,9 @@ ALLOWED_PRIVATE: set[tuple[str, str]] = {
         "annotate.services.assignments.submission",
         "annotate.services.assignments.leasing._take_slot",
     ),
-    ("exports.job_progress_apis", "exports.apis._project"),
+    # The job-progress API finds the export as the export API does, by its private helper.
+    ("exports.job_progress_apis", "exports.apis._export"),
+    # An explainer run's heartbeat is the export's, extended (exports/runs.py).
     ("exports.runs", "exports.services._Pulse"),
 }
 

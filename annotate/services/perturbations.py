@@ -1,4 +1,5 @@
-"""The perturbation step of the fine-grained benchmark (DESIGN.md §5 item 10).
+"""The perturbation step of the fine-grained benchmark
+(docs/design/architecture.md#perturbation-pairs).
 
 Authors write perturbed copies of original items; a checker, never the author, accepts,
 edits then accepts, or rejects each. Only an accepted perturbation becomes an item, made

@@ -1,12 +1,17 @@
-"""Production: refuses to start with DEBUG, a weak secret key or wildcard hosts; HTTPS unless
-DJANGO_HTTPS=false says the site is tried over plain HTTP."""
+"""Production: refuses to start with DEBUG, a weak secret key, wildcard hosts or no job
+broker; HTTPS unless DJANGO_HTTPS=false says the site is tried over plain HTTP."""
 
 from config.env import env
 from config.settings.base import *  # noqa: F403
-from config.settings.base import ALLOWED_HOSTS, DEBUG, SECRET_KEY
+from config.settings.base import ALLOWED_HOSTS, CELERY_BROKER_URL, DEBUG, SECRET_KEY
 from config.settings.safety import refuse_unsafe_settings
 
-refuse_unsafe_settings(debug=DEBUG, secret_key=SECRET_KEY, allowed_hosts=ALLOWED_HOSTS)
+refuse_unsafe_settings(
+    debug=DEBUG,
+    secret_key=SECRET_KEY,
+    allowed_hosts=ALLOWED_HOSTS,
+    broker_url=CELERY_BROKER_URL,
+)
 
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)  # noqa: F405
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405

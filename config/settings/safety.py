@@ -55,7 +55,9 @@ def _host_too_wide(host: str) -> bool:
     return PublicSuffixList().is_public(domain.lower())
 
 
-def unsafe_settings(*, debug: bool, secret_key: str, allowed_hosts: list[str]) -> list[str]:
+def unsafe_settings(
+    *, debug: bool, secret_key: str, allowed_hosts: list[str], broker_url: str
+) -> list[str]:
     """What production refuses in these settings, one line per problem."""
     problems = []
     if debug:
@@ -69,10 +71,22 @@ def unsafe_settings(*, debug: bool, secret_key: str, allowed_hosts: list[str]) -
             "DJANGO_ALLOWED_HOSTS must list the real host names "
             "(no '*', no '.' or wildcard of a public suffix such as '.com')"
         )
+    # Without a broker every task runs eagerly inside the web request that queued it: an
+    # export or an import of 100,000 items would outlast the server's timeout and die with
+    # the worker process gunicorn kills, half done.
+    if not (broker_url or "").strip():
+        problems.append(
+            "CELERY_BROKER_URL must name the job queue's broker (e.g. redis://redis:6379/0), "
+            "or background jobs run inside web requests"
+        )
     return problems
 
 
-def refuse_unsafe_settings(*, debug: bool, secret_key: str, allowed_hosts: list[str]) -> None:
-    problems = unsafe_settings(debug=debug, secret_key=secret_key, allowed_hosts=allowed_hosts)
+def refuse_unsafe_settings(
+    *, debug: bool, secret_key: str, allowed_hosts: list[str], broker_url: str
+) -> None:
+    problems = unsafe_settings(
+        debug=debug, secret_key=secret_key, allowed_hosts=allowed_hosts, broker_url=broker_url
+    )
     if problems:
         raise ImproperlyConfigured("Unsafe production settings: " + "; ".join(problems))

@@ -1,7 +1,24 @@
 """pytest. Same environment switches as base (DATABASE_URL, CELERY_BROKER_URL), faster hashing."""
 
+import os
+
 from config.env import env
-from config.settings.base import *  # noqa: F403
+
+# pytest-xdist runs the suite in several processes (gw0, gw1, ...). Each test empties the
+# cache (tests/conftest.py), which on Redis empties a whole database: each process takes its
+# own from CACHE_URL_PER_TEST_WORKER (one URL per process, space-separated) and hands it to
+# the processes it starts (Celery workers, servers) through the environment.
+_test_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+_cache_urls = os.environ.get("CACHE_URL_PER_TEST_WORKER", "").split()
+if _test_worker.startswith("gw") and _cache_urls:
+    _index = int(_test_worker[2:])
+    if _index >= len(_cache_urls):
+        raise RuntimeError(
+            f"pytest process {_test_worker} has no cache of its own: CACHE_URL_PER_TEST_WORKER "
+            f"names {len(_cache_urls)}; give one Redis database per process (-n)"
+        )
+    os.environ["CACHE_URL"] = _cache_urls[_index]
+from config.settings.base import *  # noqa: E402, F403
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

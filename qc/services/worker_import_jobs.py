@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import JobStatus, Project
+from annotate.services.background_jobs import job_fail_if_worker_lost
 from config.exceptions import ApplicationError
 from qc.models import Platform, WorkerImportJob
 from qc.services.workers import (
@@ -119,22 +120,12 @@ def worker_import_run(*, job_id: int) -> WorkerImportJob:
 def worker_import_fail_if_worker_lost(job: WorkerImportJob) -> WorkerImportJob:
     """A running import whose worker stopped reporting (killed, machine lost) is failed: its
     write transaction died with the worker's connection, so nothing was imported."""
-    if job.status != JobStatus.RUNNING:
-        return job
-    live = cache.get(_progress_key(job.pk)) or {}
-    last = max(
-        [t.timestamp() for t in (job.heartbeat_at, job.started_at) if t] + [live.get("at", 0)]
-    )
-    if time.time() - last < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
-        return job
-    WorkerImportJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
-        status=JobStatus.FAILED,
-        phase="done",
-        finished_at=timezone.now(),
+    live = cache.get(_progress_key(job.pk)) if job.status == JobStatus.RUNNING else None
+    return job_fail_if_worker_lost(
+        job,
+        reported_at=(live or {}).get("at"),
         error=(
             "the worker running this import stopped (no report for "
             f"{settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); nothing was imported; import the file again"
         ),
     )
-    job.refresh_from_db()
-    return job

@@ -32,6 +32,7 @@ from annotate.services.assignments import expiry_sweep_asked_forget
 from config.exceptions import ApplicationError
 from tests.annotate.workflow_helpers import make_project, text_docid
 from tests.factories import UserFactory
+from tests.hypothesis_budget import examples
 
 pytestmark = pytest.mark.usefixtures("postgres_only")
 
@@ -271,7 +272,7 @@ def _run_and_roll_back(fast: bool, project_options, people, ops):
 
 
 @hypothesis_settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -340,7 +341,7 @@ owed_beside_an_open_lease = st.builds(
 
 
 @hypothesis_settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

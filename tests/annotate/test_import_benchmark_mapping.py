@@ -201,6 +201,26 @@ def test_checks_beyond_the_reader_name_their_field():
     ]
 
 
+def test_the_import_needs_the_label_and_question_the_scorer_does_without():
+    problems = ProblemList()
+
+    check_instances([instance(1, label=None, line=1)], "sentiment", "f", problems)
+    check_instances(
+        [instance(2, label=None, texts={"title": "t"}, line=2)],
+        "reading_comprehension",
+        "f",
+        problems,
+    )
+
+    assert where(problems) == [("f", 1, "sent_label"), ("f", 2, "question")]
+
+
+def test_a_reading_comprehension_line_without_an_answer_imports_with_none():
+    inst = instance(tokens=[list("地瓜")], label=None, texts={"question": "?"})
+
+    assert item_from_instance(inst, "reading_comprehension", "zh").answer is None
+
+
 def rows(**kw) -> ItemRows:
     values = {
         "sent_id": 1,

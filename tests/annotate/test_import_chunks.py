@@ -1,6 +1,7 @@
-"""Issue 23 section 1: imports of raw texts checked whole, tokenized in chunks of rows and
-written in one transaction: the same rows however the chunks were cut, run in any order or
-twice; nothing in the project until the last step; a failed chunk fails the job."""
+"""Imports of raw texts (docs/design/architecture.md#background-jobs) checked whole, tokenized
+in chunks of rows and written in one transaction: the same rows however the chunks were cut, run
+in any order or twice; nothing in the project until the last step; a failed chunk fails the
+job."""
 
 import json
 

@@ -1,7 +1,8 @@
-"""Issue 23 section 1 for ERASER and benchmark uploads: checked whole, prepared in chunks of
-documents and instances, written in one transaction. The rows equal those of the one-step
-import whatever the chunk size or order; nothing is in the project until the last step; a
-failed chunk fails the job with nothing written."""
+"""Chunked imports (docs/design/architecture.md#background-jobs) of ERASER and benchmark
+uploads: checked whole, prepared in chunks of documents and instances, written in one
+transaction. The rows equal those of the one-step import whatever the chunk size or order;
+nothing is in the project until the last step; a failed chunk fails the job with nothing
+written."""
 
 import io
 import json

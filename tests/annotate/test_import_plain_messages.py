@@ -1,5 +1,5 @@
-"""An import's problems in plain words (issue 21 §7): what the field holds, never a Python
-type name such as "got str" for an empty cell."""
+"""An import's problems in plain words (docs/design/architecture.md#the-interface): what the
+field holds, never a Python type name such as "got str" for an empty cell."""
 
 import json
 import re

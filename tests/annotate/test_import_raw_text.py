@@ -10,6 +10,7 @@ from annotate.models import Document, Item
 from annotate.services import dataset_import
 from annotate.tokenization import tokenize_text
 from rationale_metrics.problems import DataValidationError
+from tests.hypothesis_budget import examples
 
 
 def write_jsonl(path, rows):
@@ -162,7 +163,7 @@ PIECES = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
 def test_sentences_match_spacys_sentencizer(spacy_sentencizer, text):
     expected = [[t.text for t in sent if not t.is_space] for sent in spacy_sentencizer(text).sents]

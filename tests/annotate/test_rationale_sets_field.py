@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from rest_framework import serializers
 
 from annotate.serializers import SpanInputSerializer, SubmitInputSerializer
+from tests.hypothesis_budget import examples
 
 
 class _NestedSubmit(serializers.Serializer):
@@ -100,7 +101,7 @@ _spans = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.one_of(
         _json_scalars, st.lists(st.one_of(_json_scalars, st.lists(_spans, max_size=3)), max_size=3)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from rest_framework.exceptions import ValidationError
 
 from annotate.serializers import SubmitInputSerializer, submit_input_validated
+from tests.hypothesis_budget import examples
 
 TRICKY_TEXT = st.sampled_from(
     ["d1", " d1", "d1 ", "", "   ", "d\x00", "d\ud800", "doc-7", "é", "1", "\t"]
@@ -104,13 +105,13 @@ def _fast_answer(data):
         return "invalid", error.detail
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(BODIES)
 def test_the_fast_check_answers_as_the_serializer_does(data):
     assert _fast_answer(data) == _serializer_answer(data)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(PLAIN_BODY)
 def test_plain_bodies_pass_the_fast_check_with_the_serializers_data(data):
     fast = _fast_answer(data)

@@ -56,6 +56,9 @@ def production_environment(**overrides: str) -> dict[str, str]:
         "DJANGO_ALLOWED_HOSTS": PUBLIC_HOST,
         # An empty SQLite file: enough for /readyz's SELECT 1 and pages that read no table.
         "DATABASE_URL": "sqlite:////tmp/rationale-workbench-production-probe.sqlite3",
+        # Production refuses to run jobs inside requests; the embedded broker needs no server.
+        "CELERY_BROKER_URL": "filesystem://",
+        "CELERY_EMBEDDED_DIR": "/tmp/rationale-workbench-production-probe-celery",
         "LOG_LEVEL": "ERROR",
         "REQUEST_LOG_LEVEL": "WARNING",
         **overrides,

@@ -16,11 +16,12 @@ from annotate.models import ProjectMembership, Role
 from config.wsgi import application
 from tests.annotate.workflow_helpers import make_project
 from tests.factories import UserFactory
+from tests.hypothesis_budget import examples
 
 pytestmark = pytest.mark.schemathesis
 
 PASSWORD = "schemathesis-admin-password"
-EXAMPLES_PER_OPERATION = 25
+EXAMPLES_PER_OPERATION = examples(25)
 # The crowd app's operations are someone else's, documented and tested with that app.
 NOT_OURS = ("/api/crowd/", "/crowd/")
 

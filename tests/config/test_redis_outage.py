@@ -1,6 +1,6 @@
-"""A Redis outage (issue 22 §11): with the cache and the broker away, signed-in work goes
-on, every acknowledged submit is stored, a request that needs the broker answers 503 with
-Retry-After, and the quality checks catch up once it is back.
+"""A Redis outage (docs/design/architecture.md#when-things-fail): with the cache and the broker
+away, signed-in work goes on, every acknowledged submit is stored, a request that needs the
+broker answers 503 with Retry-After, and the quality checks catch up once it is back.
 
 Redis is "away" as a closed port (nothing listens on 127.0.0.1:1), so these tests need no
 Redis; bench/faults.py stops a real one under load."""
@@ -17,10 +17,12 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import Annotation, ImportJob, JobStatus, ProjectMembership, Role
+from bench.common import free_port
 from exports.models import Export
 from qc.models import AgreementReport, SubmissionCheck
 from qc.services import checks
 from tests.annotate.workflow_helpers import make_project
+from tests.conftest import skip_or_fail
 from tests.factories import UserFactory
 
 AWAY = "redis://127.0.0.1:1/0"
@@ -248,17 +250,10 @@ class _PrivateRedis:
 
 @pytest.fixture
 def private_redis(tmp_path):
-    import socket
-
     if not REDIS_SERVER.exists():
-        pytest.skip(f"needs {REDIS_SERVER} (Debian package redis-server) to stop a Redis")
-    for port in range(6392, 6396):  # 6391: bench/faults.py's
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) != 0:
-                break
-    else:
-        pytest.skip("no free port in 6392-6395 for a private redis-server")
-    server = _PrivateRedis(port, tmp_path)
+        skip_or_fail(f"needs {REDIS_SERVER} (Debian package redis-server) to stop a Redis")
+    # A port the system hands out, not one probed in a range: test processes run side by side.
+    server = _PrivateRedis(free_port(), tmp_path)
     server.start()
     yield server
     server.stop()

@@ -18,6 +18,7 @@ from tests.config.production_probe import STRONG_KEY
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_KEY = STRONG_KEY
 KEY_COMPLAINT = "DJANGO_SECRET_KEY must be a random value of 32+ characters (README: Operate it)"
+BROKER = "redis://redis:6379/0"
 
 
 @pytest.mark.parametrize(
@@ -33,25 +34,35 @@ KEY_COMPLAINT = "DJANGO_SECRET_KEY must be a random value of 32+ characters (REA
 )
 def test_production_refuses_unsafe_settings(debug, key, hosts, complaint):
     with pytest.raises(ImproperlyConfigured, match=complaint):
-        refuse_unsafe_settings(debug=debug, secret_key=key, allowed_hosts=hosts)
+        refuse_unsafe_settings(debug=debug, secret_key=key, allowed_hosts=hosts, broker_url=BROKER)
 
 
 def test_production_accepts_safe_settings():
-    assert unsafe_settings(debug=False, secret_key=GOOD_KEY, allowed_hosts=["example.org"]) == []
+    assert (
+        unsafe_settings(
+            debug=False, secret_key=GOOD_KEY, allowed_hosts=["example.org"], broker_url=BROKER
+        )
+        == []
+    )
 
 
 def test_the_shortest_key_production_accepts_has_32_characters():
     hosts = ["example.org", "www.example.org"]
 
-    assert unsafe_settings(debug=False, secret_key=STRONG_KEY[:32], allowed_hosts=hosts) == []
-    assert unsafe_settings(debug=False, secret_key=STRONG_KEY[:31], allowed_hosts=hosts) == [
-        KEY_COMPLAINT
-    ]
+    assert (
+        unsafe_settings(
+            debug=False, secret_key=STRONG_KEY[:32], allowed_hosts=hosts, broker_url=BROKER
+        )
+        == []
+    )
+    assert unsafe_settings(
+        debug=False, secret_key=STRONG_KEY[:31], allowed_hosts=hosts, broker_url=BROKER
+    ) == [KEY_COMPLAINT]
 
 
 def _key_refused(key: str) -> bool:
     return KEY_COMPLAINT in unsafe_settings(
-        debug=False, secret_key=key, allowed_hosts=["example.org"]
+        debug=False, secret_key=key, allowed_hosts=["example.org"], broker_url=BROKER
     )
 
 
@@ -98,7 +109,7 @@ def test_generated_keys_pass(generate):
 @pytest.mark.parametrize("host", [".", ".com", ".co.uk", ".github.io", "..", ". com"])
 def test_a_wildcard_of_a_public_suffix_is_refused(host):
     problems = unsafe_settings(
-        debug=False, secret_key=GOOD_KEY, allowed_hosts=["example.org", host]
+        debug=False, secret_key=GOOD_KEY, allowed_hosts=["example.org", host], broker_url=BROKER
     )
 
     assert [p.split()[0] for p in problems] == ["DJANGO_ALLOWED_HOSTS"]
@@ -113,17 +124,46 @@ def test_a_wildcard_of_a_public_suffix_is_refused(host):
     ],
 )
 def test_a_domain_and_its_subdomains_are_accepted(hosts):
-    assert unsafe_settings(debug=False, secret_key=GOOD_KEY, allowed_hosts=hosts) == []
+    assert (
+        unsafe_settings(debug=False, secret_key=GOOD_KEY, allowed_hosts=hosts, broker_url=BROKER)
+        == []
+    )
 
 
 def test_production_names_every_problem_at_once():
-    problems = unsafe_settings(debug=True, secret_key=DEFAULT_SECRET_KEY, allowed_hosts=["*"])
+    problems = unsafe_settings(
+        debug=True, secret_key=DEFAULT_SECRET_KEY, allowed_hosts=["*"], broker_url=""
+    )
 
     assert [p.split()[0] for p in problems] == [
         "DJANGO_DEBUG",
         "DJANGO_SECRET_KEY",
         "DJANGO_ALLOWED_HOSTS",
+        "CELERY_BROKER_URL",
     ]
+
+
+@pytest.mark.parametrize("broker", ["", "   "])
+def test_production_refuses_to_run_jobs_inside_web_requests(broker):
+    """With no broker, every task would run eagerly in the request that queued it."""
+    problems = unsafe_settings(
+        debug=False, secret_key=GOOD_KEY, allowed_hosts=["example.org"], broker_url=broker
+    )
+
+    assert [p.split()[0] for p in problems] == ["CELERY_BROKER_URL"]
+
+
+def test_the_embedded_broker_counts_as_a_broker():
+    """`make run`'s filesystem broker queues jobs for a worker process, not the request."""
+    assert (
+        unsafe_settings(
+            debug=False,
+            secret_key=GOOD_KEY,
+            allowed_hosts=["example.org"],
+            broker_url="filesystem://",
+        )
+        == []
+    )
 
 
 def run_settings(module: str, **env) -> subprocess.CompletedProcess:
@@ -153,9 +193,22 @@ def test_production_module_will_not_start_with_the_default_key():
     assert KEY_COMPLAINT in result.stderr
 
 
-def test_production_module_starts_with_safe_environment():
+def test_production_module_will_not_start_without_a_broker():
     result = run_settings(
         "config.settings.production", DJANGO_SECRET_KEY=GOOD_KEY, DJANGO_ALLOWED_HOSTS="example.org"
+    )
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "CELERY_BROKER_URL must name the job queue's broker" in result.stderr
+
+
+def test_production_module_starts_with_safe_environment():
+    result = run_settings(
+        "config.settings.production",
+        DJANGO_SECRET_KEY=GOOD_KEY,
+        DJANGO_ALLOWED_HOSTS="example.org",
+        CELERY_BROKER_URL=BROKER,
     )
 
     assert result.returncode == 0, result.stderr

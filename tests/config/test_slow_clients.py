@@ -35,6 +35,9 @@ def stack(tmp_path):
         "DJANGO_SECRET_KEY": "slow-client-test-" + "k" * 40,
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{database['NAME']}"),
+        # Production refuses to start without a broker; the embedded one needs no server.
+        "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL") or "filesystem://",
+        "CELERY_EMBEDDED_DIR": str(tmp_path / "celery"),
         "GUNICORN_WORKERS": "1",
         "LOG_LEVEL": "WARNING",
         "REQUEST_LOG_LEVEL": "WARNING",

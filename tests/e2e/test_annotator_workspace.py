@@ -1,5 +1,7 @@
 """The annotator's day in the browser: select, second set by keyboard, reload, submit."""
 
+import time
+
 import pytest
 
 from annotate.models import Annotation, ProjectMembership, Role
@@ -111,3 +113,28 @@ def test_admin_adds_the_study_presets_and_sees_them(page, live_server):
     page.wait_for_function("() => document.querySelectorAll('#variants tbody tr').length === 7")
 
     assert "Added 7 preset variant(s)." in page.inner_text(".admin-status")
+
+
+def test_undo_steps_back_the_highlights_not_the_time_spent(page, live_server):
+    project = make_project(items=1, quota=1)
+    annotator(project, "ann")
+    login(page, live_server.url, "ann")
+    started = time.monotonic()
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+    tokens = page.locator(".document .tok")
+    for n in range(4):
+        tokens.nth(n).click()
+    # Each undo, while the time spent was counted as restored state, added the time since
+    # the page was shown once more: four undos after 1.5 s overstated it by some 6 s.
+    page.wait_for_timeout(1500)
+    for _ in range(4):
+        page.keyboard.press("z")
+    assert page.locator(".legend-set").all_inner_texts() == ["Set 1: 0 tokens"]
+    tokens.nth(0).click()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#workspace[data-last-submitted]")
+    wall_ms = (time.monotonic() - started) * 1000
+
+    annotation = Annotation.objects.get()
+    assert 1500 <= annotation.time_spent_ms <= wall_ms

@@ -7,6 +7,8 @@ import os
 import pytest
 
 from annotate.models import ProjectMembership, Role
+from exports.datasheet import datasheet_markdown
+from exports.models import Export
 from exports.services import export_start
 from tests.e2e.conftest import login
 from tests.exports.test_export import annotated  # noqa: F401 - fixture
@@ -52,6 +54,32 @@ def test_admin_states_the_facts_and_previews_the_sheet(page, live_server, annota
     assert page.locator("#datasheet-markdown b").count() == 0
     assert "Datasheet statements saved." in page.inner_text(".message")
     shot(page, "datasheet")
+
+
+def test_before_any_export_the_page_offers_one_and_then_shows_its_sheet(
+    page,
+    live_server,
+    annotated,  # noqa: F811
+):
+    """The preview builds no export in the request; it shows the latest
+    finished one's sheet, and before there is one, offers to start it."""
+    member(annotated, "sheet-researcher", Role.RESEARCHER)
+    login(page, live_server.url, "sheet-researcher")
+    page.goto(f"{live_server.url}/projects/{annotated.id}/datasheet/")
+    page.wait_for_selector("#datasheet-export-start:not([hidden])")
+    assert "No export with these parameters has finished yet" in page.inner_text(".preview-note")
+
+    page.click("#datasheet-export-start")
+    page.wait_for_function(
+        "() => document.querySelector('.preview-note').textContent.includes('of export')"
+    )
+
+    export = Export.objects.get(project=annotated)
+    assert export.status == "succeeded"
+    assert f"The datasheet of export {export.pk}, finished" in page.inner_text(".preview-note")
+    assert page.is_hidden("#datasheet-export-start")
+    assert export.datasheet["annotation"]["annotations"] > 0
+    assert page.text_content("#datasheet-markdown") == datasheet_markdown(export.datasheet)
 
 
 def test_the_board_shows_the_top_k_kappa_per_variant(page, live_server, annotated, tmp_path):  # noqa: F811

@@ -1,4 +1,5 @@
-"""The datasheet page previews the sheet and downloads it as files (issue 21 §7)."""
+"""The datasheet page previews the sheet and downloads it as files
+(docs/design/architecture.md#the-interface)."""
 
 import json
 

@@ -1,5 +1,5 @@
 """A refused form shows each message under the field it names, in plain words, and only what
-names no field in the status line (issue 21 §7)."""
+names no field in the status line (docs/design/architecture.md#the-interface)."""
 
 import pytest
 

@@ -1,6 +1,6 @@
 """The page scripts' formatting helpers, run in Chromium as the pages run them: numbers and
 dates in the reader's locale (format.js) and the results board's metric headings
-(metric_names.js). Issue 21 §7."""
+(metric_names.js); see docs/design/architecture.md#the-interface."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""Every page, for every role, in Chromium on the demo's data (issue 21 §8 and "Done means").
+"""Every page, for every role, in Chromium on the demo's data
+(docs/design/architecture.md#the-interface).
 
 For each page a role can open, the walk
 - saves a full-page screenshot to test-artifacts/screenshots/<role>/<page>.png, for people to

@@ -1,7 +1,7 @@
 """The complete datasheet: the instruction study's Table 6 columns, the annotators as the
 benchmark's appendix describes them, crowd platform with links and consent, licence and
 terms, software with its commit, reference-rationale sources, perturbations; the admins'
-statements API and the preview that writes nothing."""
+statements API and the preview, which shows the latest export's sheet and builds none."""
 
 import json
 import re
@@ -16,9 +16,11 @@ from django.utils import timezone
 
 from annotate.models import ImportJob, JobStatus, ProjectMembership, Role
 from exports import datasheet as datasheet_module
-from exports.datasheet import NO_CROWD, software_version
+from exports.build import BuildStats
+from exports.datasheet import NO_CROWD, datasheet_build, software_version
 from exports.datasheet_info import datasheet_info_update
 from exports.models import Export, ProjectDatasheet
+from exports.params import export_params_from
 from exports.services import export_start
 from qc.services import quality_policy_update
 from tests.conftest import client_for
@@ -345,36 +347,115 @@ def test_who_previews(people, who, code):
     assert response.status_code == code
 
 
-def test_the_preview_builds_the_sheet_and_writes_nothing(people, settings):
+def _preview(user, project, **query):
+    return client_for(user).get(reverse("exports:datasheet-preview", args=[project.id]), query)
+
+
+@pytest.fixture
+def no_build_in_requests(monkeypatch):
+    """At 100,000 items an export takes longer than a request may; the preview
+    must not build one. Any build or selection of the export's items now fails loudly."""
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the preview built an export inside the request")
+
+    for name in ("export_build", "export_plan", "selected_items"):
+        monkeypatch.setattr(f"exports.build.{name}", refused)
+
+
+def _sheet(project, payment: str) -> dict:
+    """A whole sheet, told apart by what it says of payment."""
+    sheet = datasheet_build(project=project, params=export_params_from({}), stats=BuildStats())
+    sheet["collection_summary"]["payment"] = payment
+    return sheet
+
+
+def test_the_preview_shows_the_latest_finished_exports_sheet(people, no_build_in_requests):
+    project, users = people
+    datasheet_info_update(project=project, acting_user=None, licence="CC BY 4.0")
+    older = Export.objects.create(
+        project=project,
+        params=export_params_from({"variant": "a"}).as_dict(),
+        status="succeeded",
+        finished_at=timezone.now() - timezone.timedelta(days=1),
+        datasheet=_sheet(project, "paid by the older export"),
+    )
+    latest = Export.objects.create(
+        project=project,
+        created_by=users[Role.ADMIN],
+        params=export_params_from({"variant": "a", "archive": "directory"}).as_dict(),
+        status="succeeded",
+        finished_at=timezone.now(),
+        datasheet=_sheet(project, "paid by the latest export"),
+    )
+
+    response = _preview(users[Role.RESEARCHER], project, variant="a")
+
+    assert response.status_code == 200, response.data
+    assert response.data["export"]["id"] == latest.pk != older.pk
+    assert response.data["export"]["created_by"] == users[Role.ADMIN].username
+    assert response.data["export"]["finished_at"] == latest.finished_at
+    assert response.data["json"] == latest.datasheet, "the sheet the export carries, as it is"
+    assert "paid by the latest export" in response.data["markdown"]
+    assert response.data["note"] is None
+    assert Export.objects.count() == 2, "the preview starts nothing"
+
+
+def test_an_export_of_another_dataset_is_not_shown(people, no_build_in_requests):
+    project, users = people
+    Export.objects.create(
+        project=project,
+        params=export_params_from({"aggregation": "union"}).as_dict(),
+        status="succeeded",
+        finished_at=timezone.now(),
+        datasheet=_sheet(project, "union"),
+    )
+    Export.objects.create(project=project, params={}, status="failed", finished_at=timezone.now())
+
+    response = _preview(users[Role.ADMIN], project, aggregation="majority")
+
+    assert response.status_code == 200
+    assert response.data["export"] is None
+
+
+def test_with_no_finished_export_the_sheet_shows_the_statements_and_empty_figures(
+    people, settings, no_build_in_requests
+):
     project, users = people
     datasheet_info_update(project=project, acting_user=None, licence="CC BY 4.0")
 
-    response = client_for(users[Role.RESEARCHER]).get(
-        reverse("exports:datasheet-preview", args=[project.id]), {"variant": "a"}
-    )
+    response = _preview(users[Role.RESEARCHER], project, variant="a")
 
-    assert response.status_code == 200 and response.data["note"] is None
+    assert response.status_code == 200 and response.data["export"] is None
+    assert response.data["note"].startswith("no export with these parameters has finished yet")
     sheet = response.data["json"]
     assert set(JSON_SECTIONS) <= set(sheet)
     assert set(sheet["collection_summary"]) == set(TABLE6_COLUMNS)
-    assert sheet["workers"]["per_variant"] == {"a": 3}  # the export's own figures
+    assert sheet["annotation"]["annotations"] == 0
     assert sheet["licence"]["licence"] == "CC BY 4.0"
     assert "## Collection summary" in response.data["markdown"]
     assert not Export.objects.exists()
     assert not (Path(settings.MEDIA_ROOT) / "exports").exists()
 
 
-def test_the_preview_with_nothing_to_export_still_shows_the_sheet(people):
+def test_the_preview_shows_what_an_export_started_from_the_page_carries(
+    people, django_capture_on_commit_callbacks
+):
+    """The page offers to start an export when none has finished; its sheet is then the
+    preview, with the export's own figures."""
     project, users = people
+    client = client_for(users[Role.RESEARCHER])
 
-    response = client_for(users[Role.ADMIN]).get(
-        reverse("exports:datasheet-preview", args=[project.id]), {"selection": "accepted"}
-    )
+    with django_capture_on_commit_callbacks(execute=True):  # the export's task, run eagerly
+        started = client.post(
+            reverse("exports:export-list", args=[project.id]), {"variant": "a"}, format="json"
+        )
+    response = _preview(users[Role.RESEARCHER], project, variant="a")
 
-    assert response.status_code == 200
-    assert response.data["note"].startswith("nothing to export")
-    assert response.data["json"]["annotation"]["annotations"] == 0
-    assert "## Annotators" in response.data["markdown"]
+    assert started.status_code == 202
+    assert response.data["export"]["id"] == started.data["id"]
+    assert response.data["json"]["workers"]["per_variant"] == {"a": 3}  # the export's figures
+    assert response.data["json"] == Export.objects.get(pk=started.data["id"]).datasheet
 
 
 @pytest.mark.parametrize(

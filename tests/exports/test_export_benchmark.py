@@ -44,6 +44,7 @@ from rationale_metrics.eraser_writer import DirectorySink
 from tests.annotate.workflow_helpers import make_project
 from tests.conftest import client_for
 from tests.factories import ProjectFactory, UserFactory
+from tests.hypothesis_budget import examples
 
 TASK_TYPE = {
     "sentiment": TaskType.CLASSIFICATION,
@@ -125,7 +126,7 @@ def normalized(inst: BenchmarkInstance) -> dict:
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("task", TASKS)
 @settings(
-    max_examples=15,
+    max_examples=examples(15),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

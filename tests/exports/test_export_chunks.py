@@ -1,5 +1,5 @@
-"""Issue 23 sections 1, 2 and 4: exports written as chunks and assembled once, through the
-storage, with the same bytes however the chunks were cut and wherever they ran."""
+"""Exports written as chunks and assembled once (docs/design/architecture.md#background-jobs),
+through the storage, with the same bytes however the chunks were cut and wherever they ran."""
 
 import hashlib
 import io

@@ -1,4 +1,5 @@
-"""Issue 22 section 5: numbers out of range, a heartbeat that stops, killed exports, bad targets."""
+"""An export's failures (docs/design/architecture.md#when-things-fail): numbers out of range, a
+heartbeat that stops, killed exports, bad targets."""
 
 import os
 import signal
@@ -19,7 +20,7 @@ from config.exceptions import ApplicationError
 from exports import selectors
 from exports.models import Export, ExportStatus
 from exports.params import ExportParams, export_params_from
-from exports.services import export_run
+from exports.services import export_fail_if_worker_lost, export_run
 from tests.annotate.workflow_helpers import make_project
 from tests.conftest import client_for
 from tests.factories import UserFactory
@@ -65,7 +66,7 @@ def researcher_client(db):
 def test_a_form_post_with_a_number_out_of_range_is_a_400_that_stores_nothing(
     researcher_client, body, field
 ):
-    """Issue 22: `seed=1e26` posted as a form was a 500 that stored the export."""
+    """`seed=1e26` posted as a form used to be a 500 that stored the export."""
     project, client = researcher_client
     url = reverse("exports:export-list", args=[project.id])
 
@@ -162,8 +163,8 @@ def test_a_list_holding_an_old_bad_row_still_lists(researcher_client):
 def test_a_running_export_keeps_its_heartbeat_so_a_viewer_leaves_it_running(
     db, settings, monkeypatch
 ):
-    """Issue 22: the heartbeat was written once, at the start; a viewer who opened the
-    export after the timeout marked a healthy export failed and removed its folder."""
+    """The heartbeat used to be written once, at the start: a viewer who opened the export
+    after the timeout marked a healthy export failed and removed its folder."""
     settings.JOB_HEARTBEAT_TIMEOUT_SECONDS = 1
     project = annotated_project(items=6)
     export = Export.objects.create(project=project, params=ExportParams().as_dict())
@@ -176,7 +177,8 @@ def test_a_running_export_keeps_its_heartbeat_so_a_viewer_leaves_it_running(
     def slow_batch(*args, **kwargs):
         time.sleep(0.35)  # six of them: 2.1 s of work, twice the timeout
         # A researcher opens the export page meanwhile.
-        seen.append(selectors.export_get(project=project, export_id=export.pk).status)
+        opened = selectors.export_get(project=project, export_id=export.pk)
+        seen.append(export_fail_if_worker_lost(opened).status)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(build, "_submitted_chunk", slow_batch)
@@ -251,7 +253,7 @@ def _work_folders(parent: Path) -> list[Path]:
 def test_a_killed_command_leaves_a_folder_that_the_next_start_removes(
     postgres_only, transactional_db, tmp_path
 ):
-    """Issue 22: a killed `export_eraser` left its temporary folder beside the target."""
+    """A killed `export_eraser` used to leave its temporary folder beside the target."""
     from tests.conftest import _database_url_for_worker
 
     project = annotated_project(items=400)

@@ -1,4 +1,5 @@
-"""Export names valid on every OS (issue 21 §7): a pure function, tested without a database."""
+"""Export names valid on every OS (docs/design/architecture.md#the-interface): a pure function,
+tested without a database."""
 
 import re
 

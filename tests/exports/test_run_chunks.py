@@ -1,6 +1,7 @@
-"""Issue 23 section 1: a bundled explainer's run explained in chunks of instances, then
-scored in chunks of lines, with the predictions and scores of one process however the chunks were cut, run in
-any order or twice; a failed chunk fails the run and scores nothing."""
+"""A bundled explainer's run (docs/design/architecture.md#background-jobs) explained in chunks
+of instances, then scored in chunks of lines, with the predictions and scores of one process
+however the chunks were cut, run in any order or twice; a failed chunk fails the run and scores
+nothing."""
 
 import json
 from datetime import timedelta

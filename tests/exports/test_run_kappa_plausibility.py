@@ -1,6 +1,6 @@
-"""The results board's instruction-study plausibility: the explainer's top-k tokens against
-each annotation of a variant by kappa (METRICS.md section 6), on a case worked by hand,
-read back through the runs API."""
+"""The results board's instruction-study plausibility: the explainer's top-k tokens against each
+annotation of a variant by kappa (docs/reference/metrics.md#explainer-plausibility-per-variant),
+on a case worked by hand, read back through the runs API."""
 
 import json
 

@@ -1,7 +1,7 @@
-"""Issue 23 section 1: a run's predictions are scored in chunks of lines (each chunk's part
-holds its keys' soft figures, overall and per variant), and the last step publishes the
-scores of one process, byte for byte, however the lines were cut, in any order or twice;
-a failed scoring chunk fails the run and publishes nothing."""
+"""A run's predictions (docs/design/architecture.md#background-jobs) are scored in chunks of
+lines (each chunk's part holds its keys' soft figures, overall and per variant), and the last
+step publishes the scores of one process, byte for byte, however the lines were cut, in any
+order or twice; a failed scoring chunk fails the run and publishes nothing."""
 
 import json
 from datetime import timedelta

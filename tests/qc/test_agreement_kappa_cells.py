@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from qc.kappa_cells import cell_contributions, cells_merged
 from rationale_metrics.agreement import TokenAnnotation, variant_agreement
+from tests.hypothesis_budget import examples
 
 GROUPS = ["a", "b|c", "master", "no platform record"]
 
@@ -51,7 +52,7 @@ def split_and_merged(annotations, chunk_of_unit, undefined, met_within_cell=Fals
     return cells_merged(contributions, undefined=undefined)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(annotations_and_split(), st.sampled_from(["exclude", "one"]))
 def test_merged_chunks_equal_the_whole_matrix(case, undefined):
     annotations, chunk_of_unit = case
@@ -63,7 +64,7 @@ def test_merged_chunks_equal_the_whole_matrix(case, undefined):
     assert list(merged["cells"]) == list(whole["cells"]), "cells in the same order"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(annotations_and_split(), st.sampled_from(["exclude", "one"]))
 def test_merged_cells_equal_each_cell_computed_from_its_own_two_groups(case, undefined):
     """The variant matrix: its diagonal computed from one variant's annotations, each

@@ -1,5 +1,6 @@
-"""The agreement page's "stale" notice reads as a sentence (issue 21 §7): the API says how many
-annotations were submitted since the report was computed, the page words it."""
+"""The agreement page's "stale" notice reads as a sentence
+(docs/design/architecture.md#the-interface): the API says how many annotations were submitted
+since the report was computed, the page words it."""
 
 import uuid
 

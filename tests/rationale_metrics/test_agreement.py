@@ -12,6 +12,7 @@ from rationale_metrics.agreement import (
     cohen_kappa_pairs,
     variant_agreement,
 )
+from tests.hypothesis_budget import examples
 
 vectors = st.integers(1, 60).flatmap(
     lambda n: st.tuples(
@@ -21,7 +22,7 @@ vectors = st.integers(1, 60).flatmap(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(vectors)
 def test_kappa_matches_scikit_learn(pair):
     a, b = (np.array(v) for v in pair)
@@ -63,7 +64,7 @@ def test_intra_and_cross_variant_agreement_by_hand():
     assert report["cells"]["A|B"]["pairs"] == 2
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(vectors)
 def test_kappa_from_counts_matches_the_vectorised_kappa(pair):
     from rationale_metrics.agreement import cohen_kappa_counts
@@ -208,7 +209,7 @@ long_vectors = st.integers(10_000, 200_000).flatmap(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(long_vectors)
 def test_kappa_on_long_vectors_matches_scikit_learn(case):
     n, ones_a, ones_b, invert_a, invert_b = case

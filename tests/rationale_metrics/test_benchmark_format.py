@@ -19,6 +19,7 @@ from rationale_metrics.benchmark_format import (
     write_benchmark_predictions,
 )
 from rationale_metrics.problems import DataValidationError
+from tests.hypothesis_budget import examples
 
 CHINESE = "地瓜不是红薯好电影很差的吗。，"
 EN_TOKEN = st.text(min_size=1, max_size=6)  # any text: quotes, backslashes, emoji included
@@ -42,12 +43,13 @@ def _sentence_and_sets(draw, language, alternative_sets):
 
 @st.composite
 def gold_files(draw, task, language):
-    """Originals, each with 0-2 perturbed copies linked through rel_ids."""
+    """1-4 originals (an empty file is refused), each with 0-2 perturbed copies linked
+    through rel_ids."""
     layout = task_layout(task, language)
     labels = st.text(max_size=5) if task == "reading_comprehension" else st.sampled_from([0, 1])
     instances = []
     next_id = draw(st.integers(0, 1000))
-    for _ in range(draw(st.integers(0, 4))):
+    for _ in range(draw(st.integers(1, 4))):
         group = []
         for kind in ["ori"] + ["disturb"] * draw(st.integers(0, 2)):
             parts = [
@@ -84,7 +86,7 @@ def _without_line(instances):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("task", TASKS)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(data=st.data())
 def test_gold_written_then_read_is_the_same(task, language, data):
     instances = data.draw(gold_files(task, language))
@@ -97,7 +99,7 @@ def test_gold_written_then_read_is_the_same(task, language, data):
 
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("task", TASKS)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(data=st.data())
 def test_predictions_written_then_read_are_the_same(task, language, data):
     gold = data.draw(gold_files(task, language))
@@ -177,6 +179,15 @@ def test_published_files_fields_are_read_in_their_places():
     assert inst.tokens[1][6] == "learn"
     assert inst.texts == {"sentence1": line["sentence1"], "sentence2": line["sentence2"]}
     assert inst.extra == {"rationale_tokens": [["learn", "cook"], ["learn", "cook"]]}
+
+
+def test_a_gold_line_without_sent_label_reads_and_writes_back_without_it():
+    line = {"sent_id": 3, "sent_token": ["a"], "rationales": [[0]], "sample_type": "disturb"}
+
+    (inst,) = read_benchmark_gold(io.StringIO(json.dumps(line)), "sentiment", "en")
+
+    assert inst.label is None
+    assert json.loads(_written([inst], "sentiment", "en")) == line
 
 
 def test_sentiment_keeps_alternative_sets_and_the_writer_refuses_a_misfit():

@@ -8,6 +8,7 @@ from scipy.stats import entropy
 from sklearn.metrics import classification_report as sklearn_report
 
 from rationale_metrics.classification import classification_report, entropy_rows, kl_rows
+from tests.hypothesis_budget import examples
 
 LABELS = ["a", "b", "c"]
 pairs = st.lists(
@@ -15,7 +16,7 @@ pairs = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(pairs)
 def test_report_equals_scikit_learn(rows):
     truth, guessed = [t for t, _ in rows], [g for _, g in rows]
@@ -37,7 +38,7 @@ def test_report_equals_scikit_learn(rows):
 probabilities = st.lists(st.floats(0, 1), min_size=3, max_size=3).filter(lambda v: sum(v) > 1e-6)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.tuples(probabilities, probabilities), min_size=1, max_size=10))
 def test_entropy_and_kl_equal_scipy(rows):
     p = np.array([a for a, _ in rows])

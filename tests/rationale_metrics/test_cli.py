@@ -269,6 +269,47 @@ def test_unknown_ids_ignored_without_strict_are_named_in_a_warning(tmp_path, mov
     assert "ignored" in err
 
 
+def _with_score(source, target, index, field, value):
+    """The file with line `index`'s `field` probability of its predicted class set to
+    `value`."""
+    lines = source.read_text().splitlines()
+    record = json.loads(lines[index])
+    record[field][record["classification"]] = value
+    lines[index] = json.dumps(record)
+    target.write_text("\n".join(lines) + "\n")
+    return target
+
+
+def test_a_probability_outside_0_1_is_a_warning_by_default_and_an_error_with_strict(
+    tmp_path, movies, capsys
+):
+    """The reference scorer takes 7.5 silently, and it moves comprehensiveness."""
+    random = movies.parent / "preds" / "random.jsonl"
+    results = _with_score(random, tmp_path / "p.jsonl", 2, "classification_scores", 7.5)
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+
+    assert _score(movies, random, before) == 0
+    assert "warning" not in capsys.readouterr().err
+    code = _score(movies, results, after)
+    warned = capsys.readouterr().err
+    strict_code = _score(movies, results, tmp_path / "strict.json", "--strict")
+    refused = capsys.readouterr().err
+
+    assert code == 0
+    assert (
+        "warning: p.jsonl:3: classification_scores.POS: is 7.5, outside [0, 1]: not a class "
+        "probability (scored as given; an error with --strict)"
+    ) in warned
+    comprehensiveness = [
+        json.loads(path.read_text())["classification_scores"]["comprehensiveness"]
+        for path in (before, after)
+    ]
+    assert comprehensiveness[0] != pytest.approx(comprehensiveness[1], abs=0.01)
+    assert strict_code == 2
+    assert "p.jsonl:3: classification_scores.POS: is 7.5, outside [0, 1]" in refused
+    assert not (tmp_path / "strict.json").exists()
+
+
 SCORE_IN_A_FRESH_PROCESS = """
 import json, os, sys
 from rationale_metrics.cli import main

@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rationale_metrics.eraser import document_from_jsonl_text, document_from_lines_file
+from tests.hypothesis_budget import examples
 
 pieces = st.lists(
     st.sampled_from(
@@ -13,7 +14,7 @@ pieces = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(pieces)
 def test_docs_folder_reading(text):
     lines = [line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
@@ -28,7 +29,7 @@ def test_docs_folder_reading(text):
     )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(pieces)
 def test_docs_jsonl_reading(text):
     expected = [line.split(" ") for line in text.split("\n")]
@@ -36,7 +37,7 @@ def test_docs_jsonl_reading(text):
     assert document_from_jsonl_text("d", text).sentences == expected
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(pieces | st.text())
 def test_docs_jsonl_counts_without_tokenizing_equal_the_reading(text):
     # The counts come from the text's separators, before (and without) the token offsets.

@@ -18,6 +18,7 @@ from rationale_metrics.fine_grained import (
     token_f1,
     top_k_count,
 )
+from tests.hypothesis_budget import examples
 
 
 def instance(sent_id, tokens, sets, *, kind="ori", rel_ids=(), label=1):
@@ -325,7 +326,7 @@ def scored_files(draw):
     return gold, predictions
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     files=scored_files(),
     exact=st.booleans(),

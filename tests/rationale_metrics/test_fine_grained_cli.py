@@ -99,6 +99,40 @@ def test_without_a_score_file_stdout_is_the_json_and_the_defaults_are_named(tmp_
     assert "MAP" in captured.err
 
 
+def test_the_summary_and_the_score_file_say_how_many_predictions_were_cut(tmp_path, capsys):
+    out = tmp_path / "scores.json"
+
+    code = run(tmp_path, GOLD, PREDICTIONS, "--ratio", "0.5", "--score_file", str(out))
+
+    scores = json.loads(out.read_text())
+    assert code == 0
+    # ceil(0.5 x 3) = 2 of each prediction's 3 indexes are kept: both are shortened.
+    assert scores["counts"]["cut_to_ratio"] == 2
+    assert scores["options"]["ratio"] == [0.5]
+    assert "ratio 0.5 (given with --ratio): 2 of 2 predictions cut to their top" in (
+        capsys.readouterr().out
+    )
+
+
+def test_the_published_ratio_is_cited_and_no_cut_is_counted_without_one(tmp_path, capsys):
+    cut_file, uncut_file = tmp_path / "cut.json", tmp_path / "uncut.json"
+
+    assert run(tmp_path, GOLD, PREDICTIONS, "--score_file", str(cut_file)) == 0
+    cut_summary = capsys.readouterr().out
+    assert run(tmp_path, GOLD, PREDICTIONS, "--ratio", "none", "--score_file", str(uncut_file)) == 0
+    uncut_summary = capsys.readouterr().out
+
+    cut, uncut = json.loads(cut_file.read_text()), json.loads(uncut_file.read_text())
+    # ceil(0.192 x 3) = 1 of 3 indexes kept.
+    assert cut["counts"]["cut_to_ratio"] == 2
+    assert "rationale_extraction/generate.sh" in cut["options"]["ratio_origin"]
+    assert "ratio 0.192 (published: PaddleNLP examples/model_interpretation/" in cut_summary
+    assert "2 of 2 predictions cut" in cut_summary
+    assert uncut["counts"]["cut_to_ratio"] == 0
+    assert "ratio_origin" not in uncut["options"]
+    assert "scored as given (--ratio none), none cut" in uncut_summary
+
+
 def test_python_dash_m_runs_the_command(tmp_path):
     gold_path = write_lines(tmp_path / "gold.jsonl", GOLD)
     pred_path = write_lines(tmp_path / "pred.jsonl", PREDICTIONS)
@@ -214,6 +248,108 @@ def test_a_missing_file_and_a_bad_ratio_are_readable_errors(tmp_path, capsys):
     assert "none.jsonl: cannot read" in capsys.readouterr().err
 
 
+def test_an_empty_predictions_file_is_refused_not_scored_zero(tmp_path, capsys):
+    code = run(tmp_path, GOLD, [])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "pred.jsonl: file is empty: it has no predictions" in err
+
+
+def test_an_empty_gold_file_is_named_instead_of_every_prediction_id(tmp_path, capsys):
+    code = run(tmp_path, [], PREDICTIONS)
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "gold.jsonl: file is empty: it has no gold instances" in err
+    assert "not a sent_id" not in err
+
+
+CHINESE_GOLD = [
+    {
+        "sent_id": 1,
+        "sent_token": list("这部电影很好看"),
+        "rationales": [[5, 6]],
+        "sample_type": "ori",
+        "rel_ids": [],
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("gold", "predictions", "given", "expected"),
+    [
+        (CHINESE_GOLD, [{"id": 1, "rationale": [[5, 6]]}], "en", "rerun with --language zh"),
+        (GOLD, PREDICTIONS, "zh", "rerun with --language en"),
+    ],
+    ids=["chinese gold as en", "english gold as zh"],
+)
+def test_gold_in_the_other_language_is_refused_naming_the_option(
+    tmp_path, capsys, gold, predictions, given, expected
+):
+    gold_path = write_lines(tmp_path / "gold.jsonl", gold)
+    pred_path = write_lines(tmp_path / "pred.jsonl", predictions)
+    command = ["fine-grained", "--task", "sentiment", "--language", given]
+
+    code = main([*command, "--golden_path", str(gold_path), "--pred_path", str(pred_path)])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"but --language {given} was given" in err
+    assert expected in err
+
+
+def test_chinese_gold_with_a_latin_word_is_still_chinese(tmp_path, capsys):
+    gold = [{**CHINESE_GOLD[0], "sent_token": [*"这部电影很好看", "iPhone"]}]
+
+    code = run(tmp_path, gold, [{"id": 1, "rationale": [[5, 6]]}], "--language", "zh")
+
+    assert code == 0, capsys.readouterr().err
+
+
+def test_reading_comprehension_gold_needs_no_label_nor_question(tmp_path, capsys):
+    """The benchmark's released reading-comprehension files may carry neither: no metric
+    reads them."""
+    gold = [
+        {"sent_id": 1, "sent_token": ["the", "cat", "sat"], "rationales": [1, 2]},
+        {"sent_id": 2, "sent_token": ["a", "cat", "sat"], "rationales": [1]},
+    ]
+    gold[0].update(sample_type="ori", rel_ids=[2])
+    gold[1].update(sample_type="disturb")
+    predictions = [{"id": 1, "rationale": [[1, 2]]}, {"id": 2, "rationale": [[1]]}]
+    gold_path = write_lines(tmp_path / "gold.jsonl", gold)
+    pred_path = write_lines(tmp_path / "pred.jsonl", predictions)
+    command = ["fine-grained", "--task", "reading_comprehension", "--language", "en"]
+
+    code = main(
+        [
+            *command,
+            "--golden_path",
+            str(gold_path),
+            "--pred_path",
+            str(pred_path),
+            "--ratio",
+            "none",
+        ]
+    )
+
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert json.loads(captured.out)["plausibility"]["token_f1"] == 1.0
+
+
+def test_explain_says_it_needs_the_labels_scoring_does_without(tmp_path, capsys):
+    gold = sentiment_gold(2)
+    del gold[2]["sent_label"]  # the second original, on line 3
+    gold_path = write_lines(tmp_path / "gold.jsonl", gold)
+
+    command = ["explain", "--task", "sentiment", "--language", "en", "--explainer", "random"]
+    code = main([*command, "--golden_path", str(gold_path), "--results", str(tmp_path / "o")])
+
+    assert code == 2
+    assert "sent_label, which 1 lack (line 3)" in capsys.readouterr().err
+
+
 # ---------------------------------------------------------------- explain
 
 
@@ -268,9 +404,9 @@ def test_explain_writes_the_benchmark_format_that_fine_grained_scores(tmp_path, 
 def test_explain_refuses_reading_comprehension_and_a_missing_source(tmp_path, capsys):
     line = {
         "sent_id": 1,
-        "question": "what?",
-        "sent_token": ["x"],
-        "sent_label": "x",
+        "question": "什么?",
+        "sent_token": ["字"],
+        "sent_label": "字",
         "rationales": [0],
         "sample_type": "ori",
         "rel_ids": [],

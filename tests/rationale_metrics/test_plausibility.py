@@ -1,5 +1,6 @@
-"""The instruction study's explainer plausibility (METRICS.md section 6), per variant, from
-the library and from the command line, on a case worked by hand."""
+"""The instruction study's explainer plausibility
+(docs/reference/metrics.md#explainer-plausibility-per-variant), per variant, from the library
+and from the command line, on a case worked by hand."""
 
 import json
 

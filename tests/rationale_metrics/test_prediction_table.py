@@ -20,6 +20,7 @@ from rationale_metrics.eraser import EraserDataset, Evidence, Instance, document
 from rationale_metrics.prediction_table import PredictionTable, table_from_rows
 from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.scoring import score_predictions
+from tests.hypothesis_budget import examples
 
 _read_rows = reader._read_rows
 LABELS = ["NEG", "NEU", "POS"]
@@ -187,7 +188,9 @@ def assert_same(a, b, path="table"):
 
 
 settings_for_files = settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 
@@ -279,7 +282,9 @@ def defective_files(draw):
 
 
 @settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(defective_files(), st.booleans())
 def test_the_column_reader_never_accepts_a_file_the_line_reader_refuses(tmp_path, case, strict):
@@ -301,6 +306,10 @@ def test_the_column_reader_never_accepts_a_file_the_line_reader_refuses(tmp_path
             reader.read_predictions(
                 path, dataset=dataset, split="test", strict=strict, aopc_thresholds=THRESHOLDS
             )
+        # With --strict, scores that are not probabilities are problems too, found on the
+        # table of the valid lines.
+        if strict:
+            problems.extend(reader.probability_problems(rows, path.name))
         assert [str(p) for p in caught.value.problems] == [str(p) for p in problems]
     elif columns is not None:
         assert_same(columns, rows)

@@ -17,6 +17,7 @@ from rationale_metrics.scoring import (
     soft_per_key_of_lines,
 )
 from tests.conftest import SHARED_REFERENCE
+from tests.hypothesis_budget import examples
 
 PREDICTION_FILES = sorted(SHARED_REFERENCE.glob("*/preds/*.jsonl"))
 
@@ -49,7 +50,9 @@ def reference_cases(eraser_reference, load_dataset):
 
 
 @settings(
-    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(12),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(cuts=st.lists(st.integers(min_value=0, max_value=210), max_size=8))
 def test_any_chunking_of_the_reference_predictions_gives_the_one_process_scores(

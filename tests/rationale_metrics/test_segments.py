@@ -18,6 +18,7 @@ from rationale_metrics.segments import (
     top_k_within_segments,
 )
 from rationale_metrics.spans import SpanTable
+from tests.hypothesis_budget import examples
 
 
 def by_segment(values, lengths):
@@ -115,7 +116,7 @@ segments = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(segments, st.integers(0, 14))
 def test_small_segments_agree_with_sorting_each_alone(vectors, k):
     values = np.array([v for vector in vectors for v in vector], dtype=np.float64)
@@ -142,7 +143,7 @@ token_set = st.frozensets(st.integers(0, 12), max_size=6)
 instance = st.tuples(st.lists(token_set, max_size=4), st.none() | token_set)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(instance, min_size=1, max_size=8))
 def test_token_tables_give_the_set_definition_in_both_modes(instances):
     # The set-based definition: gold sets per instance, predicted tokens where predicted.

@@ -10,6 +10,7 @@ from sklearn.metrics import auc, average_precision_score, precision_recall_curve
 
 from rationale_metrics import soft as soft_module
 from rationale_metrics.soft import soft_metrics_per_key
+from tests.hypothesis_budget import examples
 
 key = st.integers(1, 30).flatmap(
     lambda n: st.tuples(
@@ -23,7 +24,7 @@ key = st.integers(1, 30).flatmap(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(key, min_size=1, max_size=8))
 def test_batched_soft_metrics_equal_scikit_learn(keys):
     truths = [np.array(t, dtype=int) for t, _ in keys]
@@ -43,7 +44,7 @@ def test_batched_soft_metrics_equal_scikit_learn(keys):
                 assert np.isnan(ap[i]) and np.isnan(roc[i])
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(key, min_size=1, max_size=12), st.integers(1, 40))
 def test_any_cut_into_chunks_gives_the_same_figures_bit_for_bit(keys, chunk):
     truths = [np.array(t, dtype=int) for t, _ in keys]

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from rationale_metrics import predictions as predictions_module
 from rationale_metrics.eraser import read_eraser_dataset
 from rationale_metrics.predictions import read_predictions
-from rationale_metrics.problems import DataValidationError
+from rationale_metrics.problems import DataValidationError, ProblemList
 from rationale_metrics.sources import DirectorySource
 from tests.annotate.test_import_bad_input import instance, write_dataset
+from tests.hypothesis_budget import examples
 
 
 @pytest.fixture
@@ -138,14 +139,20 @@ def test_optional_fields_are_on_every_line_or_none(tmp_path, dataset):
     ]
 
 
-def test_nan_and_infinity_are_refused(tmp_path, dataset):
+def test_nan_is_refused_naming_its_field(tmp_path, dataset):
     found = problems(
         tmp_path,
         dataset,
         ['{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": NaN}}'],
     )
 
-    assert "malformed JSON" in found[0][2]
+    assert found == [
+        (
+            1,
+            "classification_scores.POS",
+            "must be a finite number, got NaN, which JSON does not have (strict parsers refuse it)",
+        )
+    ]
 
 
 def test_cli_exits_non_zero_with_a_readable_message(tmp_path, dataset):
@@ -212,7 +219,9 @@ def raw_line(record, cut):
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.lists(st.tuples(records, st.integers(min_value=0, max_value=200)), max_size=6),
@@ -230,7 +239,9 @@ def test_fuzzed_prediction_files_never_crash(tmp_path, dataset, lines, depth):
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.lists(st.tuples(records, st.integers(min_value=0, max_value=200)), min_size=1, max_size=5)
@@ -337,6 +348,85 @@ def test_plausibility_only_reads_the_rationales_and_leaves_classification_out(tm
     assert table.classification_scores is None
 
 
+def _scored(aid, docid, scores, comprehensiveness, thresholds=()):
+    return prediction(
+        aid,
+        docid,
+        classification="POS",
+        classification_scores=scores,
+        comprehensiveness_classification_scores=comprehensiveness,
+        thresholded_scores=[
+            {
+                "threshold": t,
+                "comprehensiveness_classification_scores": comp,
+                "sufficiency_classification_scores": {"POS": 0.5, "NEG": 0.5},
+            }
+            for t, comp in thresholds
+        ],
+    )
+
+
+PROBABILITY_LINES = [
+    _scored("a1", "d1", {"POS": 0.7, "NEG": 0.3}, {"POS": 0.4, "NEG": 0.6}, [(0.5, {"POS": 0.5})]),
+    _scored(7, "d2", {"POS": 1.2, "NEG": -0.2}, {"POS": 0.4, "NEG": 0.5}, [(0.5, {"POS": 2})]),
+]
+PROBABILITY_PROBLEMS = [
+    (1, "thresholded_scores[threshold=0.5].comprehensiveness_classification_scores", "0.5,"),
+    (2, "classification_scores.NEG", "is -0.2, outside [0, 1]: not a class probability"),
+    (2, "comprehensiveness_classification_scores", "sum to 0.9, not 1 (within 0.01)"),
+    (2, "thresholded_scores[threshold=0.5].comprehensiveness_classification_scores.POS", "is 2"),
+]
+
+
+@pytest.mark.parametrize("reader", ["column-wise", "line by line"])
+def test_scores_that_are_not_probabilities_are_warnings_or_with_strict_errors(
+    tmp_path, dataset, monkeypatch, reader
+):
+    """Both readers find the same problems, with file, line and field."""
+    if reader == "line by line":
+        monkeypatch.setattr(predictions_module, "_read_columns", lambda *args: None)
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in PROBABILITY_LINES))
+    warnings = ProblemList()
+
+    table = read_predictions(
+        path, dataset=dataset, split="train", aopc_thresholds=[0.5], warnings=warnings
+    )
+    with pytest.raises(DataValidationError) as caught:
+        read_predictions(path, dataset=dataset, split="train", aopc_thresholds=[0.5], strict=True)
+
+    assert table.classification_scores[1].tolist() == [-0.2, 1.2]  # scored as given
+    for found in (warnings, caught.value.problems):
+        assert [(p.file, p.line, p.field) for p in found] == [
+            ("preds.jsonl", line, field) for line, field, _ in PROBABILITY_PROBLEMS
+        ]
+        for problem, (_, _, words) in zip(found, PROBABILITY_PROBLEMS, strict=True):
+            assert words in problem.message
+    assert all(p.message.endswith("(scored as given; an error with --strict)") for p in warnings)
+
+
+def test_a_float32_rounding_past_1_is_no_problem(tmp_path, dataset):
+    path = tmp_path / "preds.jsonl"
+    line = _scored("a1", "d1", {"POS": 1.0000001, "NEG": 0.0}, {"POS": 0.5, "NEG": 0.5})
+    path.write_text(json.dumps(line) + "\n")
+    warnings = ProblemList()
+
+    read_predictions(path, dataset=dataset, split="train", strict=False, warnings=warnings)
+
+    assert warnings == []
+
+
+def test_plausibility_only_leaves_the_probabilities_unchecked(tmp_path, dataset):
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in PROBABILITY_LINES))
+
+    table = read_predictions(
+        path, dataset=dataset, split="train", strict=True, plausibility_only=True
+    )
+
+    assert len(table) == 2
+
+
 GOOD_LINE = json.dumps(prediction(7, "d2"))
 BROKEN_LINES = {
     "truncated": (
@@ -344,16 +434,21 @@ BROKEN_LINES = {
         "malformed JSON: unexpected end of data: line 2 column 1 (char 120)",
     ),
     "NaN": (
-        b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": NaN}}',
-        "malformed JSON: unexpected character, expected a JSON value: line 1 column 76 (char 75)",
+        b'{"annotation_id": "a1", "rationales": [{"docid": "d1", '
+        b'"soft_rationale_predictions": [0.5, NaN]}]}',
+        "rationales[0].soft_rationale_predictions[1]",
+        "must be a finite number, got NaN, which JSON does not have (strict parsers refuse it)",
     ),
     "Infinity": (
         b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": Infinity}}',
-        "malformed JSON: unexpected character, expected a JSON value: line 1 column 76 (char 75)",
+        "classification_scores.POS",
+        "must be a finite number, got Infinity, which JSON does not have (strict parsers "
+        "refuse it)",
     ),
     "out of range": (
         b'{"annotation_id": "a1", "rationales": [], "classification_scores": {"POS": 1e400}}',
-        "malformed JSON: number is infinity when parsed as double: line 1 column 76 (char 75)",
+        "classification_scores.POS",
+        "must be a finite number, got 1e400, which is out of the range of a double",
     ),
     "not UTF-8": (
         json.dumps(prediction("a1")).replace('"a1"', '"a\xe91"').encode("latin-1"),
@@ -374,7 +469,7 @@ def test_a_broken_line_among_good_ones_is_named_with_its_line_and_what_is_wrong(
     # The good lines alone would be read column-wise by msgspec; the broken one sends the
     # file to the line-by-line reader, whose words these are. Bytes that are not UTF-8
     # made msgspec raise UnicodeDecodeError, which ended the reading without a line.
-    broken, message = BROKEN_LINES[case]
+    broken, *where, message = BROKEN_LINES[case]
     path = tmp_path / "preds.jsonl"
     path.write_bytes(GOOD_LINE.encode() + b"\n" + broken + b"\n")
 
@@ -382,7 +477,7 @@ def test_a_broken_line_among_good_ones_is_named_with_its_line_and_what_is_wrong(
         read_predictions(path, dataset=dataset, split="train")
 
     assert [(p.file, p.line, p.field, p.message) for p in caught.value.problems] == [
-        ("preds.jsonl", 2, None, message)
+        ("preds.jsonl", 2, where[0] if where else None, message)
     ]
 
 

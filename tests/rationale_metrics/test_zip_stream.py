@@ -11,6 +11,7 @@ import pytest
 from rationale_metrics import zip_stream
 from rationale_metrics.eraser_writer import ZipSink
 from rationale_metrics.zip_stream import StreamingZip
+from tests.conftest import skip_or_fail
 
 TEXT = "".join(f"line {n} {'x' * (n % 37)}\n" for n in range(20_000)).encode()
 
@@ -48,8 +49,9 @@ def test_the_same_content_gives_the_same_bytes_however_it_was_written():
     assert len(digests) == 1
 
 
-@pytest.mark.skipif(shutil.which("unzip") is None, reason="needs Info-ZIP's unzip")
 def test_info_zip_tests_it_clean(tmp_path):
+    if shutil.which("unzip") is None:
+        skip_or_fail("needs Info-ZIP's unzip (Debian package unzip)")
     path = tmp_path / "a.zip"
     path.write_bytes(archive([4096] * 3))
 

@@ -1,5 +1,6 @@
 # ruff: noqa: RUF001 - the Chinese sentences use full-width punctuation on purpose.
-"""Write the fine-grained demo's gold files (the benchmark's format, METRICS.md section 5).
+"""Write the fine-grained demo's gold files (the benchmark's format,
+docs/reference/metrics.md#fine-grained-benchmark-files).
 
 `make run` imports them through `manage.py demo_fine_grained`; the README's tour scores
 explainers on them with `rationale-metrics fine-grained`. The sentences are written for

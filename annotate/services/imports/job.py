@@ -13,6 +13,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from annotate.models import ImportJob, ImportPart, JobStatus
+from annotate.services.background_jobs import job_fail_if_worker_lost
 from annotate.services.imports.records import ProgressCallback
 from config.exceptions import ApplicationError
 from config.storage import stored_remove
@@ -39,24 +40,15 @@ def import_job_fail_if_worker_lost(job: ImportJob) -> ImportJob:
 
     Its write transaction died with the worker's connection, so nothing was imported; a
     redelivered task then finds the job finished and leaves it alone."""
-    if job.status != JobStatus.RUNNING:
-        return job
-    live = cache.get(progress_cache_key(job.pk)) or {}
-    beats = [t for t in (job.heartbeat_at, job.started_at) if t]
-    last = max([*(t.timestamp() for t in beats), live.get("at", 0)], default=0)
-    if time.time() - last < settings.JOB_HEARTBEAT_TIMEOUT_SECONDS:
-        return job
-    ImportJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
-        status=JobStatus.FAILED,
-        phase="done",
-        finished_at=timezone.now(),
+    live = cache.get(progress_cache_key(job.pk)) if job.status == JobStatus.RUNNING else None
+    return job_fail_if_worker_lost(
+        job,
+        reported_at=(live or {}).get("at"),
         error=(
             f"the worker running this import stopped (no report for {settings.JOB_HEARTBEAT_TIMEOUT_SECONDS} s); "
             "nothing was imported; start the import again"
         ),
     )
-    job.refresh_from_db()
-    return job
 
 
 def import_progress_reporter(job_id: int) -> ProgressCallback:

@@ -1,8 +1,10 @@
 // @ts-check
 // Datasheet page: the admins' statements about a project (annotators, training, pay,
-// licence and terms) and a preview of the sheet an export would carry. Every server
-// string is inserted as text, never as HTML: the Markdown is shown as it will be written.
-// The sheet itself (its sections, keys and Markdown) is the exported file's English.
+// licence and terms) and a preview of the sheet: the latest finished export's with the
+// chosen parameters (the server builds no export for a preview), or, before any, the
+// sheet with empty figures and an offer to start the export. Every server string is
+// inserted as text, never as HTML: the Markdown is shown as it will be written. The sheet
+// itself (its sections, keys and Markdown) is the exported file's English.
 
 import { formatDateTime } from "./format.js";
 import { clearFormErrors, showFormErrors } from "./form_errors.js";
@@ -19,6 +21,9 @@ if (found) {
   const say = (text, bad) => { message.textContent = text; message.className = `message ${bad ? "error" : "ok"}`; };
   const infoForm = /** @type {HTMLFormElement} */ (document.getElementById("datasheet-info"));
   const previewForm = /** @type {HTMLFormElement} */ (document.getElementById("datasheet-preview"));
+  const exportStart = /** @type {HTMLButtonElement} */ (document.getElementById("datasheet-export-start"));
+  /** Whether the sheet shown is a finished export's, which statements saved now do not change. */
+  let fromExport = false;
   const FIELDS = ["annotator_background", "annotator_languages", "annotator_training", "compensation", "licence", "terms_of_use"];
 
   /** @param {string} name */
@@ -45,7 +50,10 @@ if (found) {
     body.annotator_languages = String(body.annotator_languages).split(",").map((s) => s.trim()).filter(Boolean);
     const response = await api(`${base}/`, "PATCH", body);
     if (response.ok) clearFormErrors(infoForm);
-    say(response.ok ? gettext("Datasheet statements saved.")
+    const saved = fromExport
+      ? `${gettext("Datasheet statements saved.")} ${gettext("The next export's sheet carries them.")}`
+      : gettext("Datasheet statements saved.");
+    say(response.ok ? saved
       : showFormErrors(infoForm, response.data) || gettext("Check the fields marked in the form."), !response.ok);
     if (response.ok) { loadInfo(); preview(); }
   });
@@ -53,9 +61,15 @@ if (found) {
   /** A section's value as readable text: scalars as they are, the rest as indented JSON. @param {any} value */
   const shown = (value) => (value !== null && typeof value === "object" ? JSON.stringify(value, null, 2) : String(value));
 
+  /** The preview form's parameters that are filled in. */
+  function previewParams() {
+    /** @type {[string, string][]} */ const filled = [];
+    for (const [key, value] of new FormData(previewForm).entries()) if (String(value).trim()) filled.push([key, String(value).trim()]);
+    return filled;
+  }
+
   async function preview() {
-    const params = new URLSearchParams();
-    for (const [key, value] of new FormData(previewForm).entries()) if (String(value).trim()) params.append(key, String(value).trim());
+    const params = new URLSearchParams(previewParams());
     const response = await api(`${base}/preview/?${params}`, "GET");
     const sections = /** @type {HTMLElement} */ (document.getElementById("datasheet-sections"));
     const markdown = /** @type {HTMLElement} */ (document.getElementById("datasheet-markdown"));
@@ -67,8 +81,13 @@ if (found) {
       return;
     }
     clearFormErrors(previewForm);
-    note.textContent = response.data.note || "";
+    const made = response.data.export;
+    fromExport = Boolean(made);
+    note.textContent = made
+      ? interpolate(gettext("The datasheet of export %(id)s, finished %(when)s."), { id: made.id, when: formatDateTime(made.finished_at) }, true)
+      : gettext("No export with these parameters has finished yet: the figures below are empty until one does.");
     note.className = "preview-note muted";
+    exportStart.hidden = Boolean(made);
     sections.replaceChildren();
     // One collapsible table per section, the Table 6 summary open: the whole sheet is long.
     for (const [section, content] of Object.entries(response.data.json)) {
@@ -113,6 +132,32 @@ if (found) {
     }
     downloads.hidden = false;
   }
+
+  /** Polls a started export until it ends, then previews its sheet. @param {number} id */
+  async function followExport(id) {
+    const response = await api(`/api/projects/${root.dataset.projectId}/exports/${id}/`, "GET");
+    if (response.ok && (response.data.status === "pending" || response.data.status === "running")) {
+      window.setTimeout(() => followExport(id), 1500);
+      return;
+    }
+    exportStart.disabled = false;
+    if (!response.ok) return say(errorText(response.data), true);
+    if (response.data.status !== "succeeded") {
+      return say(interpolate(gettext("Export %(id)s did not finish: %(error)s"), { id, error: response.data.error || response.data.status }, true), true);
+    }
+    preview();
+  }
+
+  exportStart.addEventListener("click", async () => {
+    exportStart.disabled = true;
+    const response = await api(`/api/projects/${root.dataset.projectId}/exports/`, "POST", Object.fromEntries(previewParams()));
+    if (!response.ok) {
+      exportStart.disabled = false;
+      return say(showFormErrors(previewForm, response.data) || errorText(response.data), true);
+    }
+    say(interpolate(gettext("Export %(id)s started."), { id: response.data.id }, true));
+    followExport(response.data.id);
+  });
 
   previewForm.addEventListener("submit", (event) => { event.preventDefault(); preview(); });
   loadInfo();

@@ -1,7 +1,8 @@
 // @ts-check
 // The results board's column headings: a score's key ("token_prf.instance_macro.f1") as words
 // a reader knows ("Token F1 (macro)"), with a sentence defining the metric for its tooltip.
-// The definitions follow the project's metric notes (METRICS.md §3–§5), said briefly.
+// The definitions follow docs/reference/metrics.md (plausibility, faithfulness, consistency),
+// said briefly.
 
 /** Groups of scores by the scorer's key: their name and what they compare. */
 const GROUPS = /** @type {Record<string, {name: string, about: string}>} */ ({

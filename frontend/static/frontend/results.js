@@ -209,7 +209,9 @@ if (board) {
         const p = run.plausibility_by_variant[v];
         const fmt = (/** @type {number|null} */ x) => formatNumber(x, 2, true);
         row.appendChild(el("td", p ? `${fmt(p.token_f1)} / ${fmt(p.iou_f1)} / ${fmt(p.auprc)} (${p.items})` : ""));
-        // The instruction study's figure (METRICS.md §6); runs scored before it was added lack it.
+        // The instruction study's figure
+        // (docs/reference/metrics.md#explainer-plausibility-per-variant); runs scored before it
+        // was added lack it.
         const k = p && p.kappa_top_k;
         const cell = el("td", !k ? "" : k.reason ? interpolate(gettext("n/a: %(reason)s"), k, true) : `${fmt(k.plausibility)} (${k.items})`);
         cell.dataset.kappaVariant = v;

@@ -17,8 +17,19 @@
  *   variant: {name: string, version: number, text: string, examples: any[]}, project: Project}} Assignment */
 /** A document as shown: questions first, and whether its tokens can be highlighted. */
 /** @typedef {{doc: Doc, selectable: boolean}} Shown */
+/** @typedef {import("./rationale_sets.js").SetEntries} SetEntries */
+/** @typedef {import("./rationale_sets.js").TokenSpan} TokenSpan */
+/** @typedef {import("./token_selection.js").TokenPosition} TokenPosition */
+/** @typedef {import("./token_selection.js").TokenRun} TokenRun */
+/** @typedef {import("./submit_retry.js").PendingSubmit} PendingSubmit */
+/** @typedef {import("./workspace_draft.js").DraftRead} DraftRead */
 
 import { api, el, errorText, fmt } from "./http.js";
+import { RationaleSets } from "./rationale_sets.js";
+import { pendingSubmitFromJson, submitToSend } from "./submit_retry.js";
+import { stepFrom, TokenSelection } from "./token_selection.js";
+import { UndoHistory } from "./undo_history.js";
+import { draftOf, draftRead } from "./workspace_draft.js";
 
 const COLOURS = 6;
 const TASK_NAMES = /** @type {Record<string, string>} */ ({
@@ -47,26 +58,20 @@ class Workspace {
     this.assignmentId = root.dataset.assignmentId;
     /** @type {Assignment|null} */ this.assignment = null;
     /** @type {Shown[]} */ this.docs = [];
-    /** @type {Array<Map<string, Set<number>>>} */ this.sets = [new Map()];
-    this.current = 0;
+    this.rationale = new RationaleSets();
     /** The annotator's own label, when the project takes labels from them. @type {string|null} */
     this.label = null;
-    /** @type {{doc: number, token: number}} */ this.cursor = { doc: 0, token: 0 };
-    /** @type {string[]} */ this.undoStack = [];
+    this.selection = new TokenSelection();
+    /** Earlier states of the sets, as their entries. @type {UndoHistory<SetEntries[]>} */
+    this.history = new UndoHistory();
     /** @type {HTMLElement[][]} */ this.tokenNodes = [];
     this.clientUuid = "";
     this.elapsedMs = 0;
     this.visibleSince = performance.now();
-    /** @type {{doc: number, token: number, mode: "add"|"remove"}|null} */ this.drag = null;
-    this.dragMoved = false;
-    /** @type {{doc: number, token: number}|null} */ this.lastClicked = null;
     this.saveTimer = 0;
     this.submitting = false;
-    /** The body of a submit that got no answer (or a refusal), frozen at its first attempt:
-     * a retry sends exactly these bytes, so that the server, which keys a submit by its
-     * client UUID, stores it once and answers a replay instead of a conflict.
-     * `choice` is what the annotator chose, to tell a retry from a changed answer.
-     * @type {{choice: string, body: Record<string, any>}|null} */
+    /** The submit that got no answer (or a refusal), frozen for its retry (submit_retry.js).
+     * @type {PendingSubmit|null} */
     this.pendingSubmit = null;
     /** @type {HTMLButtonElement|null} */ this.submitButton = null;
     this.testMode = false;
@@ -247,10 +252,9 @@ class Workspace {
   /** @param {Assignment} assignment */
   load(assignment) {
     this.assignment = assignment;
-    this.sets = [new Map()];
-    this.current = 0;
+    this.rationale = new RationaleSets();
     this.label = null;
-    this.undoStack = [];
+    this.history = new UndoHistory();
     const project = assignment.project;
     // A reading-comprehension question takes rationales only where the project allows it.
     const questionsSelectable = project.task_type !== "reading_comprehension" || Boolean(project.question_rationales);
@@ -260,11 +264,11 @@ class Workspace {
       ...documents.filter((doc) => doc.role !== "question").map((doc) => ({ doc, selectable: true })),
     ];
     const first = this.docs.findIndex((shown) => shown.selectable && shown.doc.tokens.length > 0);
-    this.cursor = { doc: Math.max(first, 0), token: 0 };
+    this.selection.moveCursor({ doc: Math.max(first, 0), token: 0 });
     this.elapsedMs = 0;
     this.visibleSince = performance.now();
     this.clientUuid = crypto.randomUUID();
-    const draft = assignment.draft || this.localDraft();
+    const draft = draftRead(assignment.draft || this.localDraft());
     if (draft) this.restore(draft);
     this.pendingSubmit = this.storedSubmit();
     // A reload after a dropped submit sends that submit's own UUID (and body) again.
@@ -280,37 +284,23 @@ class Workspace {
   /** A submit left unanswered before a reload, from this tab's sessionStorage. */
   storedSubmit() {
     if (this.testMode) return null;
-    try {
-      const stored = JSON.parse(sessionStorage.getItem(this.submitKey()) || "null");
-      return stored && typeof stored.choice === "string" && stored.body && typeof stored.body.client_uuid === "string"
-        ? /** @type {{choice: string, body: Record<string, any>}} */ (stored) : null;
-    } catch (_) { return null; }
+    try { return pendingSubmitFromJson(sessionStorage.getItem(this.submitKey())); } catch (_) { return null; }
   }
 
   localDraft() {
     try { return JSON.parse(localStorage.getItem(this.localKey()) || "null"); } catch (_) { return null; }
   }
 
-  /** @param {any} draft */
+  /** @param {DraftRead} draft */
   restore(draft) {
-    if (!draft || !Array.isArray(draft.sets)) return;
-    this.sets = draft.sets.map((/** @type {[string, number[]][]} */ entries) =>
-      new Map(entries.map(([docid, tokens]) => [docid, new Set(tokens)])));
-    if (this.sets.length === 0) this.sets = [new Map()];
-    this.current = Math.min(draft.current || 0, this.sets.length - 1);
-    if (typeof draft.label === "string") this.label = draft.label;
-    if (typeof draft.client_uuid === "string") this.clientUuid = draft.client_uuid;
-    if (typeof draft.elapsed_ms === "number") this.elapsedMs = draft.elapsed_ms;
+    this.rationale = RationaleSets.fromEntries(draft.sets, draft.current);
+    this.label = draft.label ?? this.label;
+    this.clientUuid = draft.clientUuid ?? this.clientUuid;
+    this.elapsedMs = draft.elapsedMs ?? this.elapsedMs;
   }
 
   serialize() {
-    return {
-      sets: this.sets.map((set) => [...set.entries()].map(([docid, tokens]) => [docid, [...tokens].sort((a, b) => a - b)])),
-      current: this.current,
-      label: this.label,
-      client_uuid: this.clientUuid,
-      elapsed_ms: this.timeSpent(),
-    };
+    return draftOf({ rationale: this.rationale, label: this.label, clientUuid: this.clientUuid, elapsedMs: this.timeSpent() });
   }
 
   /** Whether the annotator gives the label (or answer) here instead of seeing the gold. */
@@ -627,7 +617,7 @@ class Workspace {
   }
 
   clearAllAsked() {
-    const count = this.sets.reduce((n, set) => n + [...set.values()].reduce((m, tokens) => m + tokens.size, 0), 0);
+    const count = this.rationale.totalTokens();
     if (count === 0) return;
     const question = interpolate(ngettext("Remove %(count)s highlighted token from every set?",
       "Remove all %(count)s highlighted tokens from every set?", count), { count }, true);
@@ -818,15 +808,9 @@ class Workspace {
   paintToken(d, i) {
     const node = this.tokenNodes[d] && this.tokenNodes[d][i];
     if (!node) return;
-    const docid = this.docs[d].doc.docid;
-    let first = -1;
-    let count = 0;
-    this.sets.forEach((set, s) => {
-      if (set.get(docid)?.has(i)) { count += 1; if (first < 0) first = s; }
-    });
-    const runStart = first >= 0 && !(i > 0 && this.sets[first].get(docid)?.has(i - 1));
+    const { first, count, runStart } = this.rationale.marksOf(this.docs[d].doc.docid, i);
     node.className = "tok" + (first >= 0 ? ` sel set-${first % COLOURS}` : "") + (count > 1 ? " multi" : "")
-      + (runStart ? " run-start" : "") + (this.cursor.doc === d && this.cursor.token === i ? " cursor" : "");
+      + (runStart ? " run-start" : "") + (this.selection.isCursor(d, i) ? " cursor" : "");
     if (first >= 0) node.dataset.setNumber = String(first + 1);
     else delete node.dataset.setNumber;
   }
@@ -839,43 +823,41 @@ class Workspace {
   renderLegend() {
     const legend = /** @type {HTMLElement} */ (this.root.querySelector(".legend"));
     legend.replaceChildren();
-    this.sets.forEach((set, s) => {
-      const count = [...set.values()].reduce((n, tokens) => n + tokens.size, 0);
-      const chip = el("button", interpolate(ngettext("Set %(set)s: %(count)s token", "Set %(set)s: %(count)s tokens", count), { set: s + 1, count }, true), `legend-set set-${s % COLOURS}${s === this.current ? " current" : ""}`);
+    const current = this.rationale.current;
+    for (let s = 0; s < this.rationale.count; s += 1) {
+      const count = this.rationale.tokenCount(s);
+      const chip = el("button", interpolate(ngettext("Set %(set)s: %(count)s token", "Set %(set)s: %(count)s tokens", count), { set: s + 1, count }, true), `legend-set set-${s % COLOURS}${s === current ? " current" : ""}`);
       chip.type = "button";
       chip.dataset.set = String(s);
       chip.dataset.setNumber = String(s + 1);
-      chip.setAttribute("aria-pressed", String(s === this.current));
-      chip.addEventListener("click", () => { this.current = s; this.renderLegend(); });
+      chip.setAttribute("aria-pressed", String(s === current));
+      chip.addEventListener("click", () => { this.rationale.choose(s); this.renderLegend(); });
       legend.appendChild(chip);
-    });
+    }
     for (const counter of this.root.querySelectorAll(".doc-count")) {
-      const docid = /** @type {HTMLElement} */ (counter).dataset.docid || "";
-      const marked = new Set(this.sets.flatMap((set) => [...(set.get(docid) || [])]));
-      counter.textContent = marked.size ? interpolate(gettext("%(count)s highlighted"), { count: marked.size }, true) : "";
+      const marked = this.rationale.highlightedIn(/** @type {HTMLElement} */ (counter).dataset.docid || "");
+      counter.textContent = marked ? interpolate(gettext("%(count)s highlighted"), { count: marked }, true) : "";
     }
   }
 
   // ------------------------------------------------------------ editing
 
+  /** Keeps the sets as they are before a change, for undo. */
   remember() {
-    this.undoStack.push(JSON.stringify(this.serialize().sets));
-    if (this.undoStack.length > 200) this.undoStack.shift();
+    this.history.record(this.rationale.toEntries());
   }
 
-  /** @param {number} d @param {number} from @param {number} to @param {"add"|"remove"} mode */
-  applyRange(d, from, to, mode) {
-    const docid = this.docs[d].doc.docid;
-    const set = this.sets[this.current];
-    let tokens = set.get(docid);
-    if (!tokens) { tokens = new Set(); set.set(docid, tokens); }
-    const [lo, hi] = from <= to ? [from, to] : [to, from];
-    for (let i = lo; i <= hi; i += 1) {
-      if (mode === "add") tokens.add(i); else tokens.delete(i);
-      this.paintToken(d, i);
-    }
-    this.paintToken(d, hi + 1); // where a run now begins or no longer does
-    if (tokens.size === 0) set.delete(docid);
+  /** Applies a run to the current set and repaints its tokens.
+   * @param {TokenRun} run @param {"add"|"remove"} mode */
+  applyRun(run, mode) {
+    this.rationale.applyRun(this.docs[run.doc].doc.docid, run.from, run.to, mode);
+    this.paintRun(run);
+  }
+
+  /** @param {TokenRun} run */
+  paintRun(run) {
+    for (let i = run.from; i <= run.to; i += 1) this.paintToken(run.doc, i);
+    this.paintToken(run.doc, run.to + 1); // where a run now begins or no longer does
   }
 
   changed() {
@@ -904,58 +886,42 @@ class Workspace {
     // The keys select tokens again, not the label picker last clicked.
     const focused = document.activeElement;
     if (focused instanceof HTMLElement && focused !== document.body) focused.blur();
-    const d = Number(target.dataset.d);
-    const i = Number(target.dataset.i);
+    const at = { doc: Number(target.dataset.d), token: Number(target.dataset.i) };
     this.remember();
-    const docid = this.docs[d].doc.docid;
-    if (event.shiftKey && this.lastClicked && this.lastClicked.doc === d) {
-      this.applyRange(d, this.lastClicked.token, i, "add");
-      this.moveCursor(d, i);
+    const extended = event.shiftKey ? this.selection.extendTo(at) : null;
+    if (extended) {
+      this.applyRun(extended, "add");
+      this.moveCursor(at);
       this.changed();
       return;
     }
-    const selected = this.sets[this.current].get(docid)?.has(i);
-    this.drag = { doc: d, token: i, mode: selected ? "remove" : "add" };
-    this.applyRange(d, i, i, this.drag.mode);
-    this.lastClicked = { doc: d, token: i };
-    this.moveCursor(d, i);
+    const mode = this.rationale.has(this.docs[at.doc].doc.docid, at.token) ? "remove" : "add";
+    this.applyRun(this.selection.press(at, mode), mode);
+    this.moveCursor(at);
   }
 
   /** @param {MouseEvent} event */
   onMouseOver(event) {
-    if (!this.drag) return;
+    const drag = this.selection.drag;
+    if (!drag) return;
     const target = /** @type {HTMLElement} */ (event.target);
-    if (!target.classList.contains("tok") || Number(target.dataset.d) !== this.drag.doc) return;
-    this.applyRange(this.drag.doc, this.drag.token, Number(target.dataset.i), this.drag.mode);
-    this.moveCursor(this.drag.doc, Number(target.dataset.i));
+    if (!target.classList.contains("tok") || target.dataset.i === undefined) return;
+    const at = { doc: Number(target.dataset.d), token: Number(target.dataset.i) };
+    const run = this.selection.dragTo(at);
+    if (!run) return;
+    this.applyRun(run, drag.mode);
+    this.moveCursor(at);
   }
 
   endDrag() {
-    if (!this.drag) return;
-    this.drag = null;
-    this.changed();
+    if (this.selection.release()) this.changed();
   }
 
-  /** @param {number} d @param {number} i */
-  moveCursor(d, i) {
-    const old = this.cursor;
-    this.cursor = { doc: d, token: i };
-    this.paintToken(old.doc, old.token);
-    this.paintToken(d, i);
-  }
-
-  /** The token one step from the cursor, across documents that can be highlighted.
-   * @param {number} step */
-  stepFrom(step) {
-    let { doc: d, token: i } = this.cursor;
-    i += step;
-    while (i < 0 || i >= this.tokenNodes[d].length) {
-      const next = d + (i < 0 ? -1 : 1);
-      if (next < 0 || next >= this.tokenNodes.length) return this.cursor;
-      d = next;
-      i = i < 0 ? this.tokenNodes[d].length - 1 : 0;
-    }
-    return { doc: d, token: i };
+  /** @param {TokenPosition} to */
+  moveCursor(to) {
+    const from = this.selection.moveCursor(to);
+    this.paintToken(from.doc, from.token);
+    this.paintToken(to.doc, to.token);
   }
 
   /** @param {KeyboardEvent} event */
@@ -979,26 +945,26 @@ class Workspace {
     }
     // Enter or Space on a focused button (Clear all, a set chip) presses that button.
     if ((event.key === "Enter" || event.key === " ") && ["BUTTON", "SUMMARY", "A"].includes(target.tagName)) return;
-    const { doc, token } = this.cursor;
+    const { doc, token } = this.selection.cursor;
     if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
       event.preventDefault();
-      const next = this.stepFrom(event.key === "ArrowRight" ? 1 : -1);
+      const lengths = this.tokenNodes.map((nodes) => nodes.length);
+      const next = stepFrom(this.selection.cursor, event.key === "ArrowRight" ? 1 : -1, lengths);
       if (!this.tokenNodes[next.doc] || !this.tokenNodes[next.doc][next.token]) return;
-      if (event.shiftKey) { this.remember(); this.applyRange(next.doc, next.token, next.token, "add"); this.changed(); }
-      this.moveCursor(next.doc, next.token);
+      if (event.shiftKey) { this.remember(); this.applyRun({ doc: next.doc, from: next.token, to: next.token }, "add"); this.changed(); }
+      this.moveCursor(next);
       this.tokenNodes[next.doc][next.token].scrollIntoView({ block: "nearest" });
     } else if (event.key === " ") {
       event.preventDefault();
       if (!this.tokenNodes[doc] || !this.tokenNodes[doc][token]) return;
       this.remember();
-      const docid = this.docs[doc].doc.docid;
-      const on = this.sets[this.current].get(docid)?.has(token);
-      this.applyRange(doc, token, token, on ? "remove" : "add");
+      this.rationale.toggle(this.docs[doc].doc.docid, token);
+      this.paintRun({ doc, from: token, to: token });
       this.changed();
     } else if (event.key === "n") {
       this.nextSet();
-    } else if (/^[1-9]$/.test(event.key) && Number(event.key) <= this.sets.length) {
-      this.current = Number(event.key) - 1;
+    } else if (/^[1-9]$/.test(event.key) && Number(event.key) <= this.rationale.count) {
+      this.rationale.choose(Number(event.key) - 1);
       this.renderLegend();
     } else if (event.key === "z" || (event.key === "Z" && event.ctrlKey)) {
       this.undo();
@@ -1009,21 +975,16 @@ class Workspace {
   }
 
   nextSet() {
-    if (this.sets[this.sets.length - 1].size > 0) {
-      this.remember();
-      this.sets.push(new Map());
-    }
-    this.current = this.sets.length - 1;
+    const before = this.rationale.toEntries();
+    if (this.rationale.startNew()) this.history.record(before);
     this.changed();
   }
 
   undo() {
-    const previous = this.undoStack.pop();
+    const previous = this.history.undo(this.rationale.toEntries());
     if (!previous) return;
-    this.restore({
-      sets: JSON.parse(previous), current: this.current, label: this.label,
-      client_uuid: this.clientUuid, elapsed_ms: this.timeSpent(),
-    });
+    // Only the sets step back: the label, the UUID and the time spent are not edits.
+    this.rationale = RationaleSets.fromEntries(previous, this.rationale.current);
     this.refreshAll();
     this.changed();
   }
@@ -1031,31 +992,16 @@ class Workspace {
   /** @param {boolean} all */
   clearSet(all) {
     this.remember();
-    if (all) { this.sets = [new Map()]; this.current = 0; } else { this.sets[this.current] = new Map(); }
+    if (all) this.rationale.clearAll(); else this.rationale.clearCurrent();
     this.refreshAll();
     this.changed();
   }
 
   // ------------------------------------------------------------ submitting
 
-  spans() {
-    return this.sets.map((set) => {
-      /** @type {{docid: string, start_token: number, end_token: number}[]} */ const spans = [];
-      for (const [docid, tokens] of set.entries()) {
-        const sorted = [...tokens].sort((a, b) => a - b);
-        for (const t of sorted) {
-          const last = spans[spans.length - 1];
-          if (last && last.docid === docid && last.end_token === t) last.end_token = t + 1;
-          else spans.push({ docid, start_token: t, end_token: t + 1 });
-        }
-      }
-      return spans;
-    }).filter((spans) => spans.length > 0);
-  }
-
   async submit() {
     if (!this.assignment || this.submitting) return;
-    const sets = this.spans();
+    const sets = this.rationale.spans();
     const total = sets.flat().reduce((n, s) => n + s.end_token - s.start_token, 0);
     if (total < this.assignment.project.min_highlight) {
       const least = this.assignment.project.min_highlight;
@@ -1106,19 +1052,18 @@ class Workspace {
   }
 
   /** The submit's body: the frozen one while the annotator's choice is unchanged, else a
-   * new one under a new UUID (the old UUID may already be stored with the old choice).
-   * @param {{docid: string, start_token: number, end_token: number}[][]} sets @param {boolean} picking */
+   * new one, kept in this tab's sessionStorage for a retry after a reload.
+   * @param {TokenSpan[][]} sets @param {boolean} picking */
   submitBody(sets, picking) {
-    const choice = JSON.stringify([sets, picking ? this.label : null]);
-    if (this.pendingSubmit && this.pendingSubmit.choice === choice) return this.pendingSubmit.body;
-    if (this.pendingSubmit) this.clientUuid = crypto.randomUUID();
-    const body = {
-      client_uuid: this.clientUuid, rationale_sets: sets, time_spent_ms: this.timeSpent(),
-      ...(picking ? { label: this.label } : {}),
-    };
-    this.pendingSubmit = { choice, body };
-    try { sessionStorage.setItem(this.submitKey(), JSON.stringify(this.pendingSubmit)); } catch (_) { /* full: kept in memory */ }
-    return body;
+    const toSend = submitToSend(this.pendingSubmit, {
+      sets, picking, label: this.label, clientUuid: this.clientUuid, timeSpentMs: this.timeSpent(),
+      newUuid: () => crypto.randomUUID(),
+    });
+    if (toSend === this.pendingSubmit) return toSend.body;
+    this.pendingSubmit = toSend;
+    this.clientUuid = toSend.body.client_uuid;
+    try { sessionStorage.setItem(this.submitKey(), JSON.stringify(toSend)); } catch (_) { /* full: kept in memory */ }
+    return toSend.body;
   }
 
   forgetSubmit() {

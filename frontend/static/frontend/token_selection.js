@@ -1,0 +1,97 @@
+// @ts-check
+// Where the annotator is among an item's tokens: the cursor the arrow keys move, the anchor
+// a plain click leaves for shift-click to extend from, and a drag in progress. Plain data
+// only (no DOM, no window), so that `node --test` checks it; the workspace paints the tokens.
+
+/** A token by its document's index among the shown documents and its own index there.
+ * @typedef {{doc: number, token: number}} TokenPosition */
+/** Consecutive tokens of one document, `from` <= `to`, both included.
+ * @typedef {{doc: number, from: number, to: number}} TokenRun */
+/** @typedef {"add"|"remove"} RunMode */
+
+/** The run from the anchor to the token under the pointer, whichever comes first in the
+ * text, or null when the pointer is in another document: a run never crosses documents.
+ * @param {TokenPosition} anchor @param {TokenPosition} pointer @returns {TokenRun|null} */
+export function runBetween(anchor, pointer) {
+  if (anchor.doc !== pointer.doc) return null;
+  return {
+    doc: anchor.doc,
+    from: Math.min(anchor.token, pointer.token),
+    to: Math.max(anchor.token, pointer.token),
+  };
+}
+
+/** The token `step` tokens from `position`, going on into the next (or previous) document
+ * that has tokens to highlight; the position itself when there is none that way.
+ * @param {TokenPosition} position
+ * @param {number} step +1 or -1
+ * @param {number[]} lengths how many tokens each shown document offers (0 for one that
+ *   cannot be highlighted)
+ * @returns {TokenPosition} */
+export function stepFrom(position, step, lengths) {
+  let d = position.doc;
+  let i = position.token + step;
+  while (i < 0 || i >= (lengths[d] ?? 0)) {
+    const next = d + (i < 0 ? -1 : 1);
+    if (next < 0 || next >= lengths.length) return position;
+    d = next;
+    i = i < 0 ? lengths[d] - 1 : 0;
+  }
+  return { doc: d, token: i };
+}
+
+export class TokenSelection {
+  /** @param {TokenPosition} [cursor] */
+  constructor(cursor = { doc: 0, token: 0 }) {
+    /** @type {TokenPosition} */ this.cursor = { ...cursor };
+    /** Where the last plain click landed: shift-click extends from here.
+     * @type {TokenPosition|null} */
+    this.anchor = null;
+    /** A drag in progress: where it began, and whether it adds or removes tokens.
+     * @type {{start: TokenPosition, mode: RunMode}|null} */
+    this.drag = null;
+  }
+
+  /** Moves the cursor and answers where it was, for the caller to repaint both.
+   * @param {TokenPosition} to @returns {TokenPosition} */
+  moveCursor(to) {
+    const from = this.cursor;
+    this.cursor = { doc: to.doc, token: to.token };
+    return from;
+  }
+
+  /** @param {number} doc @param {number} token */
+  isCursor(doc, token) {
+    return this.cursor.doc === doc && this.cursor.token === token;
+  }
+
+  /** A plain press on a token: it becomes the anchor and a drag begins there, adding or
+   * removing tokens. Answers the run to apply now: the token alone.
+   * @param {TokenPosition} at @param {RunMode} mode @returns {TokenRun} */
+  press(at, mode) {
+    this.anchor = { doc: at.doc, token: at.token };
+    this.drag = { start: { doc: at.doc, token: at.token }, mode };
+    return /** @type {TokenRun} */ (runBetween(at, at));
+  }
+
+  /** A shift-press: the run from the anchor to this token, or null when there is no anchor
+   * in this document (the press is then a plain one). The anchor stays where it was.
+   * @param {TokenPosition} at @returns {TokenRun|null} */
+  extendTo(at) {
+    return this.anchor ? runBetween(this.anchor, at) : null;
+  }
+
+  /** The pointer over a token while dragging: the run from where the drag began, or null
+   * when no drag is in progress or the pointer is in another document.
+   * @param {TokenPosition} at @returns {TokenRun|null} */
+  dragTo(at) {
+    return this.drag ? runBetween(this.drag.start, at) : null;
+  }
+
+  /** Ends a drag; answers whether one was in progress. */
+  release() {
+    const dragging = this.drag !== null;
+    this.drag = null;
+    return dragging;
+  }
+}

@@ -31,8 +31,8 @@ from annotate.serializers import (
     VariantUpdateInputSerializer,
     submit_input_validated,
 )
-from annotate.services.dataset_import import import_job_fail_if_worker_lost
 from annotate.services.import_job_liveness import project_import_jobs_fail_if_worker_lost
+from annotate.services.imports import import_job_fail_if_worker_lost
 from config.api_schema import errors
 
 

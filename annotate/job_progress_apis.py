@@ -10,7 +10,7 @@ from annotate import selectors
 from annotate.job_progress import JobProgress
 from annotate.job_progress_selectors import import_job_progress_get
 from annotate.models import Role
-from annotate.services.dataset_import import import_job_fail_if_worker_lost
+from annotate.services.imports import import_job_fail_if_worker_lost
 from config.api_schema import errors
 
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotate.job_progress import FINAL_STATUSES, JobProgress, seconds_left
 from annotate.models import ImportJob
+from annotate.services.imports import import_job_progress
 
 _BASELINE_SECONDS = 24 * 60 * 60
 
@@ -68,8 +69,6 @@ def job_progress_build(
 
 
 def import_job_progress_get(*, job: ImportJob) -> JobProgress:
-    from annotate.services.dataset_import import import_job_progress
-
     live = import_job_progress(job)
     return job_progress_build(
         kind="import",

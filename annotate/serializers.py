@@ -18,6 +18,7 @@ from annotate.models import (
     Role,
     TaskType,
 )
+from annotate.services.imports import import_job_progress
 from annotate.task_types import DEFAULT_TEXT_NAMES, MAX_TEXT_NAME_LENGTH, NO_ANSWER_LABEL
 from annotate.variant_presets import PRESET_TASKS, variant_display_text
 from config.api_fields import (
@@ -108,8 +109,6 @@ class ImportJobOutputSerializer(serializers.ModelSerializer):
         ]
 
     def get_progress(self, job) -> dict:
-        from annotate.services.dataset_import import import_job_progress
-
         return import_job_progress(job)
 
 

@@ -185,7 +185,7 @@ def split_runs(args, env: dict) -> None:
 
     from annotate.models import ImportJob, Project
     from annotate.services import dataset_import
-    from annotate.services.dataset_import import import_job_create
+    from annotate.services.imports import import_job_create
 
     call_command("migrate", verbosity=0)
     print(

@@ -38,17 +38,18 @@ from annotate.models import (
 )
 from config.exceptions import ApplicationError
 from exports.aggregation import evidences_for, tally_item
-from exports.build import (
+from exports.params import ExportParams
+from exports.selection import (
     CHUNK,
     LINES_KEY,
     BuildStats,
     ExportCancelled,
     PartFiles,
-    _annotation_rows,
-    _perturbation_link,
+    annotation_rows,
     benchmark_file_name,
+    perturbation_link,
+    selected_items,
 )
-from exports.params import ExportParams
 from rationale_metrics.benchmark_format import SentId, write_benchmark_gold
 
 # Aggregations that keep each annotator's sets apart: several sets for one item.
@@ -108,8 +109,6 @@ def benchmark_write_chunk(
 ) -> tuple[dict[str, Path], BuildStats]:
     """Write the chosen items `pks` (in order) as lines of the benchmark's gold file into
     a local part; return it and the chunk's figures."""
-    from exports.build import selected_items
-
     task = benchmark_task(project.task_type)
     assert task is not None
     name = benchmark_file_name(project)
@@ -194,7 +193,7 @@ def _chunk_rows(
     if params.selection == "reference":
         groups = _reference_groups(chunk)
     else:
-        annotations = _annotation_rows(project, params, worker_id, chunk, stats.tally.flags)
+        annotations = annotation_rows(project, params, worker_id, chunk, stats.tally.flags)
         groups = {}
         for item in items:
             rows = annotations[item["pk"]]
@@ -209,7 +208,7 @@ def _chunk_rows(
     for item in items:
         pk = item["pk"]
         stats.count_perturbation(
-            _perturbation_link(
+            perturbation_link(
                 item["perturbation_of__annotation_id"],
                 item["perturbation_of__annotation_id_is_int"],
                 item["perturbation_types"],

@@ -28,20 +28,17 @@ import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol, TextIO
+from typing import BinaryIO, Protocol
 
 import numpy as np
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Prefetch
 
 from annotate.models import (
-    Annotation,
-    Assignment,
-    AssignmentStatus,
     Document,
     InstructionVariant,
     Item,
@@ -52,11 +49,23 @@ from annotate.models import (
     Split,
 )
 from config.exceptions import ApplicationError
-from exports.aggregation import AnnotationRow, QualityTally, evidences_for, tally_item
+from exports.aggregation import evidences_for, tally_item
+from exports.benchmark import benchmark_plan_check, benchmark_write_chunk
 from exports.datasheet import datasheet_build, datasheet_markdown
 from exports.params import BENCHMARK_LAYOUT, ExportParams
-from qc.models import VerdictOutcome
-from qc.selectors import flag_counts
+from exports.selection import (
+    CHUNK,
+    DOCUMENTS_KEY,
+    LINES_KEY,
+    SPLITS,
+    BuildStats,
+    ExportCancelled,
+    PartFiles,
+    annotation_rows,
+    benchmark_file_name,
+    perturbation_link,
+    selected_items,
+)
 from rationale_metrics.eraser_writer import (
     DatasetSink,
     ExportDocument,
@@ -64,78 +73,10 @@ from rationale_metrics.eraser_writer import (
     ExportInstance,
 )
 
-# Rows read per query inside a chunk.
-CHUNK = 500
-SPLITS = ("train", "val", "test")
-DOCUMENTS_KEY = "docs"
-LINES_KEY = "lines"  # the benchmark layout's one file
-
-
-class ExportCancelled(Exception):
-    pass
-
 
 class NothingToExport(ApplicationError):
     """No item matches the parameters: a failed export, but a datasheet preview can still
     show the rest of the sheet."""
-
-
-@dataclass
-class BuildStats:
-    instances: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0))
-    documents: int = 0
-    empty_evidence_items: int = 0
-    tally: QualityTally = field(default_factory=QualityTally)
-    perturbed_instances: int = 0
-    perturbed_per_type: dict[str, int] = field(default_factory=dict)
-
-    def count_perturbation(self, link: dict) -> None:
-        if link:
-            self.perturbed_instances += 1
-            for key in link["perturbation_types"]:
-                self.perturbed_per_type[key] = self.perturbed_per_type.get(key, 0) + 1
-
-    def merge(self, other: BuildStats) -> None:
-        """Add the figures of a later chunk."""
-        for key, n in other.instances.items():
-            self.instances[key] = self.instances.get(key, 0) + n
-        self.documents += other.documents
-        self.empty_evidence_items += other.empty_evidence_items
-        self.tally.merge(other.tally)
-        self.perturbed_instances += other.perturbed_instances
-        for key, n in other.perturbed_per_type.items():
-            self.perturbed_per_type[key] = self.perturbed_per_type.get(key, 0) + n
-
-    def as_json(self) -> dict:
-        return {
-            "instances": self.instances,
-            "documents": self.documents,
-            "empty_evidence_items": self.empty_evidence_items,
-            "tally": self.tally.as_json(),
-            "perturbed_instances": self.perturbed_instances,
-            "perturbed_per_type": self.perturbed_per_type,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict) -> BuildStats:
-        return cls(
-            instances=dict(data["instances"]),
-            documents=data["documents"],
-            empty_evidence_items=data["empty_evidence_items"],
-            tally=QualityTally.from_json(data["tally"]),
-            perturbed_instances=data["perturbed_instances"],
-            perturbed_per_type=dict(data["perturbed_per_type"]),
-        )
-
-
-def _perturbation_link(original_id: str | None, original_is_int: bool, types) -> dict:
-    """The extra keys of a perturbed instance's line (README, "Export"): its original's
-    annotation_id, with the JSON type it was imported with, and its perturbation types.
-    Lines of items that are not perturbations stay exactly as ERASER writes them."""
-    if original_id is None and not types:
-        return {}
-    original = int(original_id) if original_id is not None and original_is_int else original_id
-    return {"perturbation_of": original, "perturbation_types": list(types or [])}
 
 
 def _export_document(document: Document) -> ExportDocument:
@@ -145,41 +86,6 @@ def _export_document(document: Document) -> ExportDocument:
 
 
 # ---------------------------------------------------------------- selection
-
-
-def _submitted_assignments(project: Project, params: ExportParams, worker_id: int | None):
-    """The newest round of each annotation (earlier rounds sent back for revision are
-    superseded); only accepted ones for `accepted`; optionally one variant, one cohort."""
-    # "Has no revision" as NOT EXISTS, not as `annotation__revisions__isnull` (a LEFT JOIN
-    # and IS NULL): PostgreSQL estimated that form at 1 row, and the plan's streaming
-    # cursor, planned for its first rows, then took minutes on 100,000 items; with NOT
-    # EXISTS the estimate is right and the same ids stream in 0.6 s.
-    chosen = Assignment.objects.filter(
-        ~Exists(Annotation.objects.filter(revision_of=OuterRef("annotation"))),
-        item__project=project,
-        status=AssignmentStatus.SUBMITTED,
-    )
-    if params.selection == "accepted":
-        chosen = chosen.filter(annotation__verdict__outcome=VerdictOutcome.ACCEPTED)
-    if params.cohort:
-        chosen = chosen.filter(
-            worker__project_standings__project=project,
-            worker__project_standings__cohort=params.cohort,
-        )
-    if params.variant:
-        chosen = chosen.filter(variant__name=params.variant)
-    if worker_id is not None:
-        chosen = chosen.filter(worker_id=worker_id)
-    return chosen
-
-
-def selected_items(project: Project, params: ExportParams, worker_id: int | None) -> QuerySet:
-    items = Item.objects.filter(project=project)
-    if params.selection != "reference":
-        items = items.filter(
-            pk__in=_submitted_assignments(project, params, worker_id).values("item_id")
-        )
-    return items
 
 
 def _document_rows(document_ids) -> dict[int, ExportDocument]:
@@ -226,45 +132,7 @@ def _submitted_chunk(
     item_documents: dict[int, list[ExportDocument]] = defaultdict(list)
     for item_id, doc_id in links:
         item_documents[item_id].append(documents[doc_id])
-    return items, item_documents, _annotation_rows(project, params, worker_id, chunk, flags)
-
-
-def _annotation_rows(
-    project: Project, params: ExportParams, worker_id: int | None, chunk: list[int], flags: dict
-) -> dict[int, list[AnnotationRow]]:
-    """The chunk's chosen annotations per item, with their sets in order, and their flag
-    counts added to `flags`: three queries."""
-    assignments = list(
-        _submitted_assignments(project, params, worker_id)
-        .filter(item_id__in=chunk)
-        .order_by("pk")
-        .values_list(
-            "item_id", "worker_id", "variant__name", "annotation__pk", "annotation__time_spent_ms"
-        )
-    )
-    sets: dict[int, dict[int, list]] = defaultdict(lambda: defaultdict(list))
-    spans = (
-        RationaleSpan.objects.filter(rationale_set__annotation_id__in=[a[3] for a in assignments])
-        .order_by("rationale_set__annotation_id", "rationale_set__position", "position")
-        .values_list(
-            "rationale_set__annotation_id",
-            "rationale_set__position",
-            "document__docid",
-            "start_token",
-            "end_token",
-        )
-    )
-    for annotation_id, position, docid, start, end in spans:
-        sets[annotation_id][position].append((docid, start, end))
-    annotations: dict[int, list[AnnotationRow]] = defaultdict(list)
-    for kind, n in flag_counts(annotation_ids=[a[3] for a in assignments]).items():
-        flags[kind] = flags.get(kind, 0) + n
-    for item_id, worker, variant, annotation_id, time_ms in assignments:
-        by_position = sets.get(annotation_id, {})
-        annotations[item_id].append(
-            AnnotationRow(worker, variant, time_ms, [by_position[p] for p in sorted(by_position)])
-        )
-    return annotations
+    return items, item_documents, annotation_rows(project, params, worker_id, chunk, flags)
 
 
 def _reference_items(chunk: list[int]):
@@ -326,7 +194,7 @@ def _reference_instance(item: Item, documents: dict[str, ExportDocument]) -> Exp
 
 def _reference_link(item: Item) -> dict:
     original = item.perturbation_of
-    return _perturbation_link(
+    return perturbation_link(
         original.annotation_id if original else None,
         bool(original and original.annotation_id_is_int),
         item.perturbation_types,
@@ -467,9 +335,6 @@ def export_plan(
         chunk_items=chunk_items,
     )
     if params.layout == BENCHMARK_LAYOUT:
-        # Imported here, not at the top: that module builds on this one's readers.
-        from exports.benchmark import benchmark_plan_check
-
         benchmark_plan_check(project=project, params=params, selected=selected)
     elif params.splits == "keep":
         unassigned = selected.filter(split=Split.UNASSIGNED).count()
@@ -500,30 +365,6 @@ def export_plan(
 # ---------------------------------------------------------------- parts
 
 
-class PartFiles:
-    """The local files a chunk writes, one per key (a split, or the documents), opened on
-    first use: a split with no line in this chunk has no file."""
-
-    def __init__(self, folder: Path, prefix: str):
-        self.folder = folder
-        self.prefix = prefix
-        self.handles: dict[str, TextIO] = {}
-
-    def path(self, key: str) -> Path:
-        return self.folder / f"{self.prefix}.{key}.jsonl"
-
-    def handle(self, key: str) -> TextIO:
-        if key not in self.handles:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self.handles[key] = open(self.path(key), "w", encoding="utf-8", newline="")  # noqa: SIM115
-        return self.handles[key]
-
-    def close(self) -> dict[str, Path]:
-        for handle in self.handles.values():
-            handle.close()
-        return {key: self.path(key) for key in self.handles}
-
-
 def write_item_chunk(
     *,
     project: Project,
@@ -538,8 +379,6 @@ def write_item_chunk(
     """Write the instance lines of the items `pks` (in order) into local part files, one
     per split; return them and the chunk's figures."""
     if params.layout == BENCHMARK_LAYOUT:
-        from exports.benchmark import benchmark_write_chunk
-
         return benchmark_write_chunk(
             project=project,
             params=params,
@@ -575,7 +414,7 @@ def write_item_chunk(
             for item in items:
                 docs = {d.docid: d for d in item_documents[item["pk"]]}
                 rows = annotations[item["pk"]]
-                link = _perturbation_link(
+                link = perturbation_link(
                     item["perturbation_of__annotation_id"],
                     item["perturbation_of__annotation_id_is_int"],
                     item["perturbation_types"],
@@ -644,12 +483,6 @@ class LocalParts:
 
     def open(self, name: str) -> BinaryIO:
         return open(self.folder / name, "rb")
-
-
-def benchmark_file_name(project: Project) -> str:
-    from annotate.benchmark_mapping import benchmark_task
-
-    return f"{benchmark_task(project.task_type)}_{project.language}.jsonl"
 
 
 def assemble_dataset(

@@ -36,6 +36,7 @@ from config.job_chunks import chunks_go_to_workers
 from config.job_queue import task_send_on_commit
 from exports import storage as export_storage
 from exports import work
+from exports.benchmark import benchmark_export_check
 from exports.build import (
     CHUNK,
     DOCUMENTS_KEY,
@@ -76,8 +77,6 @@ WORK_PREFIX = "export-"
 def export_start(*, project: Project, acting_user, raw_params: dict) -> Export:
     params = export_params_from(raw_params)
     if params.layout == BENCHMARK_LAYOUT:
-        from exports.benchmark import benchmark_export_check
-
         benchmark_export_check(project=project, params=params)  # refused now, not in the job
     export = Export.objects.create(project=project, created_by=acting_user, params=params.as_dict())
     from exports.tasks import export_execute

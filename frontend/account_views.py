@@ -19,6 +19,7 @@ from annotate.models import Role
 from annotate.services import accounts as account_services
 from crowd.throttling import client_address
 from frontend.password_change_required import SESSION_KEY, password_change_done
+from frontend.views import project_page_render
 
 SIGN_IN_BACKEND = "config.auth.ModelBackend"
 # Links that do not check out, per client address and window: a token is an HMAC, so
@@ -123,9 +124,7 @@ class PasswordChangePage(auth_views.PasswordChangeView):
 
 @login_required
 def project_members_page(request, project_id: int):
-    from frontend.views import _project_page
-
-    return _project_page(
+    return project_page_render(
         request,
         project_id,
         "members",

@@ -34,7 +34,7 @@ def home(request):
     )
 
 
-def _project_page(request, project_id: int, page: str, template: str, context=None):
+def project_page_render(request, project_id: int, page: str, template: str, context=None):
     """A project page: the roles its navigation entry names, then the header and tabs that the
     member's roles open (a non-member gets a 404, a member without the role a 403)."""
     project = selectors.project_get_for_user(
@@ -68,29 +68,31 @@ def _overview_context(project, roles) -> dict:
 
 @login_required
 def project_page(request, project_id: int):
-    return _project_page(
+    return project_page_render(
         request, project_id, "overview", "frontend/project.html", _overview_context
     )
 
 
 @login_required
 def project_data_page(request, project_id: int):
-    return _project_page(request, project_id, "data", "frontend/project_data.html")
+    return project_page_render(request, project_id, "data", "frontend/project_data.html")
 
 
 @login_required
 def project_instructions_page(request, project_id: int):
-    return _project_page(request, project_id, "instructions", "frontend/project_instructions.html")
+    return project_page_render(
+        request, project_id, "instructions", "frontend/project_instructions.html"
+    )
 
 
 @login_required
 def project_workers_page(request, project_id: int):
-    return _project_page(request, project_id, "workers", "frontend/project_workers.html")
+    return project_page_render(request, project_id, "workers", "frontend/project_workers.html")
 
 
 @login_required
 def project_pipeline_page(request, project_id: int):
-    return _project_page(
+    return project_page_render(
         request,
         project_id,
         "pipeline",
@@ -119,7 +121,7 @@ def _pipeline_context(project, roles) -> dict:
 
 @login_required
 def project_results_page(request, project_id: int):
-    return _project_page(
+    return project_page_render(
         request,
         project_id,
         "results",
@@ -130,7 +132,7 @@ def project_results_page(request, project_id: int):
 
 @login_required
 def project_settings_page(request, project_id: int):
-    return _project_page(request, project_id, "settings", "frontend/project_settings.html")
+    return project_page_render(request, project_id, "settings", "frontend/project_settings.html")
 
 
 @login_required
@@ -155,12 +157,12 @@ def assignment_page(request, assignment_id: int):
 
 @login_required
 def agreement_page(request, project_id: int):
-    return _project_page(request, project_id, "agreement", "frontend/agreement.html")
+    return project_page_render(request, project_id, "agreement", "frontend/agreement.html")
 
 
 @login_required
 def datasheet_page(request, project_id: int):
-    return _project_page(
+    return project_page_render(
         request,
         project_id,
         "datasheet",
@@ -172,17 +174,17 @@ def datasheet_page(request, project_id: int):
 
 @login_required
 def review_page(request, project_id: int):
-    return _project_page(request, project_id, "review", "frontend/review.html")
+    return project_page_render(request, project_id, "review", "frontend/review.html")
 
 
 @login_required
 def quality_page(request, project_id: int):
-    return _project_page(request, project_id, "quality", "frontend/quality.html")
+    return project_page_render(request, project_id, "quality", "frontend/quality.html")
 
 
 @login_required
 def perturbations_page(request, project_id: int):
-    return _project_page(
+    return project_page_render(
         request, project_id, "perturbations", "frontend/perturbations.html", _perturbations_context
     )
 
@@ -192,7 +194,7 @@ def perturb_author_page(request, project_id: int, item_id: int):
     def item_context(project, roles):
         return {"item": selectors.perturbation_original_get(project=project, item_id=item_id)}
 
-    return _project_page(
+    return project_page_render(
         request, project_id, "perturb-author", "frontend/perturb_author.html", item_context
     )
 
@@ -209,7 +211,7 @@ def _perturbations_context(project, roles) -> dict:
 
 @login_required
 def perturb_check_page(request, project_id: int):
-    return _project_page(request, project_id, "perturb-check", "frontend/perturb_check.html")
+    return project_page_render(request, project_id, "perturb-check", "frontend/perturb_check.html")
 
 
 @require_POST

@@ -8,7 +8,7 @@ from annotate.services.assignments import (
     leases_expire,
     rationale_sets_validate,
 )
-from annotate.services.dataset_import import (
+from annotate.services.imports import (
     ImportSummary,
     dataset_import,
     import_job_create,

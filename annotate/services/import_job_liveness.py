@@ -3,7 +3,7 @@ was lost are failed first (annotate/services/background_jobs.py has the rule), s
 list shows what really runs."""
 
 from annotate.models import ImportJob, JobStatus, Project
-from annotate.services.dataset_import import import_job_fail_if_worker_lost
+from annotate.services.imports import import_job_fail_if_worker_lost
 
 
 def project_import_jobs_fail_if_worker_lost(*, project: Project) -> int:

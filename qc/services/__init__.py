@@ -2,6 +2,8 @@ from qc.services.checks import annotation_quality_check, worker_standing_update
 from qc.services.qualification import (
     candidate_decide,
     gold_items_set,
+    project_worker_block,
+    project_worker_unblock,
     qualification_answer_submit,
     qualification_gate,
     qualification_standing,
@@ -11,8 +13,6 @@ from qc.services.qualification import (
 )
 from qc.services.reviews import review_submit
 from qc.services.workers import (
-    project_worker_block,
-    project_worker_unblock,
     worker_profile_for_user,
     worker_profile_set_status,
     worker_profiles_import_csv,

@@ -40,8 +40,7 @@ from qc.flag_rules import (
 )
 from qc.models import ProjectWorker, QualificationStatus, QualityFlag, SubmissionCheck
 from qc.selectors import annotations_without_checks
-from qc.services.qualification import quality_policy_get
-from qc.services.workers import project_worker_block
+from qc.services.qualification import project_worker_block, quality_policy_get
 from rationale_metrics.agreement import against_majority, majority_vote, mean_pairwise_kappa
 
 SUBMISSION_FLAG_KINDS = (EMPTY, TOO_FAST, STOPWORDS, FIRST_TOKENS)

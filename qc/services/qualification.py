@@ -212,6 +212,48 @@ def qualification_standing(*, project: Project, worker) -> ProjectWorker:
     return standing if standing is not None else _admit(project, worker)
 
 
+# ---------------------------------------------------------------- blocking a worker
+# A block or unblock is of the worker's standing, which qualification decides first.
+
+
+def _standing_locked(project: Project, worker) -> ProjectWorker:
+    if not ProjectWorker.objects.filter(project=project, worker=worker).exists():
+        qualification_standing(project=project, worker=worker)
+    return ProjectWorker.objects.select_for_update().get(project=project, worker=worker)
+
+
+@transaction.atomic
+def project_worker_block(*, project: Project, worker, reason: str, actor=None) -> ProjectWorker:
+    if not reason.strip():
+        raise ApplicationError("reason: say why the worker is blocked")
+    standing = _standing_locked(project, worker)
+    if standing.status == QualificationStatus.BLOCKED:
+        return standing
+    standing.status = QualificationStatus.BLOCKED
+    standing.reason = reason
+    standing.save(update_fields=["status", "reason", "updated_at"])
+    audit_record(
+        project=project, actor=actor, worker=worker, action=AuditAction.BLOCK, reason=reason
+    )
+    return standing
+
+
+@transaction.atomic
+def project_worker_unblock(*, project: Project, worker, reason: str, actor) -> ProjectWorker:
+    if not reason.strip():
+        raise ApplicationError("reason: say why the worker is unblocked")
+    standing = _standing_locked(project, worker)
+    if standing.status != QualificationStatus.BLOCKED:
+        raise ApplicationError(f"this worker is not blocked here (status: {standing.status})")
+    standing.status = QualificationStatus.QUALIFIED
+    standing.reason = reason
+    standing.save(update_fields=["status", "reason", "updated_at"])
+    audit_record(
+        project=project, actor=actor, worker=worker, action=AuditAction.UNBLOCK, reason=reason
+    )
+    return standing
+
+
 # ---------------------------------------------------------------- gold items
 
 

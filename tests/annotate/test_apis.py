@@ -257,7 +257,7 @@ def test_openapi_schema_and_docs_are_served(db, client):
 def test_a_running_job_with_a_recent_heartbeat_is_left_running(db, project, settings):
     from django.utils import timezone
 
-    from annotate.services.dataset_import import import_job_fail_if_worker_lost
+    from annotate.services.imports import import_job_fail_if_worker_lost
 
     job = ImportJob.objects.create(
         project=project,

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotate.models import ImportJob
 from annotate.services.background_jobs import job_fail_if_worker_lost
-from annotate.services.dataset_import import import_job_fail_if_worker_lost
+from annotate.services.imports import import_job_fail_if_worker_lost
 from exports.models import ExplainerRun, Export
 from exports.runs import explainer_run_fail_if_worker_lost
 from exports.services import export_fail_if_worker_lost

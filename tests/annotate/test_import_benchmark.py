@@ -23,7 +23,7 @@ from annotate.models import (
     TaskType,
 )
 from annotate.services import dataset_import
-from annotate.services.dataset_import import detect_import_format
+from annotate.services.imports import detect_import_format
 from rationale_metrics.problems import DataValidationError
 from tests.conftest import client_for
 from tests.factories import ProjectFactory

@@ -10,8 +10,10 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from annotate.models import Document, ImportJob, ImportPart, Item, ItemDocument, Project
-from annotate.services import import_chunks
-from annotate.services.dataset_import import import_job_progress
+from annotate.services import imports
+from annotate.services.imports import import_job_progress
+from annotate.services.imports import raw_text as raw_text_import
+from annotate.services.imports import split as import_split
 from config.storage import stored_names
 from tests.annotate.test_import_hostile_input import upload_job
 from tests.exports.test_export_chunks import FakeChord
@@ -87,7 +89,7 @@ def test_chunks_of_any_size_write_the_rows_of_one_chunk(
     }
     assert {(j.progress_done, j.progress_total) for j in jobs} == {(40, 40)}
     assert not ImportPart.objects.exists()
-    assert not list(stored_names(import_chunks.PARTS_ROOT))
+    assert not list(stored_names(imports.PARTS_ROOT))
 
 
 def test_a_csv_of_text_pairs_is_split_the_same_way(
@@ -120,23 +122,21 @@ def test_a_csv_of_text_pairs_is_split_the_same_way(
 def split_over_workers(monkeypatch):
     """The job sends its chunks as a chord; the test then plays the workers' part."""
     FakeChord.sent = []
-    monkeypatch.setattr(import_chunks, "chunks_go_to_workers", lambda chunks, **_: chunks > 1)
+    monkeypatch.setattr(import_split, "chunks_go_to_workers", lambda chunks, **_: chunks > 1)
     monkeypatch.setattr("celery.chord", FakeChord)
     return FakeChord.sent
 
 
 def run_chunk(signature) -> str:
     job_id, attempt, index, start, stop = signature.args
-    return import_chunks.import_chunk_run(
+    return imports.import_chunk_run(
         job_id=job_id, attempt=attempt, index=index, start=start, stop=stop
     )
 
 
 def publish(body) -> ImportJob:
     job_id, attempt, chunks, labels = body.args
-    return import_chunks.import_publish_run(
-        job_id=job_id, attempt=attempt, chunks=chunks, labels=labels
-    )
+    return imports.import_publish_run(job_id=job_id, attempt=attempt, chunks=chunks, labels=labels)
 
 
 def test_chunks_in_any_order_and_run_twice_write_nothing_until_the_last_step(
@@ -154,7 +154,7 @@ def test_chunks_in_any_order_and_run_twice_write_nothing_until_the_last_step(
     job.refresh_from_db()
     assert job.progress_done == 10, "a chunk run twice counts once"
     assert import_job_progress(job) == {"phase": "tokenizing", "done": 10, "total": 10}
-    assert len(list(stored_names(import_chunks.parts_folder(job.pk)))) == 3
+    assert len(list(stored_names(imports.parts_folder(job.pk)))) == 3
     assert not Item.objects.filter(project_id=job.project_id).exists()
     assert not Document.objects.filter(project_id=job.project_id).exists()
 
@@ -164,8 +164,8 @@ def test_chunks_in_any_order_and_run_twice_write_nothing_until_the_last_step(
     assert split.summary["items_created"] == 10
     assert publish(body).status == "succeeded", "a last step delivered again changes nothing"
     assert Item.objects.filter(project_id=job.project_id).count() == 10
-    assert not list(stored_names(import_chunks.parts_folder(job.pk)))
-    monkeypatch.setattr(import_chunks, "chunks_go_to_workers", lambda chunks, **_: False)
+    assert not list(stored_names(imports.parts_folder(job.pk)))
+    monkeypatch.setattr(import_split, "chunks_go_to_workers", lambda chunks, **_: False)
     one_process = import_into_new_project(rows_jsonl(10), django_capture_on_commit_callbacks)
     assert project_rows(Project.objects.get(pk=one_process.project_id)) == project_rows(
         Project.objects.get(pk=split.project_id)
@@ -178,7 +178,7 @@ def test_a_failed_chunk_fails_the_job_and_writes_nothing(
     settings.IMPORT_CHUNK_ROWS = 4
     job = import_into_new_project(rows_jsonl(10), django_capture_on_commit_callbacks)
     ((header, body),) = split_over_workers
-    tokenize = import_chunks.tokenize_texts
+    tokenize = raw_text_import.tokenize_texts
 
     def breaks_on_a_word(texts, **kwargs):
         texts = list(texts)
@@ -186,7 +186,7 @@ def test_a_failed_chunk_fails_the_job_and_writes_nothing(
             raise RuntimeError("the tokenizer ran out of memory")
         return tokenize(texts, **kwargs)
 
-    monkeypatch.setattr(import_chunks, "tokenize_texts", breaks_on_a_word)
+    monkeypatch.setattr(raw_text_import, "tokenize_texts", breaks_on_a_word)
 
     results = [run_chunk(s) for s in header]
     done = publish(body)
@@ -197,7 +197,7 @@ def test_a_failed_chunk_fails_the_job_and_writes_nothing(
     assert not Item.objects.filter(project_id=job.project_id).exists()
     assert not Document.objects.filter(project_id=job.project_id).exists()
     assert not ImportPart.objects.filter(job=job).exists()
-    assert not list(stored_names(import_chunks.parts_folder(job.pk)))
+    assert not list(stored_names(imports.parts_folder(job.pk)))
     assert not done.upload, "a rejected upload is deleted"
 
 
@@ -242,7 +242,7 @@ def test_a_conflict_that_arrives_while_chunks_run_fails_the_last_step(
     ((header, body),) = split_over_workers
     for signature in header:
         run_chunk(signature)
-    monkeypatch.setattr(import_chunks, "chunks_go_to_workers", lambda chunks, **_: False)
+    monkeypatch.setattr(import_split, "chunks_go_to_workers", lambda chunks, **_: False)
     other = rows_jsonl(1, start=3).replace(b'"r3"', b'"r5"')
     racing = upload_job(
         job.project, admin_of(job.project), "other.jsonl", other, django_capture_on_commit_callbacks
@@ -264,7 +264,7 @@ def test_an_import_started_again_supersedes_its_earlier_chunks(
 ):
     settings.IMPORT_CHUNK_ROWS = 4
     job = import_into_new_project(rows_jsonl(10), django_capture_on_commit_callbacks)
-    import_chunks.import_job_split(job, "second-attempt")
+    imports.import_job_split(job, "second-attempt")
     # As import_job_run records it before splitting.
     ImportJob.objects.filter(pk=job.pk).update(attempt="second-attempt")
     (first_header, first_body), (second_header, second_body) = split_over_workers
@@ -286,7 +286,51 @@ def test_the_sweep_removes_the_chunks_of_a_lost_job(
     run_chunk(header[0])
     ImportJob.objects.filter(pk=job.pk).update(status="failed")
 
-    assert import_chunks.import_parts_sweep() == 1
+    assert imports.import_parts_sweep() == 1
     assert not ImportPart.objects.filter(job=job).exists()
-    assert not list(stored_names(import_chunks.parts_folder(job.pk)))
+    assert not list(stored_names(imports.parts_folder(job.pk)))
     assert default_storage.exists(job.upload.name), "the upload is the daily sweep's to expire"
+
+
+@pytest.mark.parametrize(
+    ("task_type", "name", "content"),
+    [
+        ("classification", "rows.jsonl", rows_jsonl(11)),
+        (
+            "sentence_pair",
+            "pairs.csv",
+            (
+                "id,text_a,text_b,label\n"
+                + "".join(
+                    f'p{n},"Film {n} is good.","It was {n} times fine.",yes\n' for n in range(7)
+                )
+            ).encode(),
+        ),
+    ],
+)
+def test_a_job_writes_the_rows_and_summary_of_the_one_step_import(
+    db, settings, tmp_path, django_capture_on_commit_callbacks, task_type, name, content
+):
+    """A raw-text chunk stages its rows as items with their tokenized documents, as the
+    other formats do; what the last step writes from them is what the one-step import,
+    which tokenizes while it writes, writes from the file."""
+    settings.IMPORT_CHUNK_ROWS = 3
+    path = tmp_path / name
+    path.write_bytes(content)
+    one_step = ProjectFactory(labels=[], task_type=task_type)
+    chunked = ProjectFactory(labels=[], task_type=task_type)
+
+    summaries = [imports.dataset_import(project=one_step, path=path).as_dict()]
+    job = upload_job(chunked, admin_of(chunked), name, content, django_capture_on_commit_callbacks)
+    again = upload_job(
+        chunked, admin_of(chunked), name, content, django_capture_on_commit_callbacks
+    )
+
+    one_step.refresh_from_db()  # it adopted the file's labels
+    summaries.append(imports.dataset_import(project=one_step, path=path).as_dict())
+    chunked.refresh_from_db()
+
+    assert job.status == again.status == "succeeded", (job.error, again.error)
+    assert [job.summary, again.summary] == summaries
+    assert again.summary["items_created"] == 0 and again.summary["items_unchanged"] > 0
+    assert project_rows(chunked) == project_rows(one_step)

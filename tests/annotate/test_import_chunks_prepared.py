@@ -23,8 +23,10 @@ from annotate.models import (
     Project,
     RationaleSpan,
 )
-from annotate.services import benchmark_import, dataset_import, import_chunks
-from annotate.services.dataset_import import import_job_progress
+from annotate.services import dataset_import, imports
+from annotate.services.imports import benchmark as benchmark_import
+from annotate.services.imports import import_job_progress
+from annotate.services.imports import prepare as import_prepare
 from config.storage import stored_names
 from tests.annotate.test_import_chunks import admin_of, split_over_workers  # noqa: F401
 from tests.annotate.test_import_hostile_input import upload_job
@@ -177,7 +179,7 @@ def test_eraser_chunks_of_any_size_write_the_rows_of_the_one_step_import(
         assert job.summary == expected_summary
     assert len(expected[0]) > 1 and len(expected[3]) > 0
     assert not ImportPart.objects.exists()
-    assert not list(stored_names(import_chunks.PARTS_ROOT))
+    assert not list(stored_names(imports.PARTS_ROOT))
 
 
 def test_an_eraser_dataset_with_a_missing_split_keeps_its_warning(
@@ -237,14 +239,14 @@ def test_a_benchmark_file_imported_again_in_chunks_creates_nothing(
 
 def run_chunk(signature) -> str:
     job_id, attempt, index, start, stop = signature.args
-    return import_chunks.import_chunk_run(
+    return imports.import_chunk_run(
         job_id=job_id, attempt=attempt, index=index, start=start, stop=stop, **signature.kwargs
     )
 
 
 def publish(body) -> ImportJob:
     job_id, attempt, chunks, labels = body.args
-    return import_chunks.import_publish_run(
+    return imports.import_publish_run(
         job_id=job_id, attempt=attempt, chunks=chunks, labels=labels, **body.kwargs
     )
 
@@ -272,7 +274,7 @@ def test_eraser_chunks_in_any_order_and_run_twice_write_nothing_until_the_last_s
     job.refresh_from_db()
     assert job.progress_done == units, "a chunk run twice counts once"
     assert import_job_progress(job) == {"phase": "preparing", "done": units, "total": units}
-    assert len(list(stored_names(import_chunks.parts_folder(job.pk)))) == len(header)
+    assert len(list(stored_names(imports.parts_folder(job.pk)))) == len(header)
     assert not Item.objects.filter(project_id=job.project_id).exists()
     assert not Document.objects.filter(project_id=job.project_id).exists()
 
@@ -281,7 +283,7 @@ def test_eraser_chunks_in_any_order_and_run_twice_write_nothing_until_the_last_s
     assert done.status == "succeeded", (done.error, done.problems[:3])
     assert publish(body).status == "succeeded", "a last step delivered again changes nothing"
     assert project_dump(Project.objects.get(pk=job.project_id)) == expected
-    assert not list(stored_names(import_chunks.parts_folder(job.pk)))
+    assert not list(stored_names(imports.parts_folder(job.pk)))
 
 
 def test_a_benchmark_chunk_that_fails_in_preparing_fails_the_job_and_writes_nothing(
@@ -322,7 +324,7 @@ def test_a_benchmark_chunk_that_fails_in_preparing_fails_the_job_and_writes_noth
     assert not Item.objects.filter(project_id=job.project_id).exists()
     assert not Document.objects.filter(project_id=job.project_id).exists()
     assert not ImportPart.objects.filter(job=job).exists()
-    assert not list(stored_names(import_chunks.parts_folder(job.pk)))
+    assert not list(stored_names(imports.parts_folder(job.pk)))
 
 
 @pytest.fixture
@@ -351,16 +353,16 @@ def test_an_eraser_chunk_whose_database_fails_four_times_fails_the_job_with_noth
     )
     ((header, body),) = split_over_workers
     assert run_chunk(header[0]) == "written"
-    record_part = import_chunks._record_part
+    record_part = import_prepare._record_part
     calls = []
 
     def database_down(*args):
         calls.append(args)
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(import_chunks, "_record_part", database_down)
+    monkeypatch.setattr(import_prepare, "_record_part", database_down)
     result = annotate_tasks.import_chunk.apply(args=header[1].args, kwargs=header[1].kwargs)
-    monkeypatch.setattr(import_chunks, "_record_part", record_part)
+    monkeypatch.setattr(import_prepare, "_record_part", record_part)
 
     assert result.state == states.SUCCESS and result.get() == "failed"
     assert len(calls) == 4, "tried, then retried three times"
@@ -371,7 +373,7 @@ def test_an_eraser_chunk_whose_database_fails_four_times_fails_the_job_with_noth
     assert not Item.objects.filter(project_id=job.project_id).exists()
     assert not Document.objects.filter(project_id=job.project_id).exists()
     assert not ImportPart.objects.filter(job=job).exists()
-    assert not list(stored_names(import_chunks.parts_folder(job.pk)))
+    assert not list(stored_names(imports.parts_folder(job.pk)))
 
 
 def test_a_conflict_found_before_the_chunks_fails_the_job_with_the_same_words(

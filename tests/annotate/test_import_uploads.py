@@ -39,8 +39,8 @@ def test_an_upload_whose_import_crashed_is_deleted(
     def crash(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    # The job's check of the whole dataset, before its chunks (import_chunks.py).
-    monkeypatch.setattr(import_module("annotate.services.import_chunks"), "eraser_checked", crash)
+    # The job's check of the whole dataset, before its chunks (imports/check.py).
+    monkeypatch.setattr(import_module("annotate.services.imports.check"), "eraser_checked", crash)
 
     job = upload_job(
         project, role_users["admin"], "ds.zip", zipped_dataset(), django_capture_on_commit_callbacks

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotate.models import Document, ImportJob, ImportPart, Item, Project
-from annotate.services import import_chunks
+from annotate.services import imports
 from config.storage import stored_names
 from tests.annotate.test_import_chunks import project_rows, rows_jsonl
 from tests.annotate.test_worker_killed import big_jsonl, wait_until
@@ -60,7 +60,7 @@ def test_import_chunks_on_two_workers_write_the_rows_of_one(workers):  # noqa: F
     ), "both workers took chunks"
     assert (split.progress_done, split.progress_total) == (200, 200)
     assert not ImportPart.objects.filter(job=split).exists()
-    assert not list(stored_names(import_chunks.parts_folder(split_id)))
+    assert not list(stored_names(imports.parts_folder(split_id)))
     for worker in (first, second):
         worker.terminate()
         worker.wait(timeout=30)
@@ -97,7 +97,7 @@ def test_a_worker_killed_in_the_middle_of_an_import_chunk_writes_nothing(workers
     # The chunks still queued go to a new worker: they find the job failed and stop.
     _, log = workers("import-after", IMPORT_CHUNK_ROWS="1000")
     wait_until(lambda: "annotate.tasks.import_chunk[" in log.read_text(), timeout=60)
-    import_chunks.import_parts_sweep()
+    imports.import_parts_sweep()
     assert not Item.objects.filter(project=project).exists()
     assert not ImportPart.objects.filter(job_id=job_id).exists()
-    assert not list(stored_names(import_chunks.parts_folder(job_id)))
+    assert not list(stored_names(imports.parts_folder(job_id)))

@@ -12,7 +12,7 @@ import zipfile
 import pytest
 
 from annotate.models import Document, ImportJob, ImportPart, Item, Project
-from annotate.services import dataset_import, import_chunks
+from annotate.services import dataset_import, imports
 from config.storage import stored_names
 from tests.annotate.test_import_chunks_prepared import benchmark_lines, project_dump, zipped
 from tests.annotate.test_import_workers import admin_client, finished
@@ -70,7 +70,7 @@ def test_chunks_on_two_workers_write_the_rows_of_one_worker_and_of_one_step(
     assert sum(chunk_lines(first_log, second_log)) >= 2 * 4, "4 chunks or more, each finished"
     assert split.progress_done == split.progress_total > 0
     assert not ImportPart.objects.filter(job=split).exists()
-    assert not list(stored_names(import_chunks.parts_folder(split_id)))
+    assert not list(stored_names(imports.parts_folder(split_id)))
     for worker in (first, second):
         worker.terminate()
         worker.wait(timeout=30)
@@ -152,9 +152,9 @@ def test_a_worker_killed_in_the_middle_of_an_eraser_chunk_writes_nothing(workers
     # the job failed and stop.
     _, log = workers("eraser-after", IMPORT_CHUNK_ROWS="1000")
     wait_until(lambda: "annotate.tasks.import_chunk[" in log.read_text(), timeout=60)
-    import_chunks.import_parts_sweep()
+    imports.import_parts_sweep()
     assert ImportJob.objects.get(pk=job_id).status == "failed"
     assert not Item.objects.filter(project=project).exists()
     assert not Document.objects.filter(project=project).exists()
     assert not ImportPart.objects.filter(job_id=job_id).exists()
-    assert not list(stored_names(import_chunks.parts_folder(job_id)))
+    assert not list(stored_names(imports.parts_folder(job_id)))

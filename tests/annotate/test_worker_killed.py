@@ -78,7 +78,7 @@ def wait_until(condition, timeout=120):
 
 
 def test_killed_during_an_import_nothing_is_written_and_the_job_fails(own_worker, settings):
-    from annotate.services.dataset_import import import_job_progress
+    from annotate.services.imports import import_job_progress
 
     project = ProjectFactory(labels=[])
     admin = UserFactory(username="killer-admin")

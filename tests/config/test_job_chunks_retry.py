@@ -10,7 +10,7 @@ from celery import states
 from django.db import OperationalError
 
 from annotate import tasks as annotate_tasks
-from annotate.services import import_chunks
+from annotate.services import imports
 from exports import runs, services
 from exports import tasks as export_tasks
 from qc import agreement
@@ -20,7 +20,7 @@ CHUNK_TASKS = {
     "import": (
         annotate_tasks.import_chunk,
         (7, "a1", 3, 0, 10),
-        import_chunks,
+        imports,
         "import_chunk_run",
         "import_job_fail",
         "chunk 3: the database failed 4 times",

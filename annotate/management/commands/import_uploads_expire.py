@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from annotate.services.dataset_import import import_uploads_expire
+from annotate.services.imports import import_uploads_expire
 
 
 class Command(BaseCommand):

@@ -1,15 +1,15 @@
-"""Import a file in the fine-grained benchmark's format
-(docs/reference/metrics.md#fine-grained-benchmark-files) into a project.
+"""Files in the fine-grained benchmark's format
+(docs/reference/metrics.md#fine-grained-benchmark-files): the check of a whole file, its
+conflicts with a project, the staging of a chunk's lines, and the one-step import.
 
 The project's task type decides the benchmark task (annotate/benchmark_mapping.py). As
 every import here: the whole file is validated first, every problem named by file, line
-and field; then everything is written in one transaction through the ERASER import's
-writer, which skips what an earlier import of the same lines already wrote.
+and field; then everything is written in one transaction through the project writer,
+which skips what an earlier import of the same lines already wrote.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,19 +27,26 @@ from annotate.benchmark_mapping import (
     originals_of,
     task_of_record,
 )
-from annotate.models import ImportFormat, Item, Project, TaskType
-from annotate.services.dataset_import import (
+from annotate.models import ImportFormat, Project, TaskType
+from annotate.services.imports.publish import (
+    Holdings,
+    ProjectWriter,
+    document_conflict,
+    item_conflict,
+    labels_adopt,
+    perturbation_links_write,
+    project_lock,
+)
+from annotate.services.imports.records import (
     GIVEN_TOKENS,
     WRITE_BATCH,
     ImportSummary,
-    _adopt_labels,
-    _check_labels,
-    _lock_project,
-    _PreparedDocument,
-    _ProjectWriter,
-    _TaskFields,
-    _Throttled,
+    PreparedDocument,
+    ProgressThrottle,
+    TaskFields,
+    labels_check,
     staged_item,
+    text_sha256,
 )
 from annotate.tokenization import tokenize_texts, tokenizer_name
 from annotate.upload_slices import numbered_records
@@ -68,7 +75,7 @@ class BenchmarkChecked:
 
 
 def benchmark_checked(
-    project: Project, path: Path, label: str, progress: _Throttled
+    project: Project, path: Path, label: str, progress: ProgressThrottle
 ) -> BenchmarkChecked:
     """Read and check the benchmark file at `path` for `project`; DataValidationError with
     every problem found."""
@@ -87,13 +94,9 @@ def benchmark_checked(
     labels: list[str] = []
     if task != "reading_comprehension":
         # As item_from_instance labels the item: the class as text.
-        labels = _check_labels(
-            project,
-            (
-                (str(inst.label), label, inst.line, "sent_label")
-                for inst in instances
-                if inst.label is not None  # check_instances names the line lacking it
-            ),
+        labels = labels_check(
+            project.labels,
+            ((str(inst.label), label, inst.line, "sent_label") for inst in instances),
             problems,
         )
     problems.raise_if_any()
@@ -101,43 +104,40 @@ def benchmark_checked(
 
 
 def benchmark_conflicts(
-    writer: _ProjectWriter, checked: BenchmarkChecked, language: str, label: str
+    held: Holdings, checked: BenchmarkChecked, language: str, label: str
 ) -> ProblemList:
     """Lines whose item, or one of whose texts, the project already holds otherwise. Only
     the lines that name something it holds are mapped: the others cannot conflict."""
     problems = ProblemList()
-    if not writer.existing_items and not writer.existing_docs:
+    if not held.items and not held.documents:
         return problems
+    spacy_name = tokenizer_name(language)
     for inst in checked.instances:
         item = item_from_instance(inst, checked.task, language)
         key = str(item.sent_id)
-        if key not in writer.existing_items and not any(
-            d.docid in writer.existing_docs for d in item.documents
-        ):
+        if key not in held.items and not any(d.docid in held.documents for d in item.documents):
             continue
-        conflict = writer.item_conflict(
-            key, _fingerprint(inst, checked.task, language, checked.original_of)
+        conflict = item_conflict(
+            held, key, _fingerprint(inst, checked.task, language, checked.original_of)
         )
-        spacy_name = tokenizer_name(language)
         for doc in item.documents:
             tokenizer = spacy_name if doc.token_offsets is None else GIVEN_TOKENS
-            conflict = conflict or writer.document_conflict(
-                doc.docid, hashlib.sha256(doc.text.encode("utf-8")).hexdigest(), tokenizer
+            conflict = conflict or document_conflict(
+                held, doc.docid, text_sha256(doc.text), tokenizer
             )
         if conflict:
             problems.add(label, item.line, "sent_id", conflict)
     return problems
 
 
-def benchmark_import_file(
-    project: Project, path: Path, label: str, progress: _Throttled
+def benchmark_import(
+    project: Project, path: Path, label: str, progress: ProgressThrottle
 ) -> ImportSummary:
     """Import `path` into `project`; DataValidationError (nothing written) on any problem."""
     summary = ImportSummary(source_format=ImportFormat.BENCHMARK)
     checked = benchmark_checked(project, path, label, progress)
     task, instances, original_of = checked.task, checked.instances, checked.original_of
     mapped = [item_from_instance(inst, task, project.language) for inst in instances]
-    problems = ProblemList()
 
     fingerprints = {
         str(inst.sent_id): _fingerprint(inst, task, project.language, original_of)
@@ -145,20 +145,11 @@ def benchmark_import_file(
     }
     documents = _prepared_documents(mapped, project.language)
     with transaction.atomic():
-        project = _lock_project(project)
-        writer = _ProjectWriter(project, summary)
-        for item in mapped:
-            key = str(item.sent_id)
-            conflict = writer.item_conflict(key, fingerprints[key])
-            for doc in documents[key]:
-                conflict = conflict or writer.document_conflict(
-                    doc.docid, doc.text_sha256, doc.tokenizer
-                )
-            if conflict:
-                problems.add(label, item.line, "sent_id", conflict)
-        problems.raise_if_any()
-        _adopt_labels(project, checked.labels, summary)
-        present = set(writer.existing_items)
+        project = project_lock(project)
+        writer = ProjectWriter(project, summary)
+        benchmark_conflicts(writer.held, checked, project.language, label).raise_if_any()
+        labels_adopt(project, checked.labels, summary)
+        present = set(writer.held.items)
         fresh = [m for m in mapped if str(m.sent_id) not in present]
         summary.items_unchanged += len(mapped) - len(fresh)
         summary.documents_unchanged += sum(len(documents[str(m.sent_id)]) for m in mapped) - sum(
@@ -277,7 +268,7 @@ def _fingerprint(inst, task: str, language: str, original_of: dict) -> str:
         "original": original_of.get(inst.sent_id),
     }
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return text_sha256(text)
 
 
 def _prepared_documents(mapped: list[MappedItem], language: str) -> dict[str, list]:
@@ -291,7 +282,7 @@ def _prepared_documents(mapped: list[MappedItem], language: str) -> dict[str, li
         )
     )
     spacy_name = tokenizer_name(language)
-    prepared: dict[str, list[_PreparedDocument]] = {}
+    prepared: dict[str, list[PreparedDocument]] = {}
     for item in mapped:
         docs = []
         for doc in item.documents:
@@ -307,13 +298,13 @@ def _prepared_documents(mapped: list[MappedItem], language: str) -> dict[str, li
                 # The benchmark gives no sentence split: one sentence of all tokens.
                 sentences = np.array([[0, len(offsets)]], dtype=np.int64)
             docs.append(
-                _PreparedDocument(
+                PreparedDocument(
                     docid=doc.docid,
                     text=doc.text,
                     token_offsets=offsets,
                     sentence_ranges=sentences,
                     tokenizer=tokenizer,
-                    text_sha256=hashlib.sha256(doc.text.encode("utf-8")).hexdigest(),
+                    text_sha256=text_sha256(doc.text),
                 )
             )
         prepared[str(item.sent_id)] = docs
@@ -340,26 +331,5 @@ def _instance(item: MappedItem, label: str) -> Instance:
     )
 
 
-def _task_fields(item: MappedItem) -> _TaskFields:
-    return _TaskFields(roles=tuple(d.role for d in item.documents), answer=item.answer)
-
-
-def perturbation_links_write(project: Project, links: list[tuple[str, str, list[str]]]) -> None:
-    """Point each new perturbed item (annotation_id, its original's, its perturbation types)
-    at its original (new, or written by an earlier import)."""
-    if not links:
-        return
-    keys = {key for key, _, _ in links} | {original for _, original, _ in links}
-    pks = dict(
-        Item.objects.filter(project=project, annotation_id__in=keys).values_list(
-            "annotation_id", "pk"
-        )
-    )
-    Item.objects.bulk_update(
-        [
-            Item(pk=pks[key], perturbation_of_id=pks[original], perturbation_types=types)
-            for key, original, types in links
-        ],
-        ["perturbation_of", "perturbation_types"],
-        batch_size=WRITE_BATCH,
-    )
+def _task_fields(item: MappedItem) -> TaskFields:
+    return TaskFields(roles=tuple(d.role for d in item.documents), answer=item.answer)

@@ -21,19 +21,6 @@ SHARED_REFERENCE = (
 )
 
 
-# Tests that start Celery workers, kill them mid-job and wait for what follows measure their
-# waits for a machine that is not running two of them at once: pytest-xdist's loadgroup
-# scheduler keeps every such test in one process, one after another, while the other
-# process runs the rest of the suite.
-MACHINE_HEAVY_MARKERS = ("celery_worker",)
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if any(item.get_closest_marker(name) for name in MACHINE_HEAVY_MARKERS):
-            item.add_marker(pytest.mark.xdist_group("celery-workers"))
-
-
 def services_required() -> bool:
     """In CI (RW_REQUIRE_SERVICES=1) a missing service fails the test instead of skipping it."""
     return os.environ.get("RW_REQUIRE_SERVICES") == "1"

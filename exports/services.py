@@ -30,7 +30,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.models import Project
-from annotate.services.background_jobs import job_fail_if_worker_lost
+from annotate.services.background_jobs import job_attempt_begin, job_fail_if_worker_lost
 from config.exceptions import ApplicationError
 from config.job_chunks import chunks_go_to_workers
 from config.job_queue import task_send_on_commit
@@ -187,22 +187,7 @@ def export_run(*, export_id: int) -> Export:
         export = Export.objects.select_for_update().select_related("project").get(pk=export_id)
         if export.status not in (ExportStatus.PENDING, ExportStatus.RUNNING):
             return export
-        attempt = uuid.uuid4().hex
-        export.status = ExportStatus.RUNNING
-        export.attempt = attempt
-        export.started_at = export.heartbeat_at = timezone.now()
-        export.phase, export.progress_done, export.progress_total = "planning", 0, 0
-        export.save(
-            update_fields=[
-                "status",
-                "attempt",
-                "started_at",
-                "heartbeat_at",
-                "phase",
-                "progress_done",
-                "progress_total",
-            ]
-        )
+        attempt = job_attempt_begin(export, phase="planning")
     if export.cancel_requested:
         return _finish(export.pk, attempt, ExportStatus.CANCELLED)
     _discard_parts(export.pk)  # of an earlier attempt whose worker died

@@ -9,10 +9,14 @@ task, if redelivered, finds it ended and leaves it alone.
 The rule is written over the fields every job row has (annotate.models.BackgroundJob, and
 the same names on the explainer run and the agreement report): `status`, `heartbeat_at`,
 `started_at` where there is one, and `attempt` where jobs are started again.
+
+A job (re)starts through `job_attempt_begin`: under a new attempt, its progress reset, so a
+worker of an earlier attempt that is still writing is told apart and ignored.
 """
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
@@ -63,3 +67,26 @@ def job_fail_if_worker_lost(job: Job, *, error: str, reported_at: float | None =
     unchanged.update(**ended)
     job.refresh_from_db()
     return job
+
+
+def job_attempt_begin(job: Job, *, phase: str) -> str:
+    """Marks `job` (a row locked by the caller's transaction) as running under a new
+    attempt, from `phase` with no progress yet, and returns the attempt's key. A job
+    started again after its worker died keeps the time it first started."""
+    now = timezone.now()
+    job.status, job.attempt = RUNNING, uuid.uuid4().hex
+    job.started_at = job.started_at or now
+    job.heartbeat_at = now
+    job.phase, job.progress_done, job.progress_total = phase, 0, 0
+    job.save(
+        update_fields=[
+            "status",
+            "attempt",
+            "started_at",
+            "heartbeat_at",
+            "phase",
+            "progress_done",
+            "progress_total",
+        ]
+    )
+    return job.attempt

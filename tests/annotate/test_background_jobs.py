@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from annotate.models import ImportJob
-from annotate.services.background_jobs import job_fail_if_worker_lost
+from annotate.services.background_jobs import job_attempt_begin, job_fail_if_worker_lost
 from annotate.services.imports import import_job_fail_if_worker_lost
 from exports.models import ExplainerRun, Export
 from exports.runs import explainer_run_fail_if_worker_lost
@@ -106,6 +106,28 @@ def test_a_job_started_again_after_it_was_read_is_left_to_its_new_attempt(db, pr
     row = type(job).objects.get(pk=job.pk)
     assert (row.status, row.attempt, row.error) == ("running", "second", "")
     assert after.status == "running"
+
+
+@pytest.mark.parametrize("kind", ["import", "export"])
+def test_a_job_started_again_runs_under_a_new_attempt_and_keeps_its_first_start(db, project, kind):
+    make, _ = KINDS[kind]
+    job = make(project)
+    first_start = job.started_at
+    type(job).objects.filter(pk=job.pk).update(progress_done=7, progress_total=9)
+    job.refresh_from_db()
+
+    attempt = job_attempt_begin(job, phase="validating")
+
+    row = type(job).objects.get(pk=job.pk)
+    assert attempt not in ("", "first") and row.attempt == attempt
+    assert (row.status, row.phase, row.progress_done, row.progress_total) == (
+        "running",
+        "validating",
+        0,
+        0,
+    )
+    assert row.started_at == first_start
+    assert row.heartbeat_at > first_start
 
 
 def test_a_heartbeat_written_after_the_job_was_read_keeps_it_running(db, project):

@@ -8,7 +8,6 @@ written. Re-importing the same data creates nothing new.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 from django.conf import settings
@@ -17,6 +16,7 @@ from django.utils import timezone
 
 from annotate.benchmark_mapping import SNIFF_BYTES
 from annotate.models import ImportFormat, ImportJob, JobStatus, Project
+from annotate.services.background_jobs import job_attempt_begin
 from annotate.services.imports.benchmark import benchmark_import
 from annotate.services.imports.check import detect_import_format, file_head
 from annotate.services.imports.eraser import eraser_import
@@ -125,20 +125,5 @@ def import_job_run(*, job_id: int) -> ImportJob:
         job = ImportJob.objects.select_for_update().select_related("project").get(pk=job_id)
         if job.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
             return job
-        attempt = uuid.uuid4().hex
-        job.status, job.attempt = JobStatus.RUNNING, attempt
-        job.started_at = job.started_at or timezone.now()
-        job.heartbeat_at = timezone.now()
-        job.phase, job.progress_done, job.progress_total = "validating", 0, 0
-        job.save(
-            update_fields=[
-                "status",
-                "attempt",
-                "started_at",
-                "heartbeat_at",
-                "phase",
-                "progress_done",
-                "progress_total",
-            ]
-        )
+        attempt = job_attempt_begin(job, phase="validating")
     return import_job_split(job, attempt)

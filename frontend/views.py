@@ -13,6 +13,7 @@ from frontend import navigation, services
 from frontend.locale import supported_language
 from qc import selectors as qc_selectors
 from qc.cohorts import COHORTS
+from qc.project_setup import project_missing_to_annotate, project_setup_checklist
 
 
 @login_required
@@ -56,7 +57,13 @@ def project_page_render(request, project_id: int, page: str, template: str, cont
 
 
 def _overview_context(project, roles) -> dict:
+    # What the project still needs, for the admins who set it up: on top while a required
+    # step is left, folded at the bottom once none is.
+    checklist = project_setup_checklist(project=project) if Role.ADMIN in roles else []
     return {
+        "setup_checklist": checklist,
+        "setup_pending": any(not step.done and not step.optional for step in checklist),
+        "setup_done": sum(step.done for step in checklist),
         "progress": selectors.project_progress_summaries(project_ids=[project.pk])[project.pk],
         "is_annotator": Role.ANNOTATOR in roles,
         "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
@@ -140,6 +147,14 @@ def workspace(request, project_id: int):
     project = selectors.project_get_for_user(
         project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
     )
+    missing = project_missing_to_annotate(project=project)
+    if missing:
+        is_admin = Role.ADMIN in selectors.project_roles_of_user(project=project, user=request.user)
+        return render(
+            request,
+            "frontend/workspace_not_ready.html",
+            {"project": project, "missing": missing, "is_admin": is_admin},
+        )
     return render(request, "frontend/workspace.html", {"project": project})
 
 

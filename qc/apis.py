@@ -22,6 +22,7 @@ from qc import models as qc_models
 from qc import selectors as qc_selectors
 from qc import services as qc_services
 from qc.agreement import agreement_report_get, agreement_report_request, agreement_report_with_news
+from qc.project_setup import project_setup_checklist
 from qc.serializers import (
     DecisionInputSerializer,
     GoldItemChoiceOutputSerializer,
@@ -29,6 +30,7 @@ from qc.serializers import (
     QualityPolicySerializer,
     ReasonInputSerializer,
     ReviewInputSerializer,
+    SetupStepOutputSerializer,
     TestAnswerInputSerializer,
     WorkerCsvInputSerializer,
 )
@@ -212,6 +214,16 @@ class PipelineApi(APIView):
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, REPORT_ROLES)
         return Response(qc_selectors.pipeline_counts(project=project))
+
+
+class SetupChecklistApi(APIView):
+    """What the project still needs before annotators can work on it (admins)."""
+
+    @extend_schema(responses={200: SetupStepOutputSerializer(many=True), **errors(403, 404)})
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, ADMIN_ROLES)
+        steps = project_setup_checklist(project=project)
+        return Response(SetupStepOutputSerializer(steps, many=True).data)
 
 
 class QualityPolicyApi(APIView):

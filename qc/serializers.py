@@ -95,3 +95,15 @@ class GoldItemChoiceOutputSerializer(serializers.Serializer):
         if len(joined) <= GOLD_CHOICE_PREVIEW_CHARACTERS:
             return joined
         return joined[: GOLD_CHOICE_PREVIEW_CHARACTERS - 1] + "…"
+
+
+class SetupStepOutputSerializer(serializers.Serializer):
+    """One step of a project's setup checklist: done or not, optional or not, what is there
+    or what to do, in words, and the page that does it."""
+
+    key = serializers.CharField()
+    title = serializers.CharField()
+    done = serializers.BooleanField()
+    optional = serializers.BooleanField()
+    detail = serializers.CharField()
+    url = serializers.CharField()

@@ -22,6 +22,11 @@ urlpatterns = [
 
 urlpatterns += [
     path(
+        "projects/<int:project_id>/setup-checklist/",
+        apis.SetupChecklistApi.as_view(),
+        name="setup-checklist",
+    ),
+    path(
         "projects/<int:project_id>/reviews/next/", apis.ReviewNextApi.as_view(), name="review-next"
     ),
     path(

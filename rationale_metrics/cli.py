@@ -142,9 +142,21 @@ def command_validate(args) -> int:
     return 0
 
 
+def _baselines_installed() -> None:
+    """The baseline model needs scikit-learn, which the package alone does not install."""
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is None:
+        raise ValueError(
+            "explain needs scikit-learn for its baseline model, which is not installed: "
+            "pip install 'rationale-metrics[baselines]'"
+        )
+
+
 def command_explain(args) -> int:
     from rationale_metrics.explain import explain_split
 
+    _baselines_installed()
     if args.golden_path:
         return _explain_benchmark(args)
     if not args.data_dir:

@@ -60,9 +60,9 @@ def crowd_username(platform: str, external_id: str) -> str:
     return f"{platform}.{external_id}"
 
 
-def _event(*, kind: str, project: Project, link=None, session=None, actor=None, **detail):
+def _event(*, kind: str, project_id: int, link=None, session=None, actor=None, **detail):
     return CrowdEvent.objects.create(
-        project=project, link=link, session=session, actor=actor, kind=kind, detail=detail
+        project_id=project_id, link=link, session=session, actor=actor, kind=kind, detail=detail
     )
 
 
@@ -217,7 +217,7 @@ def study_link_create(*, project: Project, acting_user, **fields) -> StudyLink:
     link = StudyLink.objects.create(project=project, created_by=acting_user, **values)
     _event(
         kind=CrowdEventKind.LINK_CREATED,
-        project=project,
+        project_id=project.pk,
         link=link,
         actor=acting_user,
         platform=link.platform,
@@ -269,7 +269,7 @@ def study_link_update(*, link: StudyLink, acting_user, **changes) -> StudyLink:
     if changed:
         _event(
             kind=CrowdEventKind.LINK_UPDATED,
-            project=link.project,
+            project_id=link.project_id,
             link=link,
             actor=acting_user,
             changes={f: [before[f], str(_comparable(v))] for f, v in changed.items()},
@@ -318,11 +318,16 @@ def _crowd_account(platform: str, external_id: str) -> tuple[object, bool]:
     return user, False
 
 
-def _session_for(link: StudyLink, worker, arrival: Arrival) -> tuple[CrowdSession, bool]:
+def _session_for(
+    link: StudyLink, worker, arrival: Arrival, *, new_account: bool
+) -> tuple[CrowdSession, bool]:
     lookup = {"link": link, "platform_session_id": arrival.session_id}
     if not arrival.session_id:
         lookup["worker"] = worker
-    session = one_or_none(CrowdSession.objects.all(), **lookup)
+    # A new account has no session yet, so the insert comes first: the constraint on the
+    # platform's session id refuses it only if another worker holds that session, and
+    # the look-up below then finds theirs.
+    session = None if new_account else one_or_none(CrowdSession.objects.all(), **lookup)
     created = False
     if session is None:
         session = create_unless_taken(
@@ -349,7 +354,7 @@ def _end(session: CrowdSession, status: str, reason: str, kind: str) -> CrowdSes
     session.save(update_fields=["status", "end_reason", "ended_at", "items_done"])
     _event(
         kind=kind,
-        project=session.link.project,
+        project_id=session.link.project_id,
         link=session.link,
         session=session,
         reason=reason,
@@ -403,22 +408,27 @@ def crowd_entry(*, link: StudyLink, arrival: Arrival) -> Entry:
     worker, new_account = _crowd_account(link.platform, arrival.worker_id)
     try:
         profile = worker_profile_for_platform(
-            platform=link.platform, external_id=arrival.worker_id, user=worker
+            platform=link.platform,
+            external_id=arrival.worker_id,
+            user=worker,
+            user_is_new=new_account,
         )
     except ConflictError:
         raise EntryRefusedError(
             "This platform id is already bound to another account.", code="account_taken"
         ) from None
-    session, created = _session_for(link, worker, arrival)
+    session, created = _session_for(link, worker, arrival, new_account=new_account)
     if new_account:
         # Nothing can refer to an account this transaction has not committed yet: one
         # INSERT, without get_or_create's look-up and savepoint.
-        ProjectMembership.objects.create(project=link.project, user=worker, role=Role.ANNOTATOR)
+        ProjectMembership.objects.create(
+            project_id=link.project_id, user=worker, role=Role.ANNOTATOR
+        )
     else:
         membership_add(project=link.project, user=worker, role=Role.ANNOTATOR)
     _event(
         kind=CrowdEventKind.ENTERED if created else CrowdEventKind.RESUMED,
-        project=link.project,
+        project_id=link.project_id,
         link=link,
         session=session,
         worker_id=arrival.worker_id,
@@ -455,7 +465,7 @@ def crowd_consent_record(*, session: CrowdSession, agree: bool) -> CrowdSession:
     session.save(update_fields=["status", "consented_at"])
     _event(
         kind=CrowdEventKind.CONSENTED,
-        project=session.link.project,
+        project_id=session.link.project_id,
         link=session.link,
         session=session,
     )
@@ -501,7 +511,7 @@ def _complete(session: CrowdSession, reason: str) -> CrowdSession:
     session.save()
     _event(
         kind=CrowdEventKind.COMPLETED,
-        project=session.link.project,
+        project_id=session.link.project_id,
         link=session.link,
         session=session,
         reason=reason,

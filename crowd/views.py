@@ -194,9 +194,11 @@ def _examples(variant) -> list[dict]:
     return examples
 
 
-def _own_session(request, session_id: int):
+def _own_session(request, session_id: int, *, with_project: bool = False):
     try:
-        return selectors.crowd_session_get_for_worker(session_id=session_id, worker=request.user)
+        return selectors.crowd_session_get_for_worker(
+            session_id=session_id, worker=request.user, with_project=with_project
+        )
     except NotFoundError:
         return None
 
@@ -239,7 +241,7 @@ def consent(request, session_id: int):
 
 @require_http_methods(["GET", "HEAD"])
 def work(request, session_id: int):
-    session = _own_session(request, session_id)
+    session = _own_session(request, session_id, with_project=True)
     if session is None:
         return _lost(request)
     if session.status != SessionStatus.WORKING:

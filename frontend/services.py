@@ -21,7 +21,12 @@ def user_language_set(*, user, language: str) -> str:
 
 def user_language_get(*, user) -> str | None:
     """The interface language the user chose, or None to follow the browser."""
-    stored = UserPreference.objects.filter(user=user).values_list("language", flat=True).first()
+    # get(), not first(): one row by a unique key, read at every sign-in (a crowd
+    # launch's thousands), without an ORDER BY compiled for it.
+    try:
+        stored = UserPreference.objects.values_list("language", flat=True).get(user=user)
+    except UserPreference.DoesNotExist:
+        return None
     return supported_language(stored)
 
 

@@ -341,8 +341,11 @@ def worker_table(*, project: Project) -> list[dict]:
 def worker_record_get(*, project: Project, profile: WorkerProfile) -> WorkerRecord:
     """The project's record of the worker; an unsaved empty one (no history) when the
     project never imported or reviewed them. Never another project's."""
-    found = WorkerRecord.objects.filter(project=project, profile=profile).first()
-    return found if found is not None else WorkerRecord(project=project, profile=profile)
+    # get(), not first(): one row by a unique key, without an ORDER BY compiled for it.
+    try:
+        return WorkerRecord.objects.get(project=project, profile=profile)
+    except WorkerRecord.DoesNotExist:
+        return WorkerRecord(project=project, profile=profile)
 
 
 def candidate_list(*, project: Project) -> list[dict]:

@@ -9,18 +9,43 @@ beside it, the user's row. `config.auth.ModelBackend.get_user` takes that user
 instead of selecting it again when the request's session was loaded with it (see
 `config.auth.SignedInUserMiddleware`); the checks on it (active, session hash) are
 Django's own, unchanged. Sessions no longer depend on Redis.
+
+An annotator's session data is the same text request after request (nothing writes it
+between sign-in and sign-out), yet Django verifies its signature and parses it on each:
+a fifteenth of a "next" or "submit". The data decoded last is kept by its exact text, so
+the same text is verified and parsed once per process; only sessions whose values are all
+plain scalars are kept (a copy of the mapping is then all a caller can change), and a
+change of the signing key or serializer empties the memo.
 """
 
 from __future__ import annotations
 
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.sessions.backends import db
+from django.core.signals import setting_changed
 from django.db import DEFAULT_DB_ALIAS
 
 from config.prepared_sql import PreparedStatement, columns
 from config.sessions.models import SignInSession
 
 _session_with_user: PreparedStatement | None = None
+
+# Session data text -> what it decoded to, for texts whose signature was verified.
+_decoded: dict[str, dict] = {}
+# A worker process serves a few thousand signed-in users at most between restarts; past
+# this, the memo starts over rather than keep the order an LRU would need.
+DECODED_KEPT = 4096
+_SCALARS = (str, int, float, bool, type(None))
+# What decides whether a text verifies and what it decodes to.
+_DECODING_SETTINGS = {"SECRET_KEY", "SECRET_KEY_FALLBACKS", "SESSION_SERIALIZER"}
+
+
+def _forget_decoded(*, setting, **kwargs):
+    if setting in _DECODING_SETTINGS:
+        _decoded.clear()
+
+
+setting_changed.connect(_forget_decoded)
 
 
 def _statement() -> PreparedStatement:
@@ -49,7 +74,21 @@ class SessionStore(db.SessionStore):
     def get_model_class(cls):
         return SignInSession
 
+    def load(self):
+        # The data alone: Django's load() builds a session model instance only to read
+        # this one field from it.
+        session_data = self._session_data_from_db()
+        return self.decode(session_data) if session_data is not None else {}
+
     def _get_session_from_db(self):
+        session_data = self._session_data_from_db()
+        if session_data is None:
+            return None
+        return SignInSession.from_db(
+            DEFAULT_DB_ALIAS, ["session_key", "session_data"], [self.session_key, session_data]
+        )
+
+    def _session_data_from_db(self) -> str | None:
         self._loaded_user = None
         rows = _statement().rows_with_instances(
             get_user_model(), {"key": self.session_key}, leading=1
@@ -58,9 +97,20 @@ class SessionStore(db.SessionStore):
             self._session_key = None
             return None
         (session_data,), self._loaded_user = rows[0]
-        return SignInSession.from_db(
-            DEFAULT_DB_ALIAS, ["session_key", "session_data"], [self.session_key, session_data]
-        )
+        return session_data
+
+    def decode(self, session_data):
+        known = _decoded.get(session_data)
+        if known is not None:
+            return dict(known)
+        decoded = super().decode(session_data)
+        # Empty: a bad signature or data that did not parse decode to it too, and those
+        # must be checked (and logged) each time.
+        if decoded and all(isinstance(value, _SCALARS) for value in decoded.values()):
+            if len(_decoded) >= DECODED_KEPT:
+                _decoded.clear()
+            _decoded[session_data] = dict(decoded)
+        return decoded
 
     def user_loaded_with(self, user_id):
         """The user read with this session if it is user `user_id`, else None."""

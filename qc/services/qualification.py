@@ -208,8 +208,11 @@ def qualification_gate(*, project: Project, worker) -> WorkRefusal | None:
 
 def qualification_standing(*, project: Project, worker) -> ProjectWorker:
     """The worker's standing, deciding it on first visit."""
-    standing = ProjectWorker.objects.filter(project=project, worker=worker).first()
-    return standing if standing is not None else _admit(project, worker)
+    # get(), not first(): one row by a unique key, without an ORDER BY compiled for it.
+    try:
+        return ProjectWorker.objects.get(project=project, worker=worker)
+    except ProjectWorker.DoesNotExist:
+        return _admit(project, worker)
 
 
 # ---------------------------------------------------------------- blocking a worker

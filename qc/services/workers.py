@@ -82,39 +82,70 @@ def worker_profile_for_user(user) -> WorkerProfile:
     return WorkerProfile.objects.get(user=user)
 
 
-def worker_profile_for_platform(*, platform: str, external_id: str, user) -> WorkerProfile:
+def worker_profile_for_platform(
+    *, platform: str, external_id: str, user, user_is_new: bool = False
+) -> WorkerProfile:
     """The profile of a platform's worker id, bound to `user`: an imported one for that
     platform and id is linked, else a new one is made. Raises ConflictError when the
     (platform, id) profile belongs to another account, or `user` has another profile,
-    so an id can never be moved onto someone else's account."""
+    so an id can never be moved onto someone else's account.
+
+    `user_is_new`: `user` was created in the caller's still open transaction, so no
+    profile can name it yet: its own profile is not looked up, and linking an imported
+    profile needs no savepoint (nothing else can take the account meanwhile)."""
     if platform == Platform.UNSPECIFIED:
         raise ApplicationError("platform: name the platform the id comes from")
     taken = ConflictError(
         f"the {platform} id {external_id!r} belongs to another account",
         extra={"code": "platform_id_taken"},
     )
-    own = WorkerProfile.objects.filter(user=user).first()
-    if own is not None:
-        if (own.platform, own.external_id) != (platform, external_id):
-            raise taken
-        return own
-    # One statement each, under the (platform, external_id) and user constraints: two
-    # first visits of the same worker at once end with one profile, read by both.
-    try:
-        with transaction.atomic():
-            WorkerProfile.objects.filter(
-                platform=platform, external_id=external_id, user__isnull=True
-            ).update(user=user)
-    except IntegrityError:  # the account got a profile meanwhile: checked below
-        pass
-    profile = WorkerProfile.objects.filter(platform=platform, external_id=external_id).first()
-    if profile is None:
-        profile = create_unless_taken(
+    if user_is_new:
+        linked = _profile_link_imported(platform, external_id, user)
+    else:
+        own = _profile_or_none(user=user)
+        if own is not None:
+            if (own.platform, own.external_id) != (platform, external_id):
+                raise taken
+            return own
+        # One statement each, under the (platform, external_id) and user constraints: two
+        # first visits of the same worker at once end with one profile, read by both.
+        try:
+            with transaction.atomic():
+                linked = _profile_link_imported(platform, external_id, user)
+        except IntegrityError:  # the account got a profile meanwhile: checked below
+            linked = True
+    # Nothing linked: most likely there is no profile of this id yet, so the insert comes
+    # first (a refusal means one exists after all, and it is read below).
+    profile = (
+        None
+        if linked
+        else create_unless_taken(
             WorkerProfile, platform=platform, external_id=external_id, user=user
-        ) or (WorkerProfile.objects.filter(platform=platform, external_id=external_id).first())
+        )
+    )
+    if profile is None:
+        profile = _profile_or_none(platform=platform, external_id=external_id)
     if profile is None or profile.user_id != user.pk:
         raise taken
     return profile
+
+
+def _profile_link_imported(platform: str, external_id: str, user) -> bool:
+    """Binds the unbound profile of (platform, id) to `user`; whether there was one."""
+    return bool(
+        WorkerProfile.objects.filter(
+            platform=platform, external_id=external_id, user__isnull=True
+        ).update(user=user)
+    )
+
+
+def _profile_or_none(**unique_lookup) -> WorkerProfile | None:
+    """get(), not first(): first() orders the one row by the model's ordering, an ORDER
+    BY compiled for nothing."""
+    try:
+        return WorkerProfile.objects.get(**unique_lookup)
+    except WorkerProfile.DoesNotExist:
+        return None
 
 
 @dataclass

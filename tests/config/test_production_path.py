@@ -146,7 +146,7 @@ def test_next_and_submit_use_a_bounded_number_of_queries_whatever_the_project_si
 @pytest.mark.parametrize(
     "failing",
     [
-        "django.contrib.sessions.backends.db.SessionStore.load",
+        "config.sessions.backend.SessionStore._session_data_from_db",
         "config.auth.ModelBackend.get_user",
     ],
 )

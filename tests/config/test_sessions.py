@@ -6,6 +6,7 @@ from unittest import mock
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import signing
 from django.db import connection
 from django.http import HttpRequest
 from django.test import Client
@@ -15,6 +16,7 @@ from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from config import auth
+from config.sessions import backend
 from config.sessions.backend import SessionStore
 from config.sessions.models import SignInSession
 from tests.factories import UserFactory
@@ -186,3 +188,69 @@ def test_once_resolved_the_request_and_the_api_view_hold_the_user_itself(signed_
     assert type(response.wsgi_request.user) is get_user_model()
     assert type(response.renderer_context["request"].user) is get_user_model()
     assert response.renderer_context["request"].user.pk == user.pk
+
+
+@pytest.fixture
+def fresh_decode_memo():
+    backend._decoded.clear()
+    yield
+    backend._decoded.clear()
+
+
+def test_the_same_session_data_is_verified_and_parsed_once(signed_in, fresh_decode_memo):
+    """An annotator's session data is the same text on each of their requests."""
+    user, client = signed_in
+    key = client.session.session_key
+
+    with mock.patch("django.core.signing.loads", wraps=signing.loads) as loads:
+        first, again = SessionStore(key).load(), SessionStore(key).load()
+
+    assert loads.call_count == 1
+    assert first == again and first["_auth_user_id"] == str(user.pk)
+
+
+def test_a_change_to_a_loaded_session_is_not_seen_by_the_next_load(signed_in, fresh_decode_memo):
+    _, client = signed_in
+    key = client.session.session_key
+    first = SessionStore(key).load()
+
+    first["_auth_user_id"] = "0"
+    first["added"] = True
+
+    again = SessionStore(key).load()
+    assert again["_auth_user_id"] != "0" and "added" not in again
+
+
+def test_session_data_holding_containers_is_decoded_each_time(signed_in, fresh_decode_memo):
+    _, client = signed_in
+    store = SessionStore(client.session.session_key)
+    store.load()
+    store["recent"] = [1, 2]
+    store.save()
+
+    with mock.patch("django.core.signing.loads", wraps=signing.loads) as loads:
+        loaded = [SessionStore(store.session_key).load() for _ in range(2)]
+
+    assert loads.call_count == 2
+    assert loaded[0]["recent"] == loaded[1]["recent"] == [1, 2]
+
+
+def test_a_new_signing_key_no_longer_accepts_the_data_decoded_before(
+    signed_in, fresh_decode_memo, settings
+):
+    _, client = signed_in
+    key = client.session.session_key
+    assert SessionStore(key).load()
+
+    settings.SECRET_KEY = "another-" + settings.SECRET_KEY
+
+    assert SessionStore(key).load() == {}
+
+
+def test_tampered_session_data_decodes_to_nothing(signed_in, fresh_decode_memo):
+    _, client = signed_in
+    row = SignInSession.objects.get(session_key=client.session.session_key)
+    assert SessionStore(row.session_key).load()
+    SignInSession.objects.filter(pk=row.pk).update(session_data=row.session_data[:-2] + "xx")
+
+    assert SessionStore(row.session_key).load() == {}

@@ -362,13 +362,13 @@ def test_the_crowd_pages_read_the_workers_session_by_its_key_without_ordering(pr
 
 
 def test_the_entry_reads_its_unique_rows_without_ordering(prolific_link):
-    """The link by its key, the account by its name and the platform session: each one
-    row by a unique key, read without an ORDER BY compiled for nothing."""
+    """The link by its key and the account by its name: each one row by a unique key,
+    read without an ORDER BY compiled for nothing."""
     with CaptureQueriesContext(connection) as queries:
         arrived = Client().get(entry_url(prolific_link), prolific_params())
 
     assert arrived.status_code == 302
-    tables = ("crowd_studylink", "auth_user", "crowd_crowdsession")
+    tables = ("crowd_studylink", "auth_user")
     reads = [
         q["sql"]
         for q in queries.captured_queries
@@ -376,3 +376,68 @@ def test_the_entry_reads_its_unique_rows_without_ordering(prolific_link):
     ]
     assert {t for t in tables if any(f'FROM "{t}"' in sql for sql in reads)} == set(tables)
     assert [sql for sql in reads if "ORDER BY" in sql] == []
+
+
+def test_a_new_workers_entry_reads_the_link_alone_and_inserts_profile_and_session(
+    prolific_link,
+):
+    """The link without its project's and variant's columns (an arrival needs their ids
+    alone), and a new account's profile and platform session inserted without a look-up
+    first (a new account has neither)."""
+    with CaptureQueriesContext(connection) as queries:
+        arrived = Client().get(entry_url(prolific_link), prolific_params())
+
+    assert arrived.status_code == 302
+    sql = [q["sql"] for q in queries.captured_queries]
+    (link_read,) = [s for s in sql if s.startswith("SELECT") and 'FROM "crowd_studylink"' in s]
+    assert "JOIN" not in link_read
+    for table in ("qc_workerprofile", "crowd_crowdsession"):
+        assert [s for s in sql if s.startswith("SELECT") and f'FROM "{table}"' in s] == []
+        assert [s for s in sql if s.startswith(f'INSERT INTO "{table}"')]
+    session = CrowdSession.objects.get()
+    assert session.worker.worker_profile.external_id == prolific_params()["PROLIFIC_PID"]
+
+
+def test_a_new_worker_arriving_with_another_workers_session_is_refused(prolific_link):
+    first = Client().get(entry_url(prolific_link), prolific_params(pid="a" * 24))
+    taken = Client().get(entry_url(prolific_link), prolific_params(pid="b" * 24))
+    assert (first.status_code, taken.status_code) == (302, 403)
+    assert CrowdSession.objects.get().worker.username == f"prolific.{'a' * 24}"
+
+
+def test_the_consent_page_and_workspace_join_no_more_than_they_read(prolific_link):
+    """The consent page and its answer read the session with its link (no project, no
+    variant); the workspace adds the project; the standing and the worker's record are
+    read by their unique keys without an ORDER BY."""
+    client = Client()
+    arrived = client.get(entry_url(prolific_link), prolific_params())
+
+    with CaptureQueriesContext(connection) as page_queries:
+        page = client.get(arrived["Location"])
+    with CaptureQueriesContext(connection) as answer_queries:
+        answered = client.post(arrived["Location"], {"answer": "agree"})
+    with CaptureQueriesContext(connection) as work_queries:
+        work = client.get(answered["Location"])
+
+    assert (page.status_code, answered.status_code, work.status_code) == (200, 302, 200)
+
+    def session_read(queries):
+        return next(
+            q["sql"]
+            for q in queries.captured_queries
+            if q["sql"].startswith("SELECT") and 'FROM "crowd_crowdsession"' in q["sql"]
+        )
+
+    for queries in (page_queries, answer_queries):
+        assert '"annotate_project"' not in session_read(queries)
+        assert '"annotate_instructionvariant"' not in session_read(queries)
+    assert '"annotate_project"' in session_read(work_queries)
+    assert '"annotate_instructionvariant"' not in session_read(work_queries)
+    qc_reads = [
+        q["sql"]
+        for q in work_queries.captured_queries
+        if q["sql"].startswith("SELECT")
+        and any(f'FROM "{t}"' in q["sql"] for t in ("qc_projectworker", "qc_workerrecord"))
+    ]
+    assert len(qc_reads) == 2
+    assert [sql for sql in qc_reads if "ORDER BY" in sql] == []

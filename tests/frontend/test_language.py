@@ -4,7 +4,9 @@ every page renders in Chinese, and the API keeps English."""
 import json
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from annotate.models import ProjectMembership, Role, TaskType
 from frontend.models import UserPreference
@@ -36,6 +38,21 @@ def test_a_choice_is_stored_and_comes_back_at_the_next_sign_in(db, client):
     home = page(elsewhere, "/", HTTP_ACCEPT_LANGUAGE="en")
     assert "我的项目" in home
     assert '<html lang="zh-hans">' in home
+
+
+def test_a_sign_in_reads_the_stored_choice_by_its_user_without_ordering(db, client):
+    """One row by a unique key, read at each sign-in (each arrival of a crowd launch):
+    no ORDER BY compiled for it, with a stored choice and without one."""
+    chose, did_not = UserFactory(), UserFactory()
+    UserPreference.objects.create(user=chose, language="zh-hans")
+
+    with CaptureQueriesContext(connection) as queries:
+        Client().force_login(chose)
+        Client().force_login(did_not)
+
+    reads = [q["sql"] for q in queries.captured_queries if "frontend_userpreference" in q["sql"]]
+    assert len(reads) == 2
+    assert [sql for sql in reads if "ORDER BY" in sql] == []
 
 
 def test_switching_back_to_english(db, client):

@@ -2,7 +2,8 @@
 that name no platform keep linking to usernames, and an id never moves accounts."""
 
 import pytest
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
 
 from config.exceptions import ApplicationError, ConflictError
 from qc.models import Platform, WorkerProfile, WorkerRecord
@@ -67,6 +68,49 @@ def test_a_platform_id_never_moves_to_another_account():
         worker_profile_for_platform(platform="mturk", external_id="P1", user=first)
     with pytest.raises(ApplicationError):
         worker_profile_for_platform(platform="", external_id="P1", user=second)
+
+
+def test_a_new_account_links_an_imported_profile_or_gets_a_new_one_without_reads(into):
+    """An account made in the caller's transaction has no profile yet: an imported one
+    is linked, else one is inserted, and neither is looked up for the account first."""
+    worker_profiles_import_csv(
+        data=b"worker_id,approval_rate\nA7,96\n", platform=Platform.MTURK, **into
+    )
+    imported_to, fresh = UserFactory(username="mturk.A7"), UserFactory(username="mturk.B8")
+
+    with CaptureQueriesContext(connection) as queries:
+        linked = worker_profile_for_platform(
+            platform=Platform.MTURK, external_id="B8", user=fresh, user_is_new=True
+        )
+    made = worker_profile_for_platform(
+        platform=Platform.MTURK, external_id="A7", user=imported_to, user_is_new=True
+    )
+
+    assert (linked.user, linked.platform, linked.external_id) == (fresh, "mturk", "B8")
+    assert (made.user, rate(made, into["project"])) == (imported_to, 96)
+    statements = [q["sql"].split()[0] for q in queries.captured_queries]
+    assert statements.count("SELECT") == 0, queries.captured_queries
+    assert statements.count("UPDATE") == statements.count("INSERT") == 1
+
+
+def test_a_new_account_never_takes_a_platform_id_of_another_account():
+    owner = UserFactory()
+    worker_profile_for_platform(platform="prolific", external_id="P1", user=owner)
+    with pytest.raises(ConflictError):
+        worker_profile_for_platform(
+            platform="prolific", external_id="P1", user=UserFactory(), user_is_new=True
+        )
+    assert WorkerProfile.objects.get(platform="prolific", external_id="P1").user == owner
+
+
+def test_a_profile_is_read_without_ordering():
+    """One row by a unique key: an ORDER BY there only cost its compiling."""
+    user = UserFactory()
+    worker_profile_for_platform(platform="prolific", external_id="P1", user=user)
+    with CaptureQueriesContext(connection) as queries:
+        again = worker_profile_for_platform(platform="prolific", external_id="P1", user=user)
+    assert again.user == user
+    assert [q["sql"] for q in queries.captured_queries if "ORDER BY" in q["sql"]] == []
 
 
 def test_an_unknown_platform_is_refused_by_the_import(into):

@@ -9,7 +9,7 @@ operation and its scope, which decides what everyone else gets:
   member of it gets 404, so project ids do not leak; a member without the role gets 403.
 - SITE: site staff only; everyone else signed in gets 403.
 - OWNER: the caller's own assignment or crowd session; anyone else gets 404.
-- SIGNED_IN: anyone signed in.
+- SIGNED_IN: anyone signed in; PUBLIC (pages only): anyone at all.
 A caller who is not signed in gets 401 from the API, with the Basic challenge.
 
 The callers: nobody, a signed-in user with no membership, one member per project role,
@@ -69,7 +69,7 @@ CALLERS = (ANONYMOUS, NO_MEMBERSHIP, *PROJECT_ROLES, STAFF, OTHER_ADMIN, CROWD)
 MEMBERS = frozenset((*PROJECT_ROLES, CROWD))
 SIGNED_IN_CALLERS = frozenset(CALLERS) - {ANONYMOUS}
 
-PROJECT, SITE, OWNER, SIGNED_IN = "project", "site", "owner", "signed in"
+PROJECT, SITE, OWNER, SIGNED_IN, PUBLIC = "project", "site", "owner", "signed in", "public"
 
 
 @dataclass(frozen=True)
@@ -736,6 +736,14 @@ def page(scope: str, *allowed: str, anonymous: str = LOGIN) -> Page:
 # Page url name -> who may open it (GET). A refused caller gets what the API's table says
 # for the scope; a caller who is not signed in is sent to the sign-in page.
 PAGES: dict[str, Page] = {
+    # Open to everyone: signing in, the probes, the page scripts' strings, and the API's
+    # description (it names the operations; every one of them still checks its caller).
+    "login": page(PUBLIC, *CALLERS),
+    "healthz": page(PUBLIC, *CALLERS),
+    "readyz": page(PUBLIC, *CALLERS),
+    "javascript-catalog": page(PUBLIC, *CALLERS),
+    "schema": page(PUBLIC, *CALLERS),
+    "api-docs": page(PUBLIC, *CALLERS),
     "home": page(SIGNED_IN, *SIGNED_IN_CALLERS),
     "users-page": page(SITE, STAFF),
     "password-change": page(SIGNED_IN, *SIGNED_IN_CALLERS),

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -828,3 +829,72 @@ def test_each_caller_is_answered_as_the_page_table_says(name, world, db):
             problems.append(problem)
 
     assert not problems, f"GET {url} ({name}):\n" + "\n".join(problems)
+
+
+# ---------------------------------------------------------------- the table in the docs
+
+PERMISSIONS_DOC = Path(__file__).resolve().parents[1] / "docs" / "reference" / "permissions.md"
+TABLE_START = "<!-- permission-tables: start -->"
+TABLE_END = "<!-- permission-tables: end -->"
+SHORT_NAMES = {
+    ANONYMOUS: "anonymous",
+    NO_MEMBERSHIP: "no membership",
+    STAFF: "staff",
+    OTHER_ADMIN: "other project's admin",
+    CROWD: "crowd",
+}
+
+
+def _cell(allowed: bool, refusal: str) -> str:
+    return "yes" if allowed else refusal
+
+
+def permission_tables(operations: dict[str, tuple[str, str]]) -> str:
+    """The API's and the pages' tables as Markdown, as docs/reference/permissions.md shows
+    them: "yes", or the status a refused caller gets."""
+    header = "| | " + " | ".join(SHORT_NAMES.get(c, c) for c in CALLERS) + " | object rule |"
+    rule_line = "|---" * (len(CALLERS) + 2) + "|"
+    lines = ["### API operations", "", header, rule_line]
+    for operation_id in sorted(API, key=lambda op: (operations[op][1], operations[op][0])):
+        method, path = operations[operation_id]
+        row = API[operation_id]
+        cells = [
+            _cell(caller in row.allowed, str(_expected_refusal(row.scope, caller)))
+            for caller in CALLERS
+        ]
+        lines.append(
+            f"| `{method.upper()} {path}` | "
+            + " | ".join(cells)
+            + f" | {row.note} |".replace("|  |", "| |")
+        )
+    lines += ["", "### Pages", "", header.replace(" object rule |", " address |"), rule_line]
+    for name in sorted(PAGES):
+        row = PAGES[name]
+        cells = []
+        for caller in CALLERS:
+            if caller == ANONYMOUS and caller not in row.allowed:
+                refusal = "sign-in page" if row.anonymous == LOGIN else row.anonymous
+            else:
+                refusal = str(_expected_refusal(row.scope, caller))
+            cells.append(_cell(caller in row.allowed, refusal))
+        pattern = get_resolver()
+        if ":" in name:
+            namespace, short = name.split(":")
+            pattern, name_in = pattern.namespace_dict[namespace][1], short
+        else:
+            name_in = name
+        possibilities, *_ = pattern.reverse_dict.getlist(name_in)[0]
+        address = "/" + possibilities[0][0].replace("%(", "{").replace(")s", "}")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | `{address}` |")
+    return "\n".join(lines)
+
+
+def test_the_docs_show_this_table(operations):
+    text = PERMISSIONS_DOC.read_text()
+    shown = text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
+    wanted = permission_tables(operations)
+
+    assert shown == wanted, (
+        f"{PERMISSIONS_DOC.name} does not show the table of tests/test_permission_matrix.py; "
+        f"put this between its markers:\n\n{wanted}\n"
+    )

@@ -821,7 +821,10 @@ def test_each_caller_is_answered_as_the_page_table_says(name, world, db):
     rule = PAGES[name]
     url = reverse(name, kwargs=_page_kwargs(world, name))
     problems = []
-    for caller in CALLERS:
+    # A public page does not look at its caller (and the schema takes a second to build):
+    # the caller least entitled and one signed in stand for all.
+    callers = (ANONYMOUS, NO_MEMBERSHIP) if rule.scope == PUBLIC else CALLERS
+    for caller in callers:
         with transaction.atomic():
             response = world.clients[caller].get(url)
             transaction.set_rollback(True)

@@ -9,7 +9,7 @@ operation and its scope, which decides what everyone else gets:
   member of it gets 404, so project ids do not leak; a member without the role gets 403.
 - SITE: site staff only; everyone else signed in gets 403.
 - OWNER: the caller's own assignment or crowd session; anyone else gets 404.
-- SIGNED_IN: anyone signed in; PUBLIC (pages only): anyone at all.
+- SIGNED_IN: anyone signed in; PUBLIC: anyone at all.
 A caller who is not signed in gets 401 from the API, with the Basic challenge.
 
 The callers: nobody, a signed-in user with no membership, one member per project role,
@@ -22,6 +22,7 @@ docs/reference/permissions.md shows the same table; a test below keeps it in ste
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -360,18 +361,23 @@ def operations() -> dict[str, tuple[str, str]]:
     return found
 
 
+def _row_to_add(operation_id: str, method: str, path: str) -> str:
+    scope = "PROJECT" if "{project_id}" in path else "OWNER"
+    return f'    "{operation_id}": rule({scope}, ADMIN),  # {method.upper()} {path}'
+
+
 def test_the_table_declares_every_operation_of_the_schema_and_no_other(operations):
     undeclared = sorted(set(operations) - set(API))
     gone = sorted(set(API) - set(operations))
 
     assert not undeclared, (
-        "operations the permission table does not declare; add a row to API in "
-        "tests/test_permission_matrix.py (and to docs/reference/permissions.md) for each:\n"
-        + "\n".join(
-            f'    "{op}": rule(PROJECT, ADMIN, ...),  # {operations[op][0].upper()} '
-            f"{operations[op][1]} -- name the callers who may"
-            for op in undeclared
-        )
+        "operations the permission table does not declare. Add a row to API in "
+        "tests/test_permission_matrix.py for each, naming the callers who may call it "
+        "(ADMIN, RESEARCHER, REVIEWER, ANNOTATOR, AUTHOR, CHECKER, CROWD, STAFF, ...) and "
+        "its scope (PROJECT, SITE, OWNER, SIGNED_IN or PUBLIC); give an operation that takes a body "
+        "one in _body; then PERMISSIONS_DOC_UPDATE=1 python -m pytest "
+        "tests/test_permission_matrix.py -k docs writes docs/reference/permissions.md:\n"
+        + "\n".join(_row_to_add(op, *operations[op]) for op in undeclared)
     )
     assert not gone, f"rows for operations the schema no longer has; remove them: {gone}"
 
@@ -578,7 +584,14 @@ def _object_operations(operations) -> list[str]:
 
 def test_each_object_operation_is_checked_for_other_projects(operations):
     """The list the object test below walks: every operation with an object id in its path."""
-    assert set(_object_operations(operations)) == set(OBJECT_IDS_CHECKED)
+    missing = sorted(set(_object_operations(operations)) - set(OBJECT_IDS_CHECKED))
+    gone = sorted(set(OBJECT_IDS_CHECKED) - set(_object_operations(operations)))
+
+    assert not missing, (
+        f"add to OBJECT_IDS_CHECKED (and, for a new kind of id, its object to the world's "
+        f"objects): {missing}"
+    )
+    assert not gone, f"remove from OBJECT_IDS_CHECKED: {gone}"
 
 
 # Every operation with an object id in its path; the test above keeps the list complete.
@@ -745,6 +758,8 @@ PAGES: dict[str, Page] = {
     "javascript-catalog": page(PUBLIC, *CALLERS),
     "schema": page(PUBLIC, *CALLERS),
     "api-docs": page(PUBLIC, *CALLERS),
+    # A study link's door (here MTurk's preview of the HIT, which makes no account).
+    "crowd:entry": page(PUBLIC, *CALLERS),
     "home": page(SIGNED_IN, *SIGNED_IN_CALLERS),
     "users-page": page(SITE, STAFF),
     "password-change": page(SIGNED_IN, *SIGNED_IN_CALLERS),
@@ -781,7 +796,16 @@ def _page_kwargs(world: World, name: str) -> dict:
         resolver = resolver.namespace_dict[namespace][1]
     possibilities, *_ = resolver.reverse_dict.getlist(name)[0]
     _, parameters = possibilities[0]
-    return {parameter: world.objects[parameter].pk for parameter in parameters}
+    return {
+        parameter: world.objects["link_id"].key
+        if parameter == "key"
+        else world.objects[parameter].pk
+        for parameter in parameters
+    }
+
+
+# What a page needs in its query string besides its address.
+PAGE_QUERIES = {"crowd:entry": "?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=MATRIXHIT"}
 
 
 def _page_mismatch(rule: Page, caller: str, response) -> str | None:
@@ -819,7 +843,7 @@ def test_the_page_table_declares_every_page_with_an_owner():
 @pytest.mark.parametrize("name", sorted(PAGES))
 def test_each_caller_is_answered_as_the_page_table_says(name, world, db):
     rule = PAGES[name]
-    url = reverse(name, kwargs=_page_kwargs(world, name))
+    url = reverse(name, kwargs=_page_kwargs(world, name)) + PAGE_QUERIES.get(name, "")
     problems = []
     # A public page does not look at its caller (and the schema takes a second to build):
     # the caller least entitled and one signed in stand for all.
@@ -892,12 +916,20 @@ def permission_tables(operations: dict[str, tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def test_the_docs_show_this_table(operations):
-    text = PERMISSIONS_DOC.read_text()
-    shown = text.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
-    wanted = permission_tables(operations)
+def _doc_with_tables(text: str, tables: str) -> str:
+    before, rest = text.split(TABLE_START, 1)
+    _, after = rest.split(TABLE_END, 1)
+    return f"{before}{TABLE_START}\n{tables}\n{TABLE_END}{after}"
 
-    assert shown == wanted, (
+
+def test_the_docs_show_this_table(operations):
+    """PERMISSIONS_DOC_UPDATE=1 writes the table into the page first (after adding a row)."""
+    wanted = permission_tables(operations)
+    if os.environ.get("PERMISSIONS_DOC_UPDATE") == "1":
+        PERMISSIONS_DOC.write_text(_doc_with_tables(PERMISSIONS_DOC.read_text(), wanted))
+    text = PERMISSIONS_DOC.read_text()
+
+    assert text == _doc_with_tables(text, wanted), (
         f"{PERMISSIONS_DOC.name} does not show the table of tests/test_permission_matrix.py; "
-        f"put this between its markers:\n\n{wanted}\n"
+        "run: PERMISSIONS_DOC_UPDATE=1 python -m pytest tests/test_permission_matrix.py -k docs"
     )

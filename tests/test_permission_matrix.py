@@ -231,7 +231,7 @@ class World:
     users: dict
     clients: dict
     objects: dict  # path parameter (or path-specific key) -> model instance of `project`
-    other_ids: dict  # the same keys -> an id of the other project's object, where one exists
+    other_ids: dict  # the other project's id, and its export's (a parent under which to ask)
 
 
 def _client(user) -> APIClient:
@@ -310,7 +310,6 @@ def _build_world() -> World:
         project=project, worker=subject, status=QualificationStatus.PENDING
     )
 
-    other_variant = InstructionVariant.objects.get(project=other_project)
     other_export = Export.objects.create(project=other_project, params={}, status="succeeded")
     objects = {
         "project_id": project,
@@ -331,7 +330,6 @@ def _build_world() -> World:
     other_ids = {
         "project_id": other_project.pk,
         "export_id": other_export.pk,
-        "variant_id": other_variant.pk,
     }
     clients = {caller: _client(users.get(caller)) for caller in CALLERS}
     return World(project, other_project, users, clients, objects, other_ids)

@@ -372,8 +372,8 @@ def test_the_table_declares_every_operation_of_the_schema_and_no_other(operation
         "operations the permission table does not declare. Add a row to API in "
         "tests/test_permission_matrix.py for each, naming the callers who may call it "
         "(ADMIN, RESEARCHER, REVIEWER, ANNOTATOR, AUTHOR, CHECKER, CROWD, STAFF, ...) and "
-        "its scope (PROJECT, SITE, OWNER, SIGNED_IN or PUBLIC); give an operation that takes a body "
-        "one in _body; then PERMISSIONS_DOC_UPDATE=1 python -m pytest "
+        "its scope (PROJECT, SITE, OWNER, SIGNED_IN or PUBLIC); give an operation that takes "
+        "a body one in _body; then PERMISSIONS_DOC_UPDATE=1 python -m pytest "
         "tests/test_permission_matrix.py -k docs writes docs/reference/permissions.md:\n"
         + "\n".join(_row_to_add(op, *operations[op]) for op in undeclared)
     )
@@ -399,10 +399,6 @@ def _url(world: World, path: str, overrides: dict | None = None) -> str:
         value = (overrides or {}).get(key, world.objects[key].pk)
         url = url.replace("{" + name + "}", str(value))
     return url
-
-
-def _upload(name: str, body: bytes) -> SimpleUploadedFile:
-    return SimpleUploadedFile(name, body)
 
 
 # A body good enough to pass validation, for the operations that take one. An allowed
@@ -482,14 +478,14 @@ def _body(operation_id: str, world: World):
     }
     multipart = {
         "projects_imports_create": lambda: {
-            "file": _upload("matrix.jsonl", b'{"annotation_id": "m1", "text": "a b"}\n')
+            "file": SimpleUploadedFile("matrix.jsonl", b'{"annotation_id": "m1", "text": "a b"}\n')
         },
         "projects_workers_import_create": lambda: {
-            "file": _upload("w.csv", b"WorkerId,Status\nA1,Approved\n"),
+            "file": SimpleUploadedFile("w.csv", b"WorkerId,Status\nA1,Approved\n"),
             "platform": "mturk",
         },
         "projects_workers_import_jobs_create": lambda: {
-            "file": _upload("w.csv", b"WorkerId,Status\nA1,Approved\n"),
+            "file": SimpleUploadedFile("w.csv", b"WorkerId,Status\nA1,Approved\n"),
             "platform": "mturk",
         },
     }

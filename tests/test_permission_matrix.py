@@ -152,6 +152,7 @@ API: dict[str, Rule] = {
     "projects_gold_items_update": rule(PROJECT, *ADMINS, note="items of this project only"),
     "projects_gold_items_choices_list": rule(PROJECT, *ADMINS),
     "projects_audit_retrieve": rule(PROJECT, *ADMINS),
+    "projects_setup_checklist_list": rule(PROJECT, *ADMINS),
     # Workers.
     "projects_workers_retrieve": rule(PROJECT, *REPORTERS),
     "projects_workers_block_create": rule(PROJECT, *ADMINS, note="a worker of this project"),

@@ -8,8 +8,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from annotate.models import ImportJob, JobStatus
 from tests.annotate.test_apis import zipped_dataset
@@ -110,3 +112,25 @@ def test_beat_sweeps_expired_uploads_daily(db, project, settings):
 
     assert import_uploads_sweep.delay().get() == 1
     assert stored(old) is None
+
+
+def test_an_upload_over_the_limit_is_refused_naming_it_and_storing_nothing(
+    db, project, role_users, settings
+):
+    settings.IMPORT_MAX_UPLOAD_BYTES = 64
+    client = APIClient()
+    client.force_authenticate(role_users["admin"])
+    body = b'{"text": "a long enough line to pass the limit", "label": "a"}\n' * 2
+
+    response = client.post(
+        f"/api/projects/{project.pk}/imports/",
+        {"file": SimpleUploadedFile("big.jsonl", body)},
+        format="multipart",
+    )
+
+    assert response.status_code == 400
+    assert response.json()["detail"] == (
+        f"big.jsonl: {len(body)} bytes is over the upload limit of 64 bytes"
+    )
+    assert not ImportJob.objects.exists()
+    assert not (Path(settings.MEDIA_ROOT) / "imports").exists()

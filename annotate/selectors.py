@@ -134,15 +134,17 @@ def project_get_for_annotating(*, project_id: int, user) -> AnnotatorAccess:
 
 def annotator_access_get(*, project: Project, user) -> AnnotatorAccess:
     """`project_get_for_annotating` for a project already loaded (through an assignment of
-    the user's): their consent checked, and what they may see."""
+    the user's, or their study session), whatever their roles now: their consent checked,
+    and what they may see. The same plain SELECT, as the crowd's work page runs it too."""
     if user.is_superuser:
         held = dict.fromkeys(Role.values, MemberConsent.NOT_ASKED)
     else:
-        held = dict(
-            ProjectMembership.objects.filter(project=project, user=user).values_list(
-                "role", "consent"
-            )
+        rows = _PROJECT_WITH_ROLE.instances(
+            Project,
+            {"project": project.pk, "user": user.pk},
+            extra=("held_role", "held_consent"),
         )
+        held = {row.held_role: row.held_consent for row in rows}
     return _annotator_access(project, held)
 
 

@@ -467,6 +467,15 @@ def _locked(session: CrowdSession) -> CrowdSession:
 
 @transaction.atomic
 def crowd_consent_record(*, session: CrowdSession, agree: bool) -> CrowdSession:
+    if agree:
+        # The common answer in one conditional UPDATE (the row locked as it is written):
+        # the consent answer is on every participant's way in.
+        now = timezone.now()
+        if CrowdSession.objects.filter(pk=session.pk, status=SessionStatus.STARTED).update(
+            status=SessionStatus.WORKING, consented_at=now
+        ):
+            session.status, session.consented_at = SessionStatus.WORKING, now
+            return _consented(session)
     session = _locked(session)
     wanted = SessionStatus.WORKING if agree else SessionStatus.DECLINED
     if session.status == wanted:
@@ -475,16 +484,23 @@ def crowd_consent_record(*, session: CrowdSession, agree: bool) -> CrowdSession:
         raise ConflictError(
             f"consent was already answered (this session is {session.get_status_display()})"
         )
-    # The answer binds the worker's work in the project (annotate's consent check).
-    membership_consent_record(
-        project=session.link.project,
-        user_id=session.worker_id,
-        consent=MemberConsent.GIVEN if agree else MemberConsent.DECLINED,
-    )
     if not agree:
+        # The answer binds the worker's work in the project (annotate's consent check).
+        membership_consent_record(
+            project=session.link.project,
+            user_id=session.worker_id,
+            consent=MemberConsent.DECLINED,
+        )
         return _end(session, SessionStatus.DECLINED, "declined consent", CrowdEventKind.DECLINED)
     session.status, session.consented_at = SessionStatus.WORKING, timezone.now()
     session.save(update_fields=["status", "consented_at"])
+    return _consented(session)
+
+
+def _consented(session: CrowdSession) -> CrowdSession:
+    membership_consent_record(
+        project=session.link.project, user_id=session.worker_id, consent=MemberConsent.GIVEN
+    )
     _event(
         kind=CrowdEventKind.CONSENTED,
         project=session.link.project,

@@ -126,6 +126,25 @@ def test_a_new_platform_session_asks_for_consent_again(hot_path, study, prolific
     assert (refused.status_code, refused.json()["code"]) == (403, "consent_required")
 
 
+def test_the_qualification_test_is_not_served_or_answered_before_consent(study, prolific_link):
+    project, _admin = study
+    entry = arrive(prolific_link, worker="P1", session="S1")
+    client = _signed_in(entry.worker)
+    answer = {
+        "gold_item": 1,
+        "rationale_sets": [[{"docid": "d0", "start_token": 0, "end_token": 1}]],
+        "time_spent_ms": 1000,
+    }
+
+    served = client.post(reverse("qc:qualification-next", args=[project.pk]))
+    answered = client.post(
+        reverse("qc:qualification-answer", args=[project.pk]), json.dumps(answer), **JSON
+    )
+
+    assert (served.status_code, served.json()["code"]) == (403, "consent_required")
+    assert (answered.status_code, answered.json()["code"]) == (403, "consent_required")
+
+
 def test_members_who_did_not_arrive_through_a_study_are_not_asked(hot_path, study):
     project, _admin = study
     annotator = UserFactory()

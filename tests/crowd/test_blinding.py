@@ -48,6 +48,10 @@ def _participant_reads(project, link) -> tuple[list[str], dict]:
     working = client.post(arrived["Location"], {"answer": "agree"})
     keep(client.get(working["Location"]), 200)  # the work page, the workspace inside it
     keep(client.get(reverse("workspace", args=[project.pk])), 200)
+    keep(client.get(reverse("home")), 200)
+    keep(client.get(reverse("project-page", args=[project.pk])), 200)
+    keep(client.get(reverse("annotate:project-list")), 200)
+    keep(client.get(reverse("qc:qualification-status", args=[project.pk])), 200)
     api = {"content_type": "application/json"}
     lease = keep(client.post(reverse("annotate:assignment-next", args=[project.pk])), 200).json()
     assignment_id = lease["id"]

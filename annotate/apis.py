@@ -249,13 +249,17 @@ class AssignmentNextApi(APIView):
         responses={200: AssignmentOutputSerializer, 204: None, **errors(403, 404)},
     )
     def post(self, request, project_id: int):
-        project = selectors.project_get_for_user(
-            project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
-        )
-        assignment = services.assignment_next(project=project, worker=request.user)
+        access = selectors.project_get_for_annotating(project_id=project_id, user=request.user)
+        assignment = services.assignment_next(project=access.project, worker=request.user)
         if assignment is None:
             return Response({"detail": "no more items for you in this project"})
-        return Response(AssignmentOutputSerializer(assignment).data)
+        return Response(_assignment_out(assignment, access))
+
+
+def _assignment_out(assignment, access: selectors.AnnotatorAccess) -> dict:
+    return AssignmentOutputSerializer(
+        assignment, context={"variant_hidden": access.variant_hidden}
+    ).data
 
 
 class WorkerProgressApi(APIView):
@@ -263,19 +267,18 @@ class WorkerProgressApi(APIView):
 
     @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
-        project = selectors.project_get_for_user(
-            project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
-        )
-        return Response(selectors.worker_progress(project=project, worker=request.user))
+        access = selectors.project_get_for_annotating(project_id=project_id, user=request.user)
+        return Response(selectors.worker_progress(access=access, worker=request.user))
 
 
 class AssignmentDetailApi(APIView):
-    @extend_schema(responses={200: AssignmentOutputSerializer, **errors(404)})
+    @extend_schema(responses={200: AssignmentOutputSerializer, **errors(403, 404)})
     def get(self, request, assignment_id: int):
         assignment = selectors.assignment_get_for_worker(
             assignment_id=assignment_id, worker=request.user
         )
-        return Response(AssignmentOutputSerializer(assignment).data)
+        access = selectors.annotator_access_get(project=assignment.item.project, user=request.user)
+        return Response(_assignment_out(assignment, access))
 
 
 def _owned_body(validate, *, assignment_id: int, worker):
@@ -297,7 +300,9 @@ def _draft_validated(data) -> dict:
 
 
 class AssignmentDraftApi(APIView):
-    @extend_schema(request=DraftInputSerializer, responses={204: None, **errors(400, 404, 409)})
+    @extend_schema(
+        request=DraftInputSerializer, responses={204: None, **errors(400, 403, 404, 409)}
+    )
     def put(self, request, assignment_id: int):
         data = _owned_body(
             lambda: _draft_validated(request.data), assignment_id=assignment_id, worker=request.user
@@ -309,7 +314,7 @@ class AssignmentDraftApi(APIView):
 
 
 class AssignmentSkipApi(APIView):
-    @extend_schema(request=None, responses={204: None, **errors(404, 409)})
+    @extend_schema(request=None, responses={204: None, **errors(403, 404, 409)})
     def post(self, request, assignment_id: int):
         services.assignment_skip(assignment_id=assignment_id, worker=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -94,6 +94,12 @@ class Project(models.Model):
         "instruction invites annotators to make one set per group that justifies the result. "
         "Off in the instruction study's presets.",
     )
+    blind_annotators = models.BooleanField(
+        default=False,
+        help_text="Annotators see their instruction's text and examples only, never which "
+        "variant it is (its name, version or per-variant counts). A study's participants are "
+        "always blinded; admins, researchers and reviewers never are.",
+    )
     perturbation_types = models.JSONField(
         default=list,
         blank=True,
@@ -129,12 +135,28 @@ class Project(models.Model):
         return self.name
 
 
+class MemberConsent(models.TextChoices):
+    """A member's consent to take part in a study. Asked of those who join a project through
+    a study link (crowd participants) only: until they give it, and for good once they
+    decline it, they are served no work and can store none."""
+
+    NOT_ASKED = "not_asked", _("Not asked (not a study participant)")
+    PENDING = "pending", _("Asked, not answered yet")
+    GIVEN = "given", _("Given")
+    DECLINED = "declined", _("Declined")
+
+
 class ProjectMembership(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships"
     )
     role = models.CharField(max_length=16, choices=Role.choices)
+    # Kept on the membership, which every "next" already reads with the caller's roles
+    # (annotate.selectors), so that the consent check costs "next" no query of its own.
+    consent = models.CharField(
+        max_length=16, choices=MemberConsent.choices, default=MemberConsent.NOT_ASKED
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

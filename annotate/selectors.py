@@ -15,6 +15,7 @@ from annotate.models import (
     InstructionVariant,
     Item,
     ItemDocument,
+    MemberConsent,
     Perturbation,
     PerturbationEvent,
     PerturbationStatus,
@@ -24,6 +25,7 @@ from annotate.models import (
     TaskType,
     WorkerVariantBinding,
 )
+from annotate.participants import consent_refusal, is_participant, variant_hidden
 from annotate.perturbation_types import available_types
 from config.exceptions import NotFoundError, PermissionDeniedError
 from config.prepared_sql import PreparedStatement, columns
@@ -48,12 +50,44 @@ def project_list_for_user(*, user) -> QuerySet[Project]:
 
 _PROJECT_WITH_ROLE = PreparedStatement(
     "rw_project_role",
-    f"SELECT m.role AS held_role, {columns(Project, 'p')} "  # noqa: S608 - model names only
+    f"SELECT m.role AS held_role, m.consent AS held_consent, {columns(Project, 'p')} "  # noqa: S608 - model names only
     f"FROM {ProjectMembership._meta.db_table} m "
     f"JOIN {Project._meta.db_table} p ON p.id = m.project_id "
     "WHERE m.project_id = %(project)s AND m.user_id = %(user)s",
     [("project", "bigint"), ("user", "bigint")],
 )
+
+
+def _project_and_held_roles(
+    *, project_id: int, user, roles: tuple[str, ...] | None
+) -> tuple[Project, dict[str, str]]:
+    """The project and the caller's roles in it, each with the membership's consent."""
+    if user.is_authenticated and not user.is_superuser:
+        # One query for the project and the caller's roles in it. It runs on every call of
+        # every project endpoint, "next item" included, so it is a plain SELECT: built by
+        # the ORM, the query cost three times the CPU of running it.
+        rows = _PROJECT_WITH_ROLE.instances(
+            Project,
+            {"project": project_id, "user": user.pk},
+            extra=("held_role", "held_consent"),
+        )
+        if not rows:
+            raise NotFoundError("project not found")
+        project, held = rows[0], {row.held_role: row.held_consent for row in rows}
+    else:
+        project = Project.objects.filter(pk=project_id).first()
+        if project is None:
+            raise NotFoundError("project not found")
+        held = dict.fromkeys(
+            project_roles_of_user(project=project, user=user), MemberConsent.NOT_ASKED
+        )
+        if not held:
+            raise NotFoundError("project not found")
+    if roles is not None and not held.keys() & set(roles):
+        raise PermissionDeniedError(
+            f"this needs the {' or '.join(roles)} role in project {project.name!r}"
+        )
+    return project, held
 
 
 def project_get_for_user(*, project_id: int, user, roles: tuple[str, ...] | None = None) -> Project:
@@ -62,28 +96,56 @@ def project_get_for_user(*, project_id: int, user, roles: tuple[str, ...] | None
     Non-members get NotFound, so that project ids do not leak; members without the
     role get PermissionDenied.
     """
-    if user.is_authenticated and not user.is_superuser:
-        # One query for the project and the caller's roles in it. It runs on every call of
-        # every project endpoint, "next item" included, so it is a plain SELECT: built by
-        # the ORM, the query cost three times the CPU of running it.
-        rows = _PROJECT_WITH_ROLE.instances(
-            Project, {"project": project_id, "user": user.pk}, extra=("held_role",)
-        )
-        if not rows:
-            raise NotFoundError("project not found")
-        project, held = rows[0], {row.held_role for row in rows}
+    return _project_and_held_roles(project_id=project_id, user=user, roles=roles)[0]
+
+
+@dataclass(frozen=True)
+class AnnotatorAccess:
+    """A member who may be served work in a project, and what they may see of it."""
+
+    project: Project
+    variant_hidden: bool
+    # Joined through a study link: their counts are of the study, not of the project.
+    participant: bool
+
+
+def _annotator_access(project: Project, held: dict[str, str]) -> AnnotatorAccess:
+    consent = held.get(Role.ANNOTATOR)
+    refusal = consent_refusal(consent)
+    if refusal is not None:
+        raise refusal
+    return AnnotatorAccess(
+        project=project,
+        variant_hidden=variant_hidden(
+            roles=held.keys(), consent=consent, blind_annotators=project.blind_annotators
+        ),
+        participant=is_participant(consent),
+    )
+
+
+def project_get_for_annotating(*, project_id: int, user) -> AnnotatorAccess:
+    """The project for its annotator `user`, as `project_get_for_user` finds it (in the
+    same one query), provided their consent lets them work (ConsentRequiredError)."""
+    project, held = _project_and_held_roles(
+        project_id=project_id, user=user, roles=(Role.ANNOTATOR,)
+    )
+    return _annotator_access(project, held)
+
+
+def annotator_access_get(*, project: Project, user) -> AnnotatorAccess:
+    """`project_get_for_annotating` for a project already loaded (through an assignment of
+    the user's, or their study session), whatever their roles now: their consent checked,
+    and what they may see. The same plain SELECT, as the crowd's work page runs it too."""
+    if user.is_superuser:
+        held = dict.fromkeys(Role.values, MemberConsent.NOT_ASKED)
     else:
-        project = Project.objects.filter(pk=project_id).first()
-        if project is None:
-            raise NotFoundError("project not found")
-        held = project_roles_of_user(project=project, user=user)
-        if not held:
-            raise NotFoundError("project not found")
-    if roles is not None and not held.intersection(roles):
-        raise PermissionDeniedError(
-            f"this needs the {' or '.join(roles)} role in project {project.name!r}"
+        rows = _PROJECT_WITH_ROLE.instances(
+            Project,
+            {"project": project.pk, "user": user.pk},
+            extra=("held_role", "held_consent"),
         )
-    return project
+        held = {row.held_role: row.held_consent for row in rows}
+    return _annotator_access(project, held)
 
 
 def import_job_list(*, project: Project) -> QuerySet[ImportJob]:
@@ -173,12 +235,20 @@ def assignment_check_owned(*, assignment_id: int, worker) -> None:
         raise NotFoundError("assignment not found")
 
 
-def worker_progress(*, project: Project, worker) -> dict:
-    """What the annotator sees: their submissions, and how full their variant's items are."""
-    binding = WorkerVariantBinding.objects.filter(project=project, worker=worker).first()
+def worker_progress(*, access: AnnotatorAccess, worker) -> dict:
+    """What the annotator sees: their submissions, and how full their variant's items are;
+    only their submissions where the variant is hidden from them (`counted_in` says
+    whether those are of a study they take part in or of the project)."""
+    project = access.project
     submitted = Assignment.objects.filter(
         item__project=project, worker=worker, status=AssignmentStatus.SUBMITTED
     ).count()
+    if access.variant_hidden:
+        return {
+            "submitted_by_you": submitted,
+            "counted_in": "study" if access.participant else "project",
+        }
+    binding = WorkerVariantBinding.objects.filter(project=project, worker=worker).first()
     quota = project.annotators_per_item * project.items.count()
     filled = (
         Assignment.objects.filter(

@@ -56,6 +56,7 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
             "labels_from_annotators",
             "question_rationales",
             "multi_set_mode",
+            "blind_annotators",
             "created_at",
             "item_count",
         ]
@@ -158,6 +159,7 @@ class ProjectPolicyInputSerializer(serializers.Serializer):
     labels_from_annotators = StrictBooleanField(required=False)
     question_rationales = StrictBooleanField(required=False)
     multi_set_mode = StrictBooleanField(required=False)
+    blind_annotators = StrictBooleanField(required=False)
 
 
 class MembershipInputSerializer(serializers.Serializer):
@@ -275,15 +277,22 @@ class AssignmentOutputSerializer(serializers.Serializer):
         }
 
     def get_variant(self, assignment) -> dict:
+        """The instruction to follow; which variant it is (name, version, the highlight
+        unit it steers toward) only for those allowed to know (`variant_hidden`)."""
         variant = assignment.variant
-        return {
-            "name": variant.name,
-            "version": variant.version,
-            "granularity": variant.granularity,
+        shown = {
             "text": variant_display_text(
                 variant.text, multi_set=assignment.item.project.multi_set_mode
             ),
             "examples": variant.examples,
+        }
+        if self.context.get("variant_hidden"):
+            return shown
+        return {
+            "name": variant.name,
+            "version": variant.version,
+            "granularity": variant.granularity,
+            **shown,
         }
 
     def get_item(self, assignment) -> dict:

@@ -105,6 +105,19 @@ def crowd_session_get_for_worker(
         raise NotFoundError("session not found") from None
 
 
+def session_awaiting_consent(*, worker, project_id: int) -> CrowdSession | None:
+    """The worker's latest session in the project whose consent is still to be answered."""
+    return (
+        CrowdSession.objects.filter(
+            worker_id=getattr(worker, "pk", None),
+            link__project_id=project_id,
+            status=SessionStatus.STARTED,
+        )
+        .order_by("-started_at", "-pk")
+        .first()
+    )
+
+
 def session_list(*, link: StudyLink) -> QuerySet[CrowdSession]:
     return CrowdSession.objects.filter(link=link).select_related("worker__worker_profile")
 

@@ -19,8 +19,14 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 
-from annotate.models import InstructionVariant, Project, ProjectMembership, Role
-from annotate.services import membership_add
+from annotate.models import (
+    InstructionVariant,
+    MemberConsent,
+    Project,
+    ProjectMembership,
+    Role,
+)
+from annotate.services import membership_add, membership_consent_record
 from annotate.services.variant_binding import worker_variant_bind
 from config.exceptions import ApplicationError, ConflictError, PermissionDeniedError
 from config.transactions import create_unless_taken
@@ -418,14 +424,19 @@ def crowd_entry(*, link: StudyLink, arrival: Arrival) -> Entry:
             "This platform id is already bound to another account.", code="account_taken"
         ) from None
     session, created = _session_for(link, worker, arrival, new_account=new_account)
+    declined_before = False
     if new_account:
         # Nothing can refer to an account this transaction has not committed yet: one
         # INSERT, without get_or_create's look-up and savepoint.
         ProjectMembership.objects.create(
-            project_id=link.project_id, user=worker, role=Role.ANNOTATOR
+            project_id=link.project_id,
+            user=worker,
+            role=Role.ANNOTATOR,
+            consent=MemberConsent.PENDING,
         )
     else:
-        membership_add(project=link.project, user=worker, role=Role.ANNOTATOR)
+        membership = membership_add(project=link.project, user=worker, role=Role.ANNOTATOR)
+        declined_before = membership.consent == MemberConsent.DECLINED
     _event(
         kind=CrowdEventKind.ENTERED if created else CrowdEventKind.RESUMED,
         project_id=link.project_id,
@@ -435,8 +446,21 @@ def crowd_entry(*, link: StudyLink, arrival: Arrival) -> Entry:
         platform_session_id=arrival.session_id,
         platform_task_id=arrival.task_id,
     )
-    if created:
+    if created and declined_before:
+        # A decline stands for good: the new session ends at once, down the same path.
+        _end(
+            session,
+            SessionStatus.DECLINED,
+            "declined consent in an earlier session",
+            CrowdEventKind.DECLINED,
+        )
+    elif created:
         _screen_on_arrival(session, worker, profile, new_account=new_account)
+        if not new_account and session.status == SessionStatus.STARTED:
+            # A new platform session asks for consent again; no work until it is answered.
+            membership_consent_record(
+                project_id=link.project_id, user_id=worker.pk, consent=MemberConsent.PENDING
+            )
     return Entry(session=session, worker=worker, resumed=not created)
 
 
@@ -451,6 +475,15 @@ def _locked(session: CrowdSession) -> CrowdSession:
 
 @transaction.atomic
 def crowd_consent_record(*, session: CrowdSession, agree: bool) -> CrowdSession:
+    if agree:
+        # The common answer in one conditional UPDATE (the row locked as it is written):
+        # the consent answer is on every participant's way in.
+        now = timezone.now()
+        if CrowdSession.objects.filter(pk=session.pk, status=SessionStatus.STARTED).update(
+            status=SessionStatus.WORKING, consented_at=now
+        ):
+            session.status, session.consented_at = SessionStatus.WORKING, now
+            return _consented(session)
     session = _locked(session)
     wanted = SessionStatus.WORKING if agree else SessionStatus.DECLINED
     if session.status == wanted:
@@ -460,9 +493,22 @@ def crowd_consent_record(*, session: CrowdSession, agree: bool) -> CrowdSession:
             f"consent was already answered (this session is {session.get_status_display()})"
         )
     if not agree:
+        # The answer binds the worker's work in the project (annotate's consent check).
+        membership_consent_record(
+            project_id=session.link.project_id,
+            user_id=session.worker_id,
+            consent=MemberConsent.DECLINED,
+        )
         return _end(session, SessionStatus.DECLINED, "declined consent", CrowdEventKind.DECLINED)
     session.status, session.consented_at = SessionStatus.WORKING, timezone.now()
     session.save(update_fields=["status", "consented_at"])
+    return _consented(session)
+
+
+def _consented(session: CrowdSession) -> CrowdSession:
+    membership_consent_record(
+        project_id=session.link.project_id, user_id=session.worker_id, consent=MemberConsent.GIVEN
+    )
     _event(
         kind=CrowdEventKind.CONSENTED,
         project_id=session.link.project_id,
@@ -529,7 +575,8 @@ def crowd_session_finish(
     completed when the qualification work awaits an admin's selection, or when no work
     is left for them. Otherwise it stays open with its items counted. Nothing the
     browser sends is taken as a count."""
-    no_work = no_work_left and not session.ended and _no_work_left(session)
+    # Only a consented session may ask the engine: asking leases an item.
+    no_work = no_work_left and session.status == SessionStatus.WORKING and _no_work_left(session)
     with transaction.atomic():
         link = session.link
         # One worker's sessions end one at a time, so two never claim the same items.

@@ -12,10 +12,13 @@ from django.contrib.auth import login
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
+from annotate.participants import CONSENT_DECLINED, ConsentRequiredError
+from annotate.selectors import annotator_access_get
 from config.exceptions import NotFoundError
 from crowd import platforms, selectors, services
 from crowd.apis import session_page_url
@@ -123,7 +126,9 @@ def entry(request, key: str):
         # increasingly refuse: the work opens in a tab of its own, top-level.
         return _frameable(
             render(
-                request, "crowd/open_in_tab.html", {"link": link, "url": request.get_full_path()}
+                request,
+                "crowd/open_in_tab.html",
+                {"link": link, "url": request.get_full_path(), **_words(link)},
             ),
             link,
         )
@@ -239,6 +244,30 @@ def consent(request, session_id: int):
     )
 
 
+def consent_refused_page(request, refusal: ConsentRequiredError, *, project_id: int, link=None):
+    """What a participant whose consent stands in the way sees instead of the work: the way
+    to the consent form while it is to be answered; after a decline, that it was."""
+    declined = refusal.code == CONSENT_DECLINED
+    awaiting = (
+        None
+        if declined
+        else selectors.session_awaiting_consent(worker=request.user, project_id=project_id)
+    )
+    link = awaiting.link if awaiting is not None else link
+    response = render(
+        request,
+        "crowd/consent_refused.html",
+        {
+            "declined": declined,
+            "consent_url": reverse("crowd:consent", args=[awaiting.pk]) if awaiting else "",
+            "link": link,
+            **_words(link),
+        },
+        status=403,
+    )
+    return _frameable(response, link)
+
+
 @require_http_methods(["GET", "HEAD"])
 def work(request, session_id: int):
     session = _own_session(request, session_id, with_project=True)
@@ -246,6 +275,12 @@ def work(request, session_id: int):
         return _lost(request)
     if session.status != SessionStatus.WORKING:
         return redirect(session_page_url(session))
+    project = session.link.project
+    try:
+        # Another session of theirs may have asked for consent again since, or declined.
+        annotator_access_get(project=project, user=request.user)
+    except ConsentRequiredError as refusal:
+        return consent_refused_page(request, refusal, project_id=project.pk, link=session.link)
     from qc.services import qualification_standing
 
     # The first visit decides the standing by the rules; whoever is turned away goes

@@ -99,6 +99,13 @@ class PasswordChangePage(auth_views.PasswordChangeView):
 
     template_name = "registration/password_change.html"
 
+    def dispatch(self, request, *args, **kwargs):
+        # A study participant's account has no password: their platform's ids sign them in
+        # (crowd.services), and giving it one would open a second way in.
+        if request.user.is_authenticated and not request.user.has_usable_password():
+            raise PermissionDenied
+        return super().dispatch(request, *args, **kwargs)
+
     def get_context_data(self, **kwargs):
         return {
             **super().get_context_data(**kwargs),

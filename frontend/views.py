@@ -8,6 +8,8 @@ from django.views.decorators.http import require_POST
 
 from annotate import selectors
 from annotate.models import Language, Role, TaskType
+from annotate.participants import ConsentRequiredError
+from crowd.views import consent_refused_page
 from exports.file_names import portable_file_name
 from frontend import navigation, services
 from frontend.locale import supported_language
@@ -144,18 +146,19 @@ def project_settings_page(request, project_id: int):
 
 @login_required
 def workspace(request, project_id: int):
-    project = selectors.project_get_for_user(
-        project_id=project_id, user=request.user, roles=(Role.ANNOTATOR,)
-    )
-    missing = project_missing_to_annotate(project=project)
+    try:
+        access = selectors.project_get_for_annotating(project_id=project_id, user=request.user)
+    except ConsentRequiredError as refusal:
+        return consent_refused_page(request, refusal, project_id=project_id)
+    missing = project_missing_to_annotate(project=access.project)
     if missing:
-        is_admin = Role.ADMIN in selectors.project_roles_of_user(project=project, user=request.user)
+        roles = selectors.project_roles_of_user(project=access.project, user=request.user)
         return render(
             request,
             "frontend/workspace_not_ready.html",
-            {"project": project, "missing": missing, "is_admin": is_admin},
+            {"project": access.project, "missing": missing, "is_admin": Role.ADMIN in roles},
         )
-    return render(request, "frontend/workspace.html", {"project": project})
+    return render(request, "frontend/workspace.html", {"project": access.project})
 
 
 @login_required
@@ -163,10 +166,15 @@ def assignment_page(request, assignment_id: int):
     assignment = selectors.assignment_get_for_worker(
         assignment_id=assignment_id, worker=request.user
     )
+    project = assignment.item.project
+    try:
+        selectors.annotator_access_get(project=project, user=request.user)
+    except ConsentRequiredError as refusal:
+        return consent_refused_page(request, refusal, project_id=project.pk)
     return render(
         request,
         "frontend/workspace.html",
-        {"project": assignment.item.project, "assignment_id": assignment.pk},
+        {"project": project, "assignment_id": assignment.pk},
     )
 
 

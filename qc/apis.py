@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import Item, Role
-from annotate.selectors import project_get_for_user
+from annotate.selectors import project_get_for_annotating, project_get_for_user
 from annotate.serializers import item_for_annotator
 from annotate.task_types import text_names_shown
 from config.api_schema import errors
@@ -41,6 +41,11 @@ CSV_TABLES = ("variants", "workers", "matrix", "permutation_tests", "cohorts", "
 
 def _project_as(request, project_id: int, roles):
     return project_get_for_user(project_id=project_id, user=request.user, roles=roles)
+
+
+def _project_for_annotating(request, project_id: int):
+    """The project for its annotator, whose consent (as a study's participant) allows work."""
+    return project_get_for_annotating(project_id=project_id, user=request.user).project
 
 
 def _payload(report, news: int) -> dict:
@@ -395,7 +400,8 @@ class QualificationNextApi(APIView):
 
     @extend_schema(request=None, responses={200: dict, **errors(403, 404, 409)})
     def post(self, request, project_id: int):
-        project = _project_as(request, project_id, (Role.ANNOTATOR,))
+        # Test items are work too: not served before a participant's consent.
+        project = _project_for_annotating(request, project_id)
         gold, attempt, total = qc_services.qualification_test_next(
             project=project, worker=request.user
         )
@@ -445,7 +451,7 @@ class QualificationAnswerApi(APIView):
         request=TestAnswerInputSerializer, responses={201: dict, **errors(400, 403, 404, 409)}
     )
     def post(self, request, project_id: int):
-        project = _project_as(request, project_id, (Role.ANNOTATOR,))
+        project = _project_for_annotating(request, project_id)
         data = TestAnswerInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         qc_services.qualification_answer_submit(

@@ -757,7 +757,8 @@ PAGES: dict[str, Page] = {
     "crowd:entry": page(PUBLIC, *CALLERS),
     "home": page(SIGNED_IN, *SIGNED_IN_CALLERS),
     "users-page": page(SITE, STAFF),
-    "password-change": page(SIGNED_IN, *SIGNED_IN_CALLERS),
+    # A crowd account has no password to change (it signs in through its study link).
+    "password-change": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
     "project-page": page(PROJECT, *MEMBERS),
     "project-data": page(PROJECT, ADMIN),
     "project-instructions": page(PROJECT, ADMIN),

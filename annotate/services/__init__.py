@@ -22,6 +22,7 @@ from annotate.services.perturbations import (
 from annotate.services.projects import (
     membership_add,
     membership_add_by_username,
+    membership_consent_record,
     project_create,
     project_update_policy,
 )
@@ -41,6 +42,7 @@ __all__ = [
     "leases_expire",
     "membership_add",
     "membership_add_by_username",
+    "membership_consent_record",
     "perturbation_check",
     "perturbation_create",
     "perturbation_settings_update",

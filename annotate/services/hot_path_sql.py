@@ -38,9 +38,12 @@ from annotate.models import (
     Item,
     ItemDocument,
     ItemVariantFill,
+    MemberConsent,
     Project,
+    ProjectMembership,
     RationaleSet,
     RationaleSpan,
+    Role,
     WorkerVariantBinding,
 )
 from config.prepared_sql import PreparedStatement, columns, instance_from_row
@@ -56,6 +59,9 @@ _RS = RationaleSet._meta.db_table
 _RSP = RationaleSpan._meta.db_table
 _V = InstructionVariant._meta.db_table
 _B = WorkerVariantBinding._meta.db_table
+_M = ProjectMembership._meta.db_table
+_ANNOTATOR = Role.ANNOTATOR.value
+_PENDING, _DECLINED = MemberConsent.PENDING.value, MemberConsent.DECLINED.value
 _LEASED, _SUBMITTED = AssignmentStatus.LEASED.value, AssignmentStatus.SUBMITTED.value
 _QUESTION = DocumentRole.QUESTION.value
 _INTEGER_MAX = 2**31 - 1  # PostgreSQL's integer, the type of the token parameters
@@ -265,7 +271,8 @@ def _leased_assignment(rows, project: Project, worker_id: int) -> Assignment:
 
 # A first-round submission of a lease still open, every span in a document of the item
 # and within it, enough tokens, a label the project knows (given, where the project takes
-# labels from its annotators; one of the item's options, where it has options): the assignment is marked
+# labels from its annotators; one of the item's options, where it has options), by a worker
+# whose consent does not stand in the way: the assignment is marked
 # submitted and the annotation, its sets and spans are written. Otherwise nothing is.
 _SUBMIT = f"""
 WITH target AS (
@@ -289,6 +296,12 @@ WITH target AS (
       AND (%(label)s IS NOT NULL OR NOT p.labels_from_annotators)
       AND (%(label)s IS NULL OR jsonb_array_length(i.options) = 0
            OR i.options ? %(label)s)
+      -- A study participant's consent, not given yet or declined (annotate.participants).
+      AND NOT EXISTS (
+          SELECT 1 FROM {_M} m
+          WHERE m.project_id = i.project_id AND m.user_id = %(worker)s
+            AND m.role = '{_ANNOTATOR}' AND m.consent IN ('{_PENDING}', '{_DECLINED}')
+      )
 ),
 given AS (
     SELECT *

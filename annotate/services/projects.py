@@ -3,7 +3,14 @@ from __future__ import annotations
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from annotate.models import AccountAction, AccountEvent, Project, ProjectMembership, Role
+from annotate.models import (
+    AccountAction,
+    AccountEvent,
+    MemberConsent,
+    Project,
+    ProjectMembership,
+    Role,
+)
 from annotate.task_types import question_rationales_problem, text_names_problem
 from config.exceptions import ApplicationError
 
@@ -63,6 +70,19 @@ def membership_add(*, project: Project, user: AbstractBaseUser, role: str) -> Pr
     return membership
 
 
+def membership_consent_record(*, project_id: int, user_id: int, consent: str) -> None:
+    """A study participant's consent (`MemberConsent`) to work in the project as an
+    annotator, as their study asked it. A decline stands for good: nothing changes it
+    afterwards (one UPDATE, so no concurrent answer can undo it either)."""
+    if consent not in MemberConsent.values:
+        raise ApplicationError(
+            f"unknown consent {consent!r}; expected one of {', '.join(MemberConsent.values)}"
+        )
+    ProjectMembership.objects.filter(
+        project_id=project_id, user_id=user_id, role=Role.ANNOTATOR
+    ).exclude(consent=MemberConsent.DECLINED).update(consent=consent)
+
+
 POLICY_FIELDS = (
     "description",
     "labels",
@@ -83,6 +103,8 @@ POLICY_FIELDS = (
     "question_rationales",
     # Appends the several-sets sentence to every variant's instruction as shown.
     "multi_set_mode",
+    # Annotators see their instruction, never which variant it is.
+    "blind_annotators",
 )
 
 

@@ -1,6 +1,7 @@
-"""Differential test: random projects, workers and request sequences go through "next" and
-"submit" twice, once with the prepared statements serving what they can and once with
-the general services alone. Both must answer alike and leave the same rows behind."""
+"""Differential test: random projects, workers and request sequences (a study participant's
+consent given, withheld or declined among them) go through "next" and "submit" twice, once
+with the prepared statements serving what they can and once with the general services
+alone. Both must answer alike and leave the same rows behind."""
 
 import uuid
 from datetime import timedelta
@@ -20,7 +21,10 @@ from annotate.models import (
     AssignmentStatus,
     DocumentRole,
     ItemVariantFill,
+    MemberConsent,
+    ProjectMembership,
     RationaleSpan,
+    Role,
 )
 from annotate.services import (
     annotation_submit,
@@ -94,6 +98,10 @@ submit_bodies = st.fixed_dictionaries(
     }
 )
 workers = st.integers(0, MAX_WORKERS - 1)
+# A worker's consent as a study participant: asked and not answered yet, given, declined.
+consents = st.sampled_from(
+    [MemberConsent.PENDING, MemberConsent.GIVEN, MemberConsent.DECLINED, MemberConsent.NOT_ASKED]
+)
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("next"), workers),
@@ -103,6 +111,7 @@ operations = st.lists(
         st.tuples(st.just("skip"), workers),
         st.tuples(st.just("expire"), workers),
         st.tuples(st.just("send back"), workers),
+        st.tuples(st.just("consent"), workers, consents),
     ),
     min_size=1,
     max_size=14,
@@ -186,6 +195,11 @@ def _answer(project, worker, action, body=None):
         return answer
     if action == "send back":
         return _send_back(project, worker)
+    if action == "consent":
+        ProjectMembership.objects.update_or_create(
+            project=project, user=worker, role=Role.ANNOTATOR, defaults={"consent": body}
+        )
+        return ("consent", str(body))
     assignment = _latest_assignment(project, worker)
     if assignment is None:  # the worker asks for work first
         leased = _outcome(lambda: assignment_next(project=project, worker=worker))

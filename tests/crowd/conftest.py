@@ -11,6 +11,9 @@ from annotate.models import ProjectMembership, Role
 from annotate.services import annotation_submit, assignment_next
 from crowd.platforms import Arrival
 from crowd.services import crowd_consent_record, crowd_entry, study_link_create
+
+# Tests that ask for `hot_path` run on both paths of "next" and "submit" here too.
+from tests.annotate.conftest import hot_path, pytest_generate_tests  # noqa: F401
 from tests.annotate.workflow_helpers import make_project
 from tests.factories import UserFactory
 

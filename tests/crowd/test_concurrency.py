@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 
 from annotate.models import ProjectMembership, WorkerVariantBinding
 from crowd.models import CrowdEvent, CrowdSession, SessionStatus
-from crowd.services import crowd_session_finish
+from crowd.services import crowd_consent_record, crowd_session_finish
 from qc.models import WorkerProfile
 from tests.concurrency import run_at_once
 from tests.crowd.conftest import arrive, arrive_and_consent, make_link, work_items
@@ -63,3 +63,25 @@ def test_two_sessions_finishing_at_once_never_share_items(postgres_only, study):
     assert len(done) == 1 and done[0].items_done == 3
     (still_open,) = [s for s in sessions.values() if s.status == SessionStatus.WORKING]
     assert still_open.items_done == 0
+
+
+def test_simultaneous_consent_answers_leave_session_and_membership_agreeing(postgres_only, study):
+    """A double click, or agree and decline sent from two tabs: one answer wins, and the
+    membership (what "next" and "submit" read) says what the session says."""
+    project, admin = study
+    link = make_link(project, admin, "prolific")
+    entry = arrive(link, worker="P1", session="S1")
+    answers = [True] * (ARRIVALS // 2) + [False] * (ARRIVALS // 2)
+
+    errors = run_at_once(
+        lambda agree: crowd_consent_record(session=entry.session, agree=agree),
+        [(agree,) for agree in answers],
+    )
+
+    session = CrowdSession.objects.get(pk=entry.session.pk)
+    membership = ProjectMembership.objects.get(project=project, user=entry.worker)
+    expected = {SessionStatus.WORKING: "given", SessionStatus.DECLINED: "declined"}
+    assert membership.consent == expected[session.status]
+    assert all("consent was already answered" in error for error in errors)
+    answered = CrowdEvent.objects.filter(session=session, kind__in=["consented", "declined"])
+    assert answered.count() == 1

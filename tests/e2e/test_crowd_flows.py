@@ -11,6 +11,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from annotate.services import variant_presets_install
 from crowd.models import CrowdSession, SessionStatus
 from crowd.platforms import completion_token_valid
 from crowd.services import study_link_create
@@ -150,4 +151,39 @@ def test_prolific_entry_consent_work_and_completion_redirect(
     session = CrowdSession.objects.get()
     assert (session.status, session.items_done) == (SessionStatus.COMPLETED, 2)
     assert urlsplit(page.url).netloc == urlsplit(origin).netloc
+    page.context.close()
+
+
+def test_a_participants_workspace_names_no_variant(browser, live_server):
+    """What the page scripts render from the blinded answers: the instruction under a
+    plain heading, a counter of the study's items, nothing naming the arm."""
+    project = make_project(items=4, quota=2, variants=())
+    variant = variant_presets_install(project=project)[-1]
+    admin = UserFactory(username="admin-blind")
+    link = study_link_create(
+        project=project,
+        acting_user=admin,
+        name="blinded e2e",
+        platform="prolific",
+        variant=variant,
+        consent_text="You agree that your highlights are used for research.",
+        items_required=2,
+        completion_code="C0DE42",
+        currency="GBP",
+    )
+    entry = f"{live_server.url}{reverse('crowd:entry', args=[link.key])}"
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.set_default_timeout(15_000)
+
+    page.goto(f"{entry}?PROLIFIC_PID=60f0a1b2c3d4e5f6a7b8c9d1&STUDY_ID=ST1&SESSION_ID=SE2")
+    page.click("text=I agree, start")
+    page.wait_for_selector("#workspace[data-ready=true][data-assignment]")
+    page.wait_for_function("document.querySelector('.progress')?.textContent.length > 0")
+
+    assert page.inner_text(".instructions summary") == "Instructions"
+    assert variant.text in page.inner_text(".instruction-text")
+    assert page.inner_text(".progress") == "Items done in this study: 0"
+    shown = page.content() + page.title()
+    assert variant.name not in shown and "version" not in page.inner_text("body")
+    assert 'id="password-link"' not in shown
     page.context.close()

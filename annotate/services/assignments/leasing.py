@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotate.gates import work_refusal
@@ -21,7 +21,10 @@ from annotate.models import (
     InstructionVariant,
     ItemVariantFill,
     Project,
+    ProjectMembership,
+    Role,
 )
+from annotate.participants import consent_refusal
 from annotate.selectors import annotation_set_tokens, assignment_with_item_documents
 from annotate.services import hot_path_sql
 from annotate.services.assignments.allocation import _variant_for_mixing, _variant_for_worker
@@ -211,12 +214,22 @@ def _lease_next(project: Project, worker, variant: InstructionVariant) -> Assign
 
 
 def _owned(assignment_id: int, worker, *, lock: bool = False) -> Assignment:
-    queryset = Assignment.objects.select_related("item__project", "variant")
+    """The worker's assignment, provided their consent lets them work (read in the same
+    query); else ConsentRequiredError."""
+    consent = ProjectMembership.objects.filter(
+        project=OuterRef("item__project_id"), user=worker, role=Role.ANNOTATOR
+    ).values("consent")[:1]
+    queryset = Assignment.objects.select_related("item__project", "variant").annotate(
+        member_consent=Subquery(consent)
+    )
     if lock:
         queryset = queryset.select_for_update(of=("self",))
     assignment = queryset.filter(pk=assignment_id, worker=worker).first()
     if assignment is None:
         raise NotFoundError("assignment not found")
+    refusal = consent_refusal(assignment.member_consent)
+    if refusal is not None:
+        raise refusal
     return assignment
 
 

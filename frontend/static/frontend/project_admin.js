@@ -124,6 +124,7 @@ if (found) {
       lease_seconds: Number(form.get("lease_seconds")),
       allow_variant_mixing: form.get("allow_variant_mixing") === "on",
       multi_set_mode: form.get("multi_set_mode") === "on",
+      blind_annotators: form.get("blind_annotators") === "on",
       labels_from_annotators: form.get("labels_from_annotators") === "on",
     };
     if (policyForm.elements.namedItem("question_rationales")) body.question_rationales = form.get("question_rationales") === "on";

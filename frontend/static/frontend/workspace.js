@@ -13,8 +13,9 @@
 /** @typedef {{id: number, name: string, labels: string[], min_highlight: number, task_type?: string,
  *   language?: string, text_names?: string[], labels_from_annotators?: boolean,
  *   question_rationales?: boolean, no_answer_label?: string}} Project */
-/** @typedef {{id: number, status: string, round: number, draft: any, item: Item,
- *   variant: {name: string, version: number, text: string, examples: any[]}, project: Project}} Assignment */
+/** A blinded annotator's variant has no name, version or granularity: only what to follow.
+ * @typedef {{id: number, status: string, round: number, draft: any, item: Item,
+ *   variant: {name?: string, version?: number, text: string, examples: any[]}, project: Project}} Assignment */
 /** A document as shown: questions first, and whether its tokens can be highlighted. */
 /** @typedef {{doc: Doc, selectable: boolean}} Shown */
 /** @typedef {import("./rationale_sets.js").SetEntries} SetEntries */
@@ -44,6 +45,17 @@ const PROPERTY_NAMES = /** @type {Record<string, string>} */ ({
   compactness: gettext("compactness"),
   comprehensiveness: gettext("comprehensiveness"),
 });
+
+/** The annotator's counter: per variant where they may know it, else only their own items,
+ * counted in the study they take part in or in the project.
+ * @param {{submitted_by_you: number, variant_submitted?: number, variant_quota?: number, counted_in?: string}} progress */
+function progressText(progress) {
+  if (progress.variant_quota === undefined) {
+    return interpolate(progress.counted_in === "study" ? gettext("Items done in this study: %(submitted_by_you)s")
+      : gettext("Items done in this project: %(submitted_by_you)s"), progress, true);
+  }
+  return interpolate(gettext("Done by you: %(submitted_by_you)s · your variant: %(variant_submitted)s / %(variant_quota)s"), progress, true);
+}
 
 /** @param {Answer|undefined} answer @returns {answer is {none: true}} */
 function isNoAnswer(answer) {
@@ -139,6 +151,8 @@ class Workspace {
       pending_selection: gettext("Waiting for a decision"),
       not_qualified: gettext("Not qualified for this project"),
       blocked: gettext("Blocked on this project"),
+      consent_required: gettext("Your consent is needed first"),
+      consent_declined: gettext("You declined to take part"),
     }[/** @type {string} */ (data.code)] || gettext("Not available")));
     box.appendChild(el("p", data.detail));
     if (data.reason) box.appendChild(el("p", interpolate(gettext("Why: %(reason)s"), { reason: data.reason }, true), "muted"));
@@ -244,9 +258,7 @@ class Workspace {
     const response = await api(`/api/projects/${this.assignment.project.id}/progress/mine/`, "GET");
     const box = this.root.querySelector(".progress");
     if (!box) return;
-    box.textContent = response.ok
-      ? interpolate(gettext("Done by you: %(submitted_by_you)s · your variant: %(variant_submitted)s / %(variant_quota)s"), response.data, true)
-      : errorText(response.data);
+    box.textContent = response.ok ? progressText(response.data) : errorText(response.data);
   }
 
   /** @param {Assignment} assignment */
@@ -325,7 +337,8 @@ class Workspace {
     const instructions = el("details", undefined, "instructions");
     instructions.open = !this.instructionsClosed();
     instructions.addEventListener("toggle", () => this.rememberInstructions(instructions.open));
-    instructions.appendChild(el("summary", interpolate(gettext("Instructions (%(name)s, version %(version)s)"), a.variant, true)));
+    instructions.appendChild(el("summary", a.variant.name === undefined ? gettext("Instructions")
+      : interpolate(gettext("Instructions (%(name)s, version %(version)s)"), a.variant, true)));
     const guide = el("div", undefined, "instruction-body");
     guide.appendChild(el("p", a.variant.text, "instruction-text"));
     // Chinese examples are written without spaces between their (one-character) tokens.

@@ -54,6 +54,7 @@ from rationale_metrics.benchmark_format import (
 from rationale_metrics.eraser import SPLITS, EraserDataset, Evidence, read_eraser_dataset
 from rationale_metrics.explain import (
     EXPLAINERS,
+    TextClassifier,
     explain_benchmark,
     explain_lines,
     rationale_budget,
@@ -396,10 +397,21 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
             for index, (start, stop) in enumerate(bounds)
         )(explainer_run_assemble.si(run.pk, attempt, len(bounds)))
         return ExplainerRun.objects.get(pk=run.pk)
+    # Here, one after the other: the dataset read and the model trained once, not per chunk.
+    try:
+        model = train_baseline(dataset, _train_split(dataset))
+    except Exception as exc:
+        return _end(run.pk, attempt, **_failure(exc, run.pk))
     for index, (start, stop) in enumerate(bounds):
         try:
             status = explainer_run_chunk_run(
-                run_id=run.pk, attempt=attempt, index=index, start=start, stop=stop, k=k
+                run_id=run.pk,
+                attempt=attempt,
+                index=index,
+                start=start,
+                stop=stop,
+                k=k,
+                trained=(dataset, model),
             )
         except DatabaseError as exc:
             status = _end(run.pk, attempt, **_failure(exc, run.pk, f"chunk {index}")).status
@@ -409,11 +421,21 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
 
 
 def explainer_run_chunk_run(
-    *, run_id: int, attempt: str, index: int, start: int, stop: int, k: int
+    *,
+    run_id: int,
+    attempt: str,
+    index: int,
+    start: int,
+    stop: int,
+    k: int,
+    trained: tuple[EraserDataset, TextClassifier] | None = None,
 ) -> str:
     """Explain the instances start..stop-1 of the run's split and store their predictions
     lines as the chunk's part. Safe to run twice: the part is stored under a new name and
-    its row then points to it in one update; the old one is removed afterwards.
+    its row then points to it in one update; the old one is removed afterwards. `trained`
+    is the export's dataset and the baseline trained on it, when the caller has them
+    already (the chunks run one after the other in its process); training is seeded, so a
+    chunk's own gives the same model.
 
     Returns "written", "stopped" (the run no longer runs under this attempt) or "failed".
     A database error is raised, for the task to retry."""
@@ -423,8 +445,11 @@ def explainer_run_chunk_run(
     pulse = _RunPulse(run_id, attempt)
     try:
         pulse.beat()
-        dataset = _dataset_of(run.export)
-        model = train_baseline(dataset, _train_split(dataset))
+        if trained is None:
+            dataset = _dataset_of(run.export)
+            model = train_baseline(dataset, _train_split(dataset))
+        else:
+            dataset, model = trained
         with work.work_folder(work_dir(), f"{WORK_PREFIX}run-{run_id}-") as folder:
             local = folder / f"chunk-{index:05d}-{uuid.uuid4().hex[:8]}.jsonl"
             with open(local, "w") as handle:
@@ -543,7 +568,8 @@ def _scoring_start(
     as a chord, else they run here one after the other: both give the same scores, bit for
     bit, as one process scoring the whole file. Parts are numbered from `first`."""
     try:
-        lines = _predictions_of(run, _dataset_of(run.export), predictions_name).lines.tolist()
+        dataset = _dataset_of(run.export)
+        lines = _predictions_of(run, dataset, predictions_name).lines.tolist()
     except Exception as exc:
         return _scoring_failed(run, attempt, predictions_name, _failure(exc, run.pk))
     count = len(lines)
@@ -576,6 +602,7 @@ def _scoring_start(
                 start=start,
                 stop=stop,
                 predictions_name=predictions_name,
+                dataset=dataset,
             )
         except DatabaseError as exc:
             status = _end(run.pk, attempt, **_failure(exc, run.pk, f"chunk {index}")).status
@@ -587,6 +614,7 @@ def _scoring_start(
         first=first,
         chunks=len(chunks),
         predictions_name=predictions_name,
+        dataset=dataset,
     )
 
 
@@ -638,12 +666,20 @@ def _as_arrays(stored: dict[str, list[list[float]]]) -> dict[str, SoftPerKey]:
 
 
 def explainer_run_score_chunk_run(
-    *, run_id: int, attempt: str, index: int, start: int, stop: int, predictions_name: str
+    *,
+    run_id: int,
+    attempt: str,
+    index: int,
+    start: int,
+    stop: int,
+    predictions_name: str,
+    dataset: EraserDataset | None = None,
 ) -> str:
     """Compute the soft figures of each key of the predictions file's lines start..stop-1
     (counted from 0), over the split's gold and over each variant's, and store them as the
     chunk's part (JSON: a float's repr reads back as the same float). The chunk parses only
-    its own lines. Safe to run twice, as an explaining chunk.
+    its own lines. Safe to run twice, as an explaining chunk. `dataset` is the export's, when
+    the caller has read it already (the chunks run one after the other in its process).
 
     Returns "written", "stopped" or "failed"; a database error is raised, to retry."""
     run = ExplainerRun.objects.select_related("export__project").filter(pk=run_id).first()
@@ -651,7 +687,8 @@ def explainer_run_score_chunk_run(
         return "stopped"
     try:
         _RunPulse(run_id, attempt).beat()
-        dataset = _dataset_of(run.export)
+        if dataset is None:
+            dataset = _dataset_of(run.export)
         by_variant = _variant_annotations(run.export, dataset, run.split)
         with work.work_folder(work_dir(), f"{WORK_PREFIX}run-{run_id}-") as folder:
             part: dict = {"overall": {}, "variants": {v: {} for v in by_variant}, "units": 0}
@@ -688,11 +725,18 @@ def explainer_run_score_chunk_run(
 
 
 def explainer_run_score_assemble_run(
-    *, run_id: int, attempt: str, first: int, chunks: int, predictions_name: str
+    *,
+    run_id: int,
+    attempt: str,
+    first: int,
+    chunks: int,
+    predictions_name: str,
+    dataset: EraserDataset | None = None,
 ) -> ExplainerRun:
     """Join the scoring chunks' parts in order, score the run with them and publish the
     scores and the predictions file in one update, then remove the parts. Safe to run
-    twice: only a run still running under this attempt is scored."""
+    twice: only a run still running under this attempt is scored. `dataset` as for a
+    chunk."""
     run = ExplainerRun.objects.select_related("export__project").get(pk=run_id)
     if run.status != RunStatus.RUNNING or run.attempt != attempt:
         if run.explainer and run.predictions.name != predictions_name:
@@ -718,7 +762,9 @@ def explainer_run_score_assemble_run(
         for index in indexes:
             with reader.open(parts[index]["name"]) as part:
                 stored.append(json.load(part))
-        scored = _scores_of(run, _dataset_of(run.export), predictions_name, stored)
+        if dataset is None:
+            dataset = _dataset_of(run.export)
+        scored = _scores_of(run, dataset, predictions_name, stored)
     except Exception as exc:
         return _scoring_failed(run, attempt, predictions_name, _failure(exc, run_id, "scoring"))
     published = ExplainerRun.objects.filter(

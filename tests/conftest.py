@@ -37,11 +37,13 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
     """On PostgreSQL each test process's database is a copy of a template migrated once
     for this checkout's migrations (bench/common.py), not migrated again from nothing."""
     from django.conf import settings
+    from django.db import connections
 
     from bench.common import migrated_template
 
     database = settings.DATABASES["default"]
-    if database["ENGINE"] == "django.db.backends.postgresql":
+    # By vendor: the settings name the project's own subclasses of Django's backend.
+    if connections["default"].vendor == "postgresql":
         database.setdefault("TEST", {})["TEMPLATE"] = migrated_template(
             _database_url_for(database, name="postgres")
         )

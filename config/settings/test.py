@@ -21,6 +21,9 @@ if _test_worker.startswith("gw") and _cache_urls:
 from config.settings.base import *  # noqa: E402, F403
 
 DEBUG = False
+if DATABASES["default"]["ENGINE"] == "config.postgresql":  # noqa: F405
+    # The same backend, emptying the tables between transactional tests by DELETE.
+    DATABASES["default"]["ENGINE"] = "config.postgresql_test"  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Ordinary tests run Celery tasks in-process; the integration tests switch to the real
 # worker, whose own process queues tasks for real (its environment says so).

@@ -74,6 +74,27 @@ def test_chunks_of_any_size_give_the_one_process_predictions_and_scores(
     assert not list(export_storage._walk(export_storage.RUNS_ROOT + "/" + str(done[-1].pk)))
 
 
+def test_chunks_run_here_read_the_export_and_train_the_baseline_once(
+    study_export, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    """One after the other in one process, the chunks share what every worker's chunk
+    would read and train for itself: 8 instances in chunks of 1 read the dataset once to
+    explain and once to score, and train the baseline once."""
+    reads, trainings = [], []
+    read, train = runs._dataset_of, runs.train_baseline
+    monkeypatch.setattr(runs, "_dataset_of", lambda export: reads.append(1) or read(export))
+    monkeypatch.setattr(
+        runs, "train_baseline", lambda *a, **k: trainings.append(1) or train(*a, **k)
+    )
+    settings.EXPLAINER_RUN_CHUNK_INSTANCES = 1
+
+    run = start(study_export, django_capture_on_commit_callbacks, "random")
+
+    assert run.status == "succeeded", run.error
+    assert run.progress_done == 16  # 8 instances explained, 8 lines scored, in 16 chunks
+    assert (len(reads), len(trainings)) == (2, 1), "once to explain, once to score"
+
+
 @pytest.fixture
 def split_over_workers(monkeypatch):
     """The run sends its chunks as a chord; the test then plays the workers' part."""

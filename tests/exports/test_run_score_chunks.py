@@ -25,7 +25,10 @@ from tests.exports.test_run_chunks import (
     start,
     study_export,  # noqa: F401 - fixture
 )
-from tests.exports.test_runs import movies_export  # noqa: F401 - fixture
+from tests.exports.test_runs import (  # noqa: F401 - fixtures
+    movies_export,
+    movies_export_of_module,
+)
 
 
 def upload_run(export, capture, predictions: bytes, split="val") -> ExplainerRun:

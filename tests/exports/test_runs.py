@@ -4,32 +4,54 @@ import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
+from django.test import TestCase, override_settings
 from django.urls import reverse
 
 from annotate.models import ProjectMembership, Role
 from annotate.services import dataset_import
 from config.exceptions import ApplicationError
-from exports.models import ExplainerRun
+from exports.models import ExplainerRun, Export
 from exports.runs import explainer_run_start
 from exports.services import export_start
-from tests.conftest import client_for
+from tests.conftest import SHARED_REFERENCE, client_for
 from tests.exports.test_export import annotated  # noqa: F401 - fixture
 from tests.factories import ProjectFactory, UserFactory
 
 
+@pytest.fixture(scope="module")
+def movies_export_of_module(django_db_setup, django_db_blocker, tmp_path_factory):
+    """The ERASER movies data imported and exported once for the module's tests (seconds
+    each time), in a transaction rolled back after the last of them, its files in a
+    folder of the module's own. Each test's own transaction is a savepoint inside it."""
+    if not SHARED_REFERENCE.is_dir():
+        yield None  # each test's `eraser_reference` says why it cannot run
+        return
+    media = tmp_path_factory.mktemp("movies-export-media")
+    with (
+        django_db_blocker.unblock(),
+        override_settings(MEDIA_ROOT=str(media)),
+        transaction.atomic(),
+    ):
+        project = ProjectFactory(labels=[])
+        dataset_import(project=project, path=SHARED_REFERENCE / "movies" / "data")
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            export = export_start(
+                project=project,
+                acting_user=None,
+                raw_params={"selection": "reference", "aggregation": "reference"},
+            )
+        export.refresh_from_db()
+        assert export.status == "succeeded", export.error
+        yield export.pk, media
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def movies_export(db, eraser_reference, django_capture_on_commit_callbacks):
-    project = ProjectFactory(labels=[])
-    dataset_import(project=project, path=eraser_reference / "movies" / "data")
-    with django_capture_on_commit_callbacks(execute=True):
-        export = export_start(
-            project=project,
-            acting_user=None,
-            raw_params={"selection": "reference", "aggregation": "reference"},
-        )
-    export.refresh_from_db()
-    assert export.status == "succeeded", export.error
-    return export
+def movies_export(movies_export_of_module, eraser_reference, db, settings):
+    export_id, media = movies_export_of_module
+    settings.MEDIA_ROOT = str(media)
+    return Export.objects.get(pk=export_id)
 
 
 def run(export, capture, **kwargs):

@@ -15,6 +15,7 @@ from annotate.models import (
     AccountEvent,
     PasswordChangeRequired,
     Project,
+    ProjectInvitation,
     ProjectMembership,
     Role,
 )
@@ -203,3 +204,17 @@ def account_rows(*, acting_user, users: Iterable, project: Project | None = None
 def account_project_choices() -> QuerySet:
     """Every project by name, for site staff to put a new account in."""
     return Project.objects.order_by("name").values("id", "name")
+
+
+def invitation_list_open_for_user(*, user) -> QuerySet[ProjectInvitation]:
+    """The invitations `user` has not answered yet, newest first."""
+    return ProjectInvitation.objects.filter(
+        invited_user=user, answered_at__isnull=True, withdrawn_at__isnull=True
+    ).select_related("project", "invited_by")
+
+
+def invitation_list_open_for_project(*, project: Project) -> QuerySet[ProjectInvitation]:
+    """The project's invitations waiting for an answer, newest first."""
+    return ProjectInvitation.objects.filter(
+        project=project, answered_at__isnull=True, withdrawn_at__isnull=True
+    ).select_related("invited_user", "invited_by")

@@ -148,6 +148,21 @@ class ProjectMembership(models.Model):
     def __str__(self) -> str:
         return f"{self.user} is {self.role} of {self.project}"
 
+    def clean(self) -> None:
+        """Model forms (the Django admin's) refuse a role the account may not hold, as
+        every service does (annotate.services.projects.membership_role_check)."""
+        from django.core.exceptions import ValidationError
+
+        from annotate.services.projects import membership_role_check
+        from config.exceptions import ApplicationError
+
+        if self.user_id is None or not self.role:
+            return
+        try:
+            membership_role_check(user=self.user, role=self.role)
+        except ApplicationError as error:
+            raise ValidationError({"role": error.message.removeprefix("role: ")}) from None
+
 
 class Document(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
@@ -722,6 +737,11 @@ class AccountAction(models.TextChoices):
     PASSWORD_CHANGE = "password_change", _("Change password")
     # An existing account given a role in a project (the members form).
     MEMBER_ADD = "member_add", _("Add to the project")
+    # An account outside the admin's projects is invited, and joins only if its owner accepts.
+    INVITE = "invite", _("Invite to the project")
+    INVITE_ACCEPT = "invite_accept", _("Accept an invitation")
+    INVITE_DECLINE = "invite_decline", _("Decline an invitation")
+    INVITE_WITHDRAW = "invite_withdraw", _("Withdraw an invitation")
 
 
 class AccountEvent(models.Model):
@@ -756,6 +776,47 @@ class AccountEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.subject} by {self.actor}"
+
+
+class ProjectInvitation(models.Model):
+    """An existing account invited into a project by one of its admins: it becomes a member
+    (with `roles`) only when its owner accepts, signed in as themselves. An admin adds
+    directly only people already in a project they administer; anyone else is invited, so
+    that no admin can pull a stranger's account into their reach (annotate.account_rules).
+
+    Open while neither answered nor withdrawn: one open invitation per (project, user),
+    which a second invitation with another role extends."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    invited_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_invitations"
+    )
+    roles = models.JSONField(default=list)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    # None until answered: True accepted, False declined.
+    accepted = models.BooleanField(null=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "invited_user"],
+                condition=models.Q(answered_at__isnull=True, withdrawn_at__isnull=True),
+                name="invitation_one_open_per_project_user",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.invited_user} invited to {self.project} as {', '.join(self.roles)}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.answered_at is None and self.withdrawn_at is None
 
 
 class PasswordChangeRequired(models.Model):

@@ -238,6 +238,20 @@ class SiteAccountActiveApi(_ActiveSet):
     permission_classes = SITE_STAFF
 
 
+class SiteAccountSignInUnlockApi(_AccountAction):
+    """Site staff lift an account's sign-in lock-out (audited)."""
+
+    permission_classes = SITE_STAFF
+
+    @extend_schema(request=None, responses={200: AccountOutputSerializer, **errors(403, 404)})
+    def post(self, request, user_id: int):
+        user = account_services.account_sign_in_unlock(
+            acting_user=request.user, subject=self.subject(None)
+        )
+        (row,) = account_selectors.account_rows(acting_user=request.user, users=[user])
+        return Response(AccountOutputSerializer(row).data)
+
+
 class _EventList(GenericAPIView):
     serializer_class = AccountEventOutputSerializer
 

@@ -58,4 +58,9 @@ urlpatterns = [
         account_apis.SiteAccountActiveApi.as_view(),
         name="account-active",
     ),
+    path(
+        "accounts/<int:user_id>/sign-in-unlock/",
+        account_apis.SiteAccountSignInUnlockApi.as_view(),
+        name="account-sign-in-unlock",
+    ),
 ]

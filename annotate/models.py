@@ -742,6 +742,8 @@ class AccountAction(models.TextChoices):
     INVITE_ACCEPT = "invite_accept", _("Accept an invitation")
     INVITE_DECLINE = "invite_decline", _("Decline an invitation")
     INVITE_WITHDRAW = "invite_withdraw", _("Withdraw an invitation")
+    # Site staff lifted the account's sign-in lock-out (django-axes) before its cool-off.
+    SIGN_IN_UNLOCK = "sign_in_unlock", _("Lift the sign-in lock-out")
 
 
 class AccountEvent(models.Model):

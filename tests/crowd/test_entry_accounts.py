@@ -21,9 +21,7 @@ def signed_in_as(client) -> str | None:
 
 
 @pytest.mark.parametrize("role", [Role.RESEARCHER, Role.ADMIN, Role.REVIEWER])
-def test_the_entry_refuses_a_crowd_id_whose_account_holds_more_than_annotator(
-    mturk_link, role
-):
+def test_the_entry_refuses_a_crowd_id_whose_account_holds_more_than_annotator(mturk_link, role):
     """Given a crowd account that was given another role behind the services' back (a
     database edit), its worker id no longer signs anyone in."""
     worker = arrive(mturk_link, worker="A1ROLE").worker

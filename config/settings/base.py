@@ -393,6 +393,9 @@ CROWD_PROLIFIC_COMPLETION_URL = env.str(
 # the limit reads the address nginx saw, never a client's own X-Forwarded-For.
 CROWD_ENTRY_RATE = env.str("CROWD_ENTRY_RATE", default="30/min")
 CROWD_TRUSTED_PROXIES = env.int("CROWD_TRUSTED_PROXIES", default=0)
+# The addresses (or networks) of the proxies whose X-Forwarded-Proto is believed; read in
+# production only (config/settings/production.py), where it is set.
+TRUSTED_PROXIES: list[str] = []
 # The site's public address for the URLs given to platforms; empty: the request's.
 CROWD_PUBLIC_BASE_URL = env.str("CROWD_PUBLIC_BASE_URL", default="")
 

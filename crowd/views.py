@@ -321,12 +321,17 @@ def _return_url(session, code: str) -> str:
     else:
         template = link.completion_url_template
     profile = getattr(session.worker, "worker_profile", None)
-    return platforms.completion_url(
-        template,
-        external_id=profile.external_id if profile else "",
-        code=code,
-        token=session.completion_token,
-    )
+    try:
+        return platforms.completion_url(
+            template,
+            external_id=profile.external_id if profile else "",
+            code=code,
+            token=session.completion_token,
+        )
+    except ValueError:
+        # A template saved before placeholders in the host were refused: the page shows
+        # the code without a link rather than send the worker to a host an id chose.
+        return ""
 
 
 @require_http_methods(["GET", "HEAD"])

@@ -243,7 +243,7 @@ class SiteAccountSignInUnlockApi(_AccountAction):
 
     permission_classes = SITE_STAFF
 
-    @extend_schema(request=None, responses={200: AccountOutputSerializer, **errors(403, 404)})
+    @extend_schema(request=None, responses={200: AccountOutputSerializer, **errors(401, 403, 404)})
     def post(self, request, user_id: int):
         user = account_services.account_sign_in_unlock(
             acting_user=request.user, subject=self.subject(None)
@@ -278,7 +278,7 @@ class InvitationMineListApi(GenericAPIView):
     permission_classes = [IsAuthenticated]
     serializer_class = InvitationOutputSerializer
 
-    @extend_schema(responses={200: InvitationOutputSerializer(many=True), **errors(401)})
+    @extend_schema(responses={200: InvitationOutputSerializer(many=True), **errors(400, 401)})
     def get(self, request):
         page = self.paginate_queryset(
             account_selectors.invitation_list_open_for_user(user=request.user)
@@ -290,7 +290,9 @@ class _InvitationAnswer(APIView):
     permission_classes = [IsAuthenticated]
     answer = None
 
-    @extend_schema(request=None, responses={200: InvitationOutputSerializer, **errors(400, 404)})
+    @extend_schema(
+        request=None, responses={200: InvitationOutputSerializer, **errors(400, 401, 404)}
+    )
     def post(self, request, invitation_id: int):
         invitation = self.answer(invitation_id=invitation_id, user=request.user)
         return Response(InvitationOutputSerializer(invitation).data)
@@ -321,7 +323,7 @@ class ProjectInvitationWithdrawApi(APIView):
     permission_classes = PROJECT_ADMIN
 
     @extend_schema(
-        request=None, responses={200: InvitationOutputSerializer, **errors(403, 404, 409)}
+        request=None, responses={200: InvitationOutputSerializer, **errors(401, 403, 404, 409)}
     )
     def post(self, request, project_id: int, invitation_id: int):
         invitation = invitation_services.invitation_withdraw(

@@ -4,7 +4,7 @@ the caller may do to each, and the accounts' audit trail."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
@@ -19,25 +19,11 @@ from annotate.models import (
     ProjectMembership,
     Role,
 )
+from annotate.platform_accounts import (  # noqa: F401 - crowd registers through here
+    platform_account_check_register,
+    platform_accounts,
+)
 from config.exceptions import NotFoundError
-
-# Accounts that sign in through a crowd platform, as the app that makes them knows them:
-# `crowd` registers its check when it loads (annotate may not import it). A check takes
-# user ids and returns those of platform accounts.
-PlatformAccountCheck = Callable[[Collection[int]], set[int]]
-_platform_account_checks: list[PlatformAccountCheck] = []
-
-
-def platform_account_check_register(check: PlatformAccountCheck) -> None:
-    if check not in _platform_account_checks:
-        _platform_account_checks.append(check)
-
-
-def platform_accounts(user_ids: Collection[int]) -> set[int]:
-    found: set[int] = set()
-    for check in _platform_account_checks:
-        found |= check(user_ids)
-    return found
 
 
 def project_member_accounts(*, project: Project) -> QuerySet:

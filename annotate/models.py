@@ -10,11 +10,14 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from annotate.account_rules import CROWD_ACCOUNT_ROLES, membership_role_refusal
 from annotate.fields import Int32PairsField
+from annotate.platform_accounts import platform_accounts
 
 
 class Role(models.TextChoices):
@@ -149,19 +152,15 @@ class ProjectMembership(models.Model):
         return f"{self.user} is {self.role} of {self.project}"
 
     def clean(self) -> None:
-        """Model forms (the Django admin's) refuse a role the account may not hold, as
-        every service does (annotate.services.projects.membership_role_check)."""
-        from django.core.exceptions import ValidationError
-
-        from annotate.services.projects import membership_role_check
-        from config.exceptions import ApplicationError
-
-        if self.user_id is None or not self.role:
+        """Model forms (the Django admin's) refuse a role the account may not hold, as the
+        services do (annotate.services.membership_roles)."""
+        if self.user_id is None or self.role in CROWD_ACCOUNT_ROLES:
             return
-        try:
-            membership_role_check(user=self.user, role=self.role)
-        except ApplicationError as error:
-            raise ValidationError({"role": error.message.removeprefix("role: ")}) from None
+        refusal = membership_role_refusal(
+            role=self.role, signs_in_through_platform=bool(platform_accounts([self.user_id]))
+        )
+        if refusal:
+            raise ValidationError({"role": refusal})
 
 
 class Document(models.Model):

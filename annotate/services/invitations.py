@@ -8,7 +8,6 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from annotate import account_selectors
 from annotate.account_rules import CROWD_ACCOUNT_ROLES
 from annotate.models import (
     AccountAction,
@@ -18,7 +17,8 @@ from annotate.models import (
     ProjectMembership,
     Role,
 )
-from annotate.services.projects import membership_role_check
+from annotate.platform_accounts import platform_accounts
+from annotate.services.membership_roles import membership_role_check
 from config.exceptions import ConflictError, NotFoundError, PermissionDeniedError
 from config.transactions import create_unless_taken
 
@@ -52,7 +52,7 @@ def invitation_create(
     inviting admin the same thing either way."""
     if ProjectMembership.objects.filter(project=project, user=user, role=role).exists():
         return None
-    if role not in CROWD_ACCOUNT_ROLES and account_selectors.platform_accounts([user.pk]):
+    if role not in CROWD_ACCOUNT_ROLES and platform_accounts([user.pk]):
         return None
     invitation = _open_locked(project=project, invited_user=user)
     if invitation is None:

@@ -7,12 +7,10 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from annotate import account_selectors
-from annotate.account_rules import (
-    CROWD_ACCOUNT_ROLES,
-    member_addable_directly,
-    membership_role_refusal,
-)
+from annotate.account_rules import member_addable_directly, membership_role_refusal
 from annotate.models import AccountAction, AccountEvent, Project, ProjectMembership, Role
+from annotate.services.invitations import invitation_create
+from annotate.services.membership_roles import membership_role_check, role_check
 from annotate.task_types import question_rationales_problem, text_names_problem
 from config.exceptions import ApplicationError
 
@@ -63,27 +61,6 @@ def project_create(
     )
     ProjectMembership.objects.create(project=project, user=acting_user, role=Role.ADMIN)
     return project
-
-
-def _check_role(role: str) -> None:
-    if role not in Role.values:
-        raise ApplicationError(
-            f"role: unknown role {role!r}; expected one of {', '.join(Role.values)}",
-            extra={"field": "role"},
-        )
-
-
-def membership_role_check(*, user: AbstractBaseUser, role: str) -> None:
-    """Refuse a role the account may not hold (a crowd worker's account: annotator only).
-    Every way of giving a role passes here, and ProjectMembership.clean for admin forms."""
-    _check_role(role)
-    if role in CROWD_ACCOUNT_ROLES:
-        return  # any account may annotate: no look-up on the crowd entry's path
-    refusal = membership_role_refusal(
-        role=role, signs_in_through_platform=bool(account_selectors.platform_accounts([user.pk]))
-    )
-    if refusal:
-        raise ApplicationError(f"role: {refusal}", extra={"field": "role"})
 
 
 def membership_add(*, project: Project, user: AbstractBaseUser, role: str) -> ProjectMembership:
@@ -167,9 +144,7 @@ def membership_add_by_username(
     Which of the two happened is all the caller learns: an unknown name and an account
     out of reach give the same outcome, so that the members form tells no one which
     accounts exist. The accounts' audit trail records who added or invited whom."""
-    from annotate.services.invitations import invitation_create
-
-    _check_role(role)
+    role_check(role)
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         return MemberAddOutcome.INVITED_IF_EXISTS

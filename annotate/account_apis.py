@@ -19,12 +19,14 @@ from annotate.account_serializers import (
     AccountIssuedOutputSerializer,
     AccountListQuerySerializer,
     AccountOutputSerializer,
+    InvitationOutputSerializer,
     PasswordResetInputSerializer,
     ProjectAccountCreateInputSerializer,
     SiteAccountCreateInputSerializer,
 )
 from annotate.models import Project, Role
 from annotate.services import accounts as account_services
+from annotate.services import invitations as invitation_services
 from config.api_schema import errors
 from config.exceptions import NotFoundError
 
@@ -236,6 +238,20 @@ class SiteAccountActiveApi(_ActiveSet):
     permission_classes = SITE_STAFF
 
 
+class SiteAccountSignInUnlockApi(_AccountAction):
+    """Site staff lift an account's sign-in lock-out (audited)."""
+
+    permission_classes = SITE_STAFF
+
+    @extend_schema(request=None, responses={200: AccountOutputSerializer, **errors(401, 403, 404)})
+    def post(self, request, user_id: int):
+        user = account_services.account_sign_in_unlock(
+            acting_user=request.user, subject=self.subject(None)
+        )
+        (row,) = account_selectors.account_rows(acting_user=request.user, users=[user])
+        return Response(AccountOutputSerializer(row).data)
+
+
 class _EventList(GenericAPIView):
     serializer_class = AccountEventOutputSerializer
 
@@ -254,3 +270,63 @@ class ProjectAccountEventListApi(_EventList):
 
 class SiteAccountEventListApi(_EventList):
     permission_classes = SITE_STAFF
+
+
+class InvitationMineListApi(GenericAPIView):
+    """The caller's invitations waiting for an answer."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = InvitationOutputSerializer
+
+    @extend_schema(responses={200: InvitationOutputSerializer(many=True), **errors(400, 401)})
+    def get(self, request):
+        page = self.paginate_queryset(
+            account_selectors.invitation_list_open_for_user(user=request.user)
+        )
+        return self.get_paginated_response(InvitationOutputSerializer(page, many=True).data)
+
+
+class _InvitationAnswer(APIView):
+    permission_classes = [IsAuthenticated]
+    answer = None
+
+    @extend_schema(
+        request=None, responses={200: InvitationOutputSerializer, **errors(400, 401, 404)}
+    )
+    def post(self, request, invitation_id: int):
+        invitation = self.answer(invitation_id=invitation_id, user=request.user)
+        return Response(InvitationOutputSerializer(invitation).data)
+
+
+class InvitationAcceptApi(_InvitationAnswer):
+    answer = staticmethod(invitation_services.invitation_accept)
+
+
+class InvitationDeclineApi(_InvitationAnswer):
+    answer = staticmethod(invitation_services.invitation_decline)
+
+
+class ProjectInvitationListApi(GenericAPIView):
+    """The project's invitations waiting for an answer, for its admins."""
+
+    permission_classes = PROJECT_ADMIN
+    serializer_class = InvitationOutputSerializer
+
+    @extend_schema(responses={200: InvitationOutputSerializer(many=True), **errors(401, 403, 404)})
+    def get(self, request, project_id: int):
+        invitations = account_selectors.invitation_list_open_for_project(project=_project(self))
+        page = self.paginate_queryset(invitations)
+        return self.get_paginated_response(InvitationOutputSerializer(page, many=True).data)
+
+
+class ProjectInvitationWithdrawApi(APIView):
+    permission_classes = PROJECT_ADMIN
+
+    @extend_schema(
+        request=None, responses={200: InvitationOutputSerializer, **errors(401, 403, 404, 409)}
+    )
+    def post(self, request, project_id: int, invitation_id: int):
+        invitation = invitation_services.invitation_withdraw(
+            project=_project(self), invitation_id=invitation_id, acting_user=request.user
+        )
+        return Response(InvitationOutputSerializer(invitation).data)

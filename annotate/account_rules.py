@@ -8,6 +8,15 @@ a peer (site staff can). Nobody resets or deactivates their own account here: th
 password page changes one's own password, and deactivating oneself could not be undone.
 A crowd worker's account signs in through its platform and has no password; giving it
 one would stop the platform's entry from signing it in.
+
+Who joins a project: a project admin adds directly only people who already belong to a
+project they administer (site staff: anyone). Anyone else is invited and joins only by
+accepting, signed in as themselves; otherwise an admin could pull any account into their
+project, reset its password and sign in as it.
+
+A crowd worker's account holds no role but annotator, anywhere: its platform id is its
+only credential and platforms' ids are not secret, so any other role would be open to
+whoever knows the id.
 """
 
 from __future__ import annotations
@@ -46,6 +55,24 @@ class Subject:
     # Roles held in any project, e.g. {"admin", "annotator"}.
     roles: frozenset[str]
     signs_in_through_platform: bool
+
+
+CROWD_ACCOUNT_ROLES = frozenset({"annotator"})
+
+
+def member_addable_directly(*, actor: Actor, subject: Subject) -> bool:
+    """Whether `actor` may give `subject` a role without `subject` accepting an invitation."""
+    return actor.acts_site_wide or bool(subject.project_ids & actor.admin_project_ids)
+
+
+def membership_role_refusal(*, role: str, signs_in_through_platform: bool) -> str | None:
+    """Why an account may not hold `role`, or None if it may."""
+    if signs_in_through_platform and role not in CROWD_ACCOUNT_ROLES:
+        return _(
+            "a crowd worker's account can only be an annotator: its platform id is its only "
+            "credential, and platform ids are not secret"
+        )
+    return None
 
 
 def account_refusal(*, actor: Actor, subject: Subject, operation: AccountOperation) -> str | None:

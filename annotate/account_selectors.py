@@ -4,7 +4,7 @@ the caller may do to each, and the accounts' audit trail."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
@@ -15,28 +15,15 @@ from annotate.models import (
     AccountEvent,
     PasswordChangeRequired,
     Project,
+    ProjectInvitation,
     ProjectMembership,
     Role,
 )
+from annotate.platform_accounts import (  # noqa: F401 - crowd registers through here
+    platform_account_check_register,
+    platform_accounts,
+)
 from config.exceptions import NotFoundError
-
-# Accounts that sign in through a crowd platform, as the app that makes them knows them:
-# `crowd` registers its check when it loads (annotate may not import it). A check takes
-# user ids and returns those of platform accounts.
-PlatformAccountCheck = Callable[[Collection[int]], set[int]]
-_platform_account_checks: list[PlatformAccountCheck] = []
-
-
-def platform_account_check_register(check: PlatformAccountCheck) -> None:
-    if check not in _platform_account_checks:
-        _platform_account_checks.append(check)
-
-
-def platform_accounts(user_ids: Collection[int]) -> set[int]:
-    found: set[int] = set()
-    for check in _platform_account_checks:
-        found |= check(user_ids)
-    return found
 
 
 def project_member_accounts(*, project: Project) -> QuerySet:
@@ -203,3 +190,17 @@ def account_rows(*, acting_user, users: Iterable, project: Project | None = None
 def account_project_choices() -> QuerySet:
     """Every project by name, for site staff to put a new account in."""
     return Project.objects.order_by("name").values("id", "name")
+
+
+def invitation_list_open_for_user(*, user) -> QuerySet[ProjectInvitation]:
+    """The invitations `user` has not answered yet, newest first."""
+    return ProjectInvitation.objects.filter(
+        invited_user=user, answered_at__isnull=True, withdrawn_at__isnull=True
+    ).select_related("project", "invited_by")
+
+
+def invitation_list_open_for_project(*, project: Project) -> QuerySet[ProjectInvitation]:
+    """The project's invitations waiting for an answer, newest first."""
+    return ProjectInvitation.objects.filter(
+        project=project, answered_at__isnull=True, withdrawn_at__isnull=True
+    ).select_related("invited_user", "invited_by")

@@ -3,7 +3,7 @@
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from rest_framework import serializers
 
-from annotate.models import AccountEvent, Role
+from annotate.models import AccountEvent, ProjectInvitation, Role
 from annotate.services.accounts import Credential
 from config.api_fields import StrictBooleanField, StrictCharField, StrictIntegerField
 
@@ -98,3 +98,28 @@ class AccountEventOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = AccountEvent
         fields = ["id", "created_at", "action", "actor", "subject", "project", "detail"]
+
+
+class InvitationOutputSerializer(serializers.ModelSerializer):
+    """An invitation as its invitee and the project's admins see it."""
+
+    project = serializers.IntegerField(source="project_id")
+    project_name = serializers.CharField(source="project.name")
+    invited_user = serializers.CharField(source="invited_user.username")
+    invited_by = serializers.CharField(source="invited_by.username", allow_null=True, default=None)
+    roles = serializers.ListField(child=serializers.CharField())
+
+    class Meta:
+        model = ProjectInvitation
+        fields = [
+            "id",
+            "project",
+            "project_name",
+            "invited_user",
+            "invited_by",
+            "roles",
+            "created_at",
+            "answered_at",
+            "accepted",
+            "withdrawn_at",
+        ]

@@ -25,6 +25,27 @@ urlpatterns = [
         account_apis.ProjectAccountActiveApi.as_view(),
         name="project-account-active",
     ),
+    path(
+        "projects/<int:project_id>/invitations/",
+        account_apis.ProjectInvitationListApi.as_view(),
+        name="project-invitation-list",
+    ),
+    path(
+        "projects/<int:project_id>/invitations/<int:invitation_id>/withdraw/",
+        account_apis.ProjectInvitationWithdrawApi.as_view(),
+        name="project-invitation-withdraw",
+    ),
+    path("invitations/", account_apis.InvitationMineListApi.as_view(), name="invitation-mine"),
+    path(
+        "invitations/<int:invitation_id>/accept/",
+        account_apis.InvitationAcceptApi.as_view(),
+        name="invitation-accept",
+    ),
+    path(
+        "invitations/<int:invitation_id>/decline/",
+        account_apis.InvitationDeclineApi.as_view(),
+        name="invitation-decline",
+    ),
     path("accounts/", account_apis.SiteAccountListCreateApi.as_view(), name="account-list"),
     path("accounts/events/", account_apis.SiteAccountEventListApi.as_view(), name="account-events"),
     path(
@@ -36,5 +57,10 @@ urlpatterns = [
         "accounts/<int:user_id>/active/",
         account_apis.SiteAccountActiveApi.as_view(),
         name="account-active",
+    ),
+    path(
+        "accounts/<int:user_id>/sign-in-unlock/",
+        account_apis.SiteAccountSignInUnlockApi.as_view(),
+        name="account-sign-in-unlock",
     ),
 ]

@@ -19,6 +19,7 @@ from annotate.serializers import (
     ImportJobCreateInputSerializer,
     ImportJobOutputSerializer,
     ItemOutputSerializer,
+    MemberInvitedOutputSerializer,
     MembershipInputSerializer,
     ProjectCreateInputSerializer,
     ProjectOutputSerializer,
@@ -166,19 +167,31 @@ class ProjectPolicyApi(APIView):
         return Response(ProjectOutputSerializer(project).data)
 
 
+MEMBER_INVITED_IF_EXISTS = "If an account with this user name exists, it has been invited."
+
+
 class MembershipCreateApi(APIView):
+    """Adds a person directly when the caller may (annotate.account_rules), else invites."""
+
     @extend_schema(
         request=MembershipInputSerializer,
-        responses={201: MembershipInputSerializer, **errors(400, 403, 404)},
+        responses={
+            201: MembershipInputSerializer,
+            202: MemberInvitedOutputSerializer,
+            **errors(400, 403, 404),
+        },
     )
     def post(self, request, project_id: int):
         project = _admin_project(request, project_id)
         data = MembershipInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        services.membership_add_by_username(
+        outcome = services.membership_add_by_username(
             project=project, acting_user=request.user, **data.validated_data
         )
-        return Response(data.validated_data, status=status.HTTP_201_CREATED)
+        if outcome is services.MemberAddOutcome.ADDED:
+            return Response(data.validated_data, status=status.HTTP_201_CREATED)
+        # The same answer whether or not the name is an account's.
+        return Response({"detail": MEMBER_INVITED_IF_EXISTS}, status=status.HTTP_202_ACCEPTED)
 
 
 class VariantListCreateApi(APIView):

@@ -10,11 +10,14 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
+from annotate.account_rules import CROWD_ACCOUNT_ROLES, membership_role_refusal
 from annotate.fields import Int32PairsField
+from annotate.platform_accounts import platform_accounts
 
 
 class Role(models.TextChoices):
@@ -169,6 +172,17 @@ class ProjectMembership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} is {self.role} of {self.project}"
+
+    def clean(self) -> None:
+        """Model forms (the Django admin's) refuse a role the account may not hold, as the
+        services do (annotate.services.membership_roles)."""
+        if self.user_id is None or self.role in CROWD_ACCOUNT_ROLES:
+            return
+        refusal = membership_role_refusal(
+            role=self.role, signs_in_through_platform=bool(platform_accounts([self.user_id]))
+        )
+        if refusal:
+            raise ValidationError({"role": refusal})
 
 
 class Document(models.Model):
@@ -744,6 +758,13 @@ class AccountAction(models.TextChoices):
     PASSWORD_CHANGE = "password_change", _("Change password")
     # An existing account given a role in a project (the members form).
     MEMBER_ADD = "member_add", _("Add to the project")
+    # An account outside the admin's projects is invited, and joins only if its owner accepts.
+    INVITE = "invite", _("Invite to the project")
+    INVITE_ACCEPT = "invite_accept", _("Accept an invitation")
+    INVITE_DECLINE = "invite_decline", _("Decline an invitation")
+    INVITE_WITHDRAW = "invite_withdraw", _("Withdraw an invitation")
+    # Site staff lifted the account's sign-in lock-out (django-axes) before its cool-off.
+    SIGN_IN_UNLOCK = "sign_in_unlock", _("Lift the sign-in lock-out")
 
 
 class AccountEvent(models.Model):
@@ -778,6 +799,47 @@ class AccountEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.subject} by {self.actor}"
+
+
+class ProjectInvitation(models.Model):
+    """An existing account invited into a project by one of its admins: it becomes a member
+    (with `roles`) only when its owner accepts, signed in as themselves. An admin adds
+    directly only people already in a project they administer; anyone else is invited, so
+    that no admin can pull a stranger's account into their reach (annotate.account_rules).
+
+    Open while neither answered nor withdrawn: one open invitation per (project, user),
+    which a second invitation with another role extends."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    invited_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_invitations"
+    )
+    roles = models.JSONField(default=list)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    # None until answered: True accepted, False declined.
+    accepted = models.BooleanField(null=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "invited_user"],
+                condition=models.Q(answered_at__isnull=True, withdrawn_at__isnull=True),
+                name="invitation_one_open_per_project_user",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.invited_user} invited to {self.project} as {', '.join(self.roles)}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.answered_at is None and self.withdrawn_at is None
 
 
 class PasswordChangeRequired(models.Model):

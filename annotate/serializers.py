@@ -167,6 +167,10 @@ class MembershipInputSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
+class MemberInvitedOutputSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
 class VariantExampleSerializer(serializers.Serializer):
     tokens = serializers.ListField(child=StrictCharField(), min_length=1)
     highlighted = serializers.ListField(child=StrictIntegerField(min_value=0))

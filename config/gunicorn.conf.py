@@ -36,6 +36,9 @@ preload_app = os.environ.get("GUNICORN_PRELOAD", "true").lower() == "true"
 # Recycling guards against slow leaks; a preloaded worker restarts in milliseconds.
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
 max_requests_jitter = 2000
+# gunicorn believes X-Forwarded-Proto (wsgi.url_scheme) only from the proxies Django
+# believes it from (config/settings/production.py).
+forwarded_allow_ips = os.environ.get("DJANGO_TRUSTED_PROXIES", "127.0.0.1,::1")
 accesslog = None  # the app writes one structured line per request with its request id
 errorlog = "-"
 

@@ -3,6 +3,7 @@ job queue's broker is away."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import os
@@ -20,6 +21,51 @@ from django.utils.functional import SimpleLazyObject, empty
 logger = logging.getLogger("rationale_workbench.requests")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 RETRY_AFTER_SECONDS = "5"
+
+
+def trusted_proxy_networks(entries: list[str]) -> tuple:
+    """TRUSTED_PROXIES' addresses and networks ("10.0.0.5", "172.16.0.0/12"); a bad entry
+    stops the process at start with its name."""
+    networks = []
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            from django.core.exceptions import ImproperlyConfigured
+
+            raise ImproperlyConfigured(
+                f"DJANGO_TRUSTED_PROXIES: {entry!r} is not an address or a network"
+            ) from None
+    return tuple(networks)
+
+
+def address_in(address: str, networks: tuple) -> bool:
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    return any(parsed in network for network in networks)
+
+
+class ForwardedProtoFromTrustedProxyMiddleware:
+    """Drops X-Forwarded-Proto unless the request came straight from a trusted proxy
+    (TRUSTED_PROXIES): SECURE_PROXY_SSL_HEADER makes Django believe the header, and a
+    client reaching gunicorn directly could otherwise claim HTTPS for a plain request
+    (Secure cookies sent over plain HTTP, no redirect to HTTPS)."""
+
+    HEADER = "HTTP_X_FORWARDED_PROTO"
+
+    def __init__(self, get_response):
+        from django.conf import settings
+
+        self.get_response = get_response
+        self.networks = trusted_proxy_networks(settings.TRUSTED_PROXIES)
+
+    def __call__(self, request):
+        meta = request.META
+        if self.HEADER in meta and not address_in(meta.get("REMOTE_ADDR", ""), self.networks):
+            del meta[self.HEADER]
+        return self.get_response(request)
 
 
 class RequestIdMiddleware:

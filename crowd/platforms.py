@@ -161,6 +161,18 @@ def parameter_name_problem(name: str) -> str | None:
     return None
 
 
+# The literal start of a completion URL template, up to where its path, query or fragment
+# begins: scheme and host, which no placeholder may reach (a template without a path ends
+# with its host).
+_FIXED_ORIGIN = re.compile(r"\A(https?://[^/?#\\]+)(?=[/?#])", re.IGNORECASE)
+_ORIGIN = re.compile(r"\A(https?://[^/?#\\]+)(?=[/?#]|\Z)", re.IGNORECASE)
+
+
+def _template_parts(template: str) -> list[tuple[str, str | None]]:
+    """(literal text, placeholder name or None) pairs; raises ValueError if malformed."""
+    return [(literal, name) for literal, name, _, _ in string.Formatter().parse(template)]
+
+
 def completion_template_problem(template: str) -> str | None:
     """Why a completion URL template cannot be used, or None."""
     try:
@@ -177,16 +189,28 @@ def completion_template_problem(template: str) -> str | None:
                 f"{{{f}}}" for f in TEMPLATE_FIELDS
             )
     parts = urlsplit(template.replace("{", "").replace("}", ""))
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return "must be an absolute http(s) URL"
+    if fields and not _FIXED_ORIGIN.match(_template_parts(template)[0][0]):
+        return (
+            "must not put a placeholder in the scheme or host: write the address up to the "
+            "first '/' after the host (e.g. https://platform.example/done?code={code}) "
+            "and the placeholders after it"
+        )
     return None
 
 
 def completion_url(template: str, *, external_id: str = "", code: str = "", token: str = "") -> str:
     """Fill a completion URL template (checked by `completion_template_problem`), each
-    value percent-encoded."""
+    value percent-encoded, and only after the template's fixed scheme and host: whatever
+    a value holds, the URL goes to the host the template names. A template with a
+    placeholder before its path (stored before that was refused) raises ValueError."""
     values = {"external_id": external_id, "code": code, "token": token}
-    return template.format_map({k: quote(v, safe="") for k, v in values.items()})
+    origin = _ORIGIN.match(template)
+    if origin is None or "{" in origin.group(1) or "}" in origin.group(1):
+        raise ValueError("the completion URL template has no fixed scheme and host")
+    rest = template[origin.end() :]
+    return origin.group(1) + rest.format_map({k: quote(v, safe="") for k, v in values.items()})
 
 
 def completion_token(*, link_id: int, platform: str, worker_id: str, session_id: str) -> str:

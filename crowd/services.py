@@ -19,6 +19,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.account_rules import CROWD_ACCOUNT_ROLES
 from annotate.models import (
     InstructionVariant,
     MemberConsent,
@@ -321,6 +322,14 @@ def _crowd_account(platform: str, external_id: str) -> tuple[object, bool]:
         )
     if not user.is_active:
         raise EntryRefusedError("This worker account has been closed.", code="account_closed")
+    if ProjectMembership.objects.filter(user=user).exclude(role__in=CROWD_ACCOUNT_ROLES).exists():
+        # Set up by hand, against every service's refusal: whoever knows the platform id
+        # would sign in with the account's other roles.
+        raise EntryRefusedError(
+            "This platform id belongs to an account with more than an annotator's role; "
+            "it cannot sign in through a study link. Please contact the researcher.",
+            code="account_has_roles",
+        )
     return user, False
 
 

@@ -132,6 +132,16 @@ def entry(request, key: str):
             ),
             link,
         )
+    if _signed_in_as_someone_else(request):
+        return _frameable(
+            render(
+                request,
+                "crowd/sign_out_first.html",
+                {"username": request.user.get_username(), "study_url": request.get_full_path()},
+                status=409,
+            ),
+            link,
+        )
     try:
         # The arrival and the sign-in (its session row, last login and access log) in one
         # commit: at a crowd launch's 30 arrivals a second each commit's WAL flush counts,
@@ -154,6 +164,17 @@ def entry(request, key: str):
             link=link,
         )
     return redirect(session_page_url(arrived.session))
+
+
+def _signed_in_as_someone_else(request) -> bool:
+    """The browser is signed in as a member's or staff's account (anything but a crowd
+    worker's): a study link must not replace that session with a crowd account's."""
+    user = request.user
+    if not user.is_authenticated:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    return not selectors.platform_account_ids([user.pk])
 
 
 def _closed(request, link):
@@ -337,12 +358,17 @@ def _return_url(session, code: str) -> str:
     else:
         template = link.completion_url_template
     profile = getattr(session.worker, "worker_profile", None)
-    return platforms.completion_url(
-        template,
-        external_id=profile.external_id if profile else "",
-        code=code,
-        token=session.completion_token,
-    )
+    try:
+        return platforms.completion_url(
+            template,
+            external_id=profile.external_id if profile else "",
+            code=code,
+            token=session.completion_token,
+        )
+    except ValueError:
+        # A template saved before placeholders in the host were refused: the page shows
+        # the code without a link rather than send the worker to a host an id chose.
+        return ""
 
 
 @require_http_methods(["GET", "HEAD"])

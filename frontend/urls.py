@@ -10,6 +10,18 @@ _STARTED = timezone.now()
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path(
+        "invitations/<int:invitation_id>/accept/",
+        views.invitation_answer,
+        {"accepted": True},
+        name="invitation-accept",
+    ),
+    path(
+        "invitations/<int:invitation_id>/decline/",
+        views.invitation_answer,
+        {"accepted": False},
+        name="invitation-decline",
+    ),
     path("projects/<int:project_id>/", views.project_page, name="project-page"),
     path("projects/<int:project_id>/data/", views.project_data_page, name="project-data"),
     path(

@@ -1,14 +1,15 @@
 """Pages served by Django; their interactive parts call the JSON API from static scripts."""
 
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.translation import pgettext_lazy
 from django.views import i18n
 from django.views.decorators.http import require_POST
 
-from annotate import selectors
+from annotate import account_selectors, selectors
 from annotate.models import Language, Role, TaskType
 from annotate.participants import ConsentRequiredError
+from annotate.services import invitations as invitation_services
 from crowd.views import consent_refused_page
 from exports.file_names import portable_file_name
 from frontend import navigation, services
@@ -30,11 +31,24 @@ def home(request):
         "frontend/home.html",
         {
             "projects": projects,
+            "invitations": account_selectors.invitation_list_open_for_user(user=request.user),
             "can_create": can_create,
             "task_types": TaskType.choices,
             "languages": Language.choices,
         },
     )
+
+
+@login_required
+@require_POST
+def invitation_answer(request, invitation_id: int, accepted: bool):
+    """Accept or decline one of the signed-in user's invitations (the projects page's
+    buttons), then back to the projects page."""
+    if accepted:
+        invitation_services.invitation_accept(invitation_id=invitation_id, user=request.user)
+    else:
+        invitation_services.invitation_decline(invitation_id=invitation_id, user=request.user)
+    return redirect("home")
 
 
 def project_page_render(request, project_id: int, page: str, template: str, context=None):

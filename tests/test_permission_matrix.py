@@ -40,6 +40,7 @@ from annotate.models import (
     InstructionVariant,
     Perturbation,
     Project,
+    ProjectInvitation,
     ProjectMembership,
     Role,
 )
@@ -99,6 +100,14 @@ API: dict[str, Rule] = {
     "accounts_active_create": rule(SITE, STAFF),
     "accounts_password_create": rule(SITE, STAFF),
     "accounts_events_list": rule(SITE, STAFF),
+    "accounts_sign_in_unlock_create": rule(SITE, STAFF),
+    # Invitations into a project: the invitee answers their own; the project's admins list
+    # and withdraw them.
+    "invitations_list": rule(SIGNED_IN, *SIGNED_IN_CALLERS, note="lists the caller's own"),
+    "invitations_accept_create": rule(OWNER, NO_MEMBERSHIP, note="the caller's own invitation"),
+    "invitations_decline_create": rule(OWNER, NO_MEMBERSHIP, note="the caller's own invitation"),
+    "projects_invitations_list": rule(PROJECT, *ADMINS),
+    "projects_invitations_withdraw_create": rule(PROJECT, *ADMINS),
     # Reviews: the annotation's project decides.
     "annotations_review_retrieve": rule(PROJECT, *REVIEWERS, note="the annotation's project"),
     "annotations_reviews_create": rule(PROJECT, *REVIEWERS, note="the annotation's project"),
@@ -311,6 +320,14 @@ def _build_world() -> World:
         project=project, worker=subject, status=QualificationStatus.PENDING
     )
 
+    # An open invitation into this project, for the signed-in user who belongs to none.
+    invitation = ProjectInvitation.objects.create(
+        project=project,
+        invited_user=users[NO_MEMBERSHIP],
+        roles=[Role.ANNOTATOR],
+        invited_by=users[ADMIN],
+    )
+
     other_export = Export.objects.create(project=other_project, params={}, status="succeeded")
     objects = {
         "project_id": project,
@@ -327,6 +344,7 @@ def _build_world() -> World:
         "variant_id": variant,
         "worker_id": candidate.worker,
         "accounts/user_id": subject,
+        "invitation_id": invitation,
     }
     other_ids = {
         "project_id": other_project.pk,
@@ -593,6 +611,10 @@ def test_each_object_operation_is_checked_for_other_projects(operations):
 OBJECT_IDS_CHECKED = (
     "accounts_active_create",
     "accounts_password_create",
+    "accounts_sign_in_unlock_create",
+    "invitations_accept_create",
+    "invitations_decline_create",
+    "projects_invitations_withdraw_create",
     "annotations_review_retrieve",
     "annotations_reviews_create",
     "assignments_draft_update",

@@ -20,6 +20,7 @@ from annotate.services.perturbations import (
     perturbation_settings_update,
 )
 from annotate.services.projects import (
+    MemberAddOutcome,
     membership_add,
     membership_add_by_username,
     membership_consent_record,
@@ -30,6 +31,7 @@ from annotate.services.variants import variant_create, variant_presets_install, 
 
 __all__ = [
     "ImportSummary",
+    "MemberAddOutcome",
     "SubmitResult",
     "annotation_submit",
     "assignment_draft_save",

@@ -81,11 +81,12 @@ def _issue(user, credential: Credential) -> AccountIssued:
     )
 
 
-def _sign_in_unlock(user) -> None:
-    """A new password lifts the sign-in lock-out of the account's name (django-axes)."""
+def _sign_in_unlock(user) -> int:
+    """A new password lifts the sign-in lock-out of the account's name (django-axes), from
+    every address; returns how many (name, address) counters went."""
     from axes.utils import reset
 
-    reset(username=user.get_username())
+    return reset(username=user.get_username())
 
 
 def _check_acting_in(acting_user, project: Project | None) -> None:
@@ -253,3 +254,20 @@ def account_password_change(*, user, password: str):
         detail="replaced a one-time password" if was_one_time else "",
     )
     return user
+
+
+@transaction.atomic
+def account_sign_in_unlock(*, acting_user, subject):
+    """Site staff lift the account's sign-in lock-out from every address before its
+    cool-off ends (a locked address, whatever the name, is lifted with axes_reset_ip)."""
+    if not (acting_user.is_staff or acting_user.is_superuser):
+        raise PermissionDeniedError("lifting a sign-in lock-out needs site staff status")
+    subject = _locked(subject)
+    cleared = _sign_in_unlock(subject)
+    _event(
+        action=AccountAction.SIGN_IN_UNLOCK,
+        subject=subject,
+        actor=acting_user,
+        detail=f"{cleared} failure counter(s) cleared",
+    )
+    return subject

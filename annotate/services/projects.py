@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from enum import StrEnum
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from annotate import account_selectors
+from annotate.account_rules import member_addable_directly, membership_role_refusal
 from annotate.models import (
     AccountAction,
     AccountEvent,
@@ -11,6 +16,8 @@ from annotate.models import (
     ProjectMembership,
     Role,
 )
+from annotate.services.invitations import invitation_create
+from annotate.services.membership_roles import membership_role_check, role_check
 from annotate.task_types import question_rationales_problem, text_names_problem
 from config.exceptions import ApplicationError
 
@@ -64,8 +71,7 @@ def project_create(
 
 
 def membership_add(*, project: Project, user: AbstractBaseUser, role: str) -> ProjectMembership:
-    if role not in Role.values:
-        raise ApplicationError(f"unknown role {role!r}; expected one of {', '.join(Role.values)}")
+    membership_role_check(user=user, role=role)
     membership, _ = ProjectMembership.objects.get_or_create(project=project, user=user, role=role)
     return membership
 
@@ -143,23 +149,39 @@ def project_update_policy(*, project: Project, **changes) -> Project:
     return project
 
 
+class MemberAddOutcome(StrEnum):
+    # The account was given the role (or held it already).
+    ADDED = "added"
+    # Nothing the caller may learn: the account was invited, or no account has that name,
+    # or the invitation could not be made (e.g. a crowd account and a role beyond annotator).
+    INVITED_IF_EXISTS = "invited_if_exists"
+
+
 @transaction.atomic
 def membership_add_by_username(
-    *, project: Project, username: str, role: str, acting_user=None
-) -> ProjectMembership:
-    """Give an existing account a role in the project; with `acting_user`, the accounts'
-    audit trail says who did (a role it holds already changes and records nothing)."""
-    from django.contrib.auth import get_user_model
-
+    *, project: Project, username: str, role: str, acting_user
+) -> MemberAddOutcome:
+    """Give an account a role in the project when `acting_user` may add it directly (it
+    belongs to a project they administer, or they are site staff); otherwise invite it.
+    Which of the two happened is all the caller learns: an unknown name and an account
+    out of reach give the same outcome, so that the members form tells no one which
+    accounts exist. The accounts' audit trail records who added or invited whom."""
+    role_check(role)
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
-        raise ApplicationError(f"no user named {username!r}")
-    if role not in Role.values:
-        raise ApplicationError(f"unknown role {role!r}; expected one of {', '.join(Role.values)}")
-    membership, created = ProjectMembership.objects.get_or_create(
-        project=project, user=user, role=role
+        return MemberAddOutcome.INVITED_IF_EXISTS
+    actor = account_selectors.account_actor(acting_user)
+    subject = account_selectors.account_subjects([user])[user.pk]
+    if not member_addable_directly(actor=actor, subject=subject):
+        invitation_create(project=project, user=user, role=role, acting_user=acting_user)
+        return MemberAddOutcome.INVITED_IF_EXISTS
+    refusal = membership_role_refusal(
+        role=role, signs_in_through_platform=subject.signs_in_through_platform
     )
-    if created and acting_user is not None:
+    if refusal:
+        raise ApplicationError(f"role: {refusal}", extra={"field": "role"})
+    _, created = ProjectMembership.objects.get_or_create(project=project, user=user, role=role)
+    if created:
         AccountEvent.objects.create(
             project=project,
             actor=acting_user,
@@ -167,4 +189,4 @@ def membership_add_by_username(
             action=AccountAction.MEMBER_ADD,
             detail=role,
         )
-    return membership
+    return MemberAddOutcome.ADDED

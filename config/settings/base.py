@@ -132,15 +132,20 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 # axes first: it refuses a locked-out sign-in before any password is checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "config.auth.ModelBackend"]
-# Sign-in lock-out (django-axes): after LOGIN_FAILURE_LIMIT failures for one user name, or
-# from one address, signing in is refused for LOGIN_COOLOFF_MINUTES, on the form and for
-# the API's Basic authentication alike. Failures during the lock-out do not extend it, so
-# the time the message states holds. Each failure is kept (AccessFailureLog) beside the
-# counters (AccessAttempt) in the admin; deleting a counter there, or
-# `manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS`, unlocks.
+# Sign-in lock-out (django-axes, config/login_lockout.py): after LOGIN_FAILURE_LIMIT
+# failures for one user name from one address, that name is locked from that address (from
+# elsewhere it still signs in); after LOGIN_ADDRESS_FAILURE_LIMIT failures from one address,
+# whatever the names, the address is locked. A lock lasts LOGIN_COOLOFF_MINUTES, on the form
+# and for the API's Basic authentication alike. Failures during the lock-out do not extend
+# it, so the time the message states holds. Each failure is kept (AccessFailureLog) beside
+# the counters (AccessAttempt) in the admin; site staff unlock an account from the users
+# API (audited), or delete a counter in the admin, or run
+# `manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS`.
+AXES_HANDLER = "config.login_lockout.PairAndAddressLockoutHandler"
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=50)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_COOLOFF_MINUTES", default=15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_ENABLE_ACCESS_FAILURE_LOG = True
 # No start-up banner on every process (manage.py commands, workers): failures still log.
@@ -388,6 +393,9 @@ CROWD_PROLIFIC_COMPLETION_URL = env.str(
 # the limit reads the address nginx saw, never a client's own X-Forwarded-For.
 CROWD_ENTRY_RATE = env.str("CROWD_ENTRY_RATE", default="30/min")
 CROWD_TRUSTED_PROXIES = env.int("CROWD_TRUSTED_PROXIES", default=0)
+# The addresses (or networks) of the proxies whose X-Forwarded-Proto is believed; read in
+# production only (config/settings/production.py), where it is set.
+TRUSTED_PROXIES: list[str] = []
 # The site's public address for the URLs given to platforms; empty: the request's.
 CROWD_PUBLIC_BASE_URL = env.str("CROWD_PUBLIC_BASE_URL", default="")
 

@@ -1,5 +1,6 @@
 """Production: refuses to start with DEBUG, a weak secret key, wildcard hosts or no job
-broker; HTTPS unless DJANGO_HTTPS=false says the site is tried over plain HTTP."""
+broker; HTTPS unless DJANGO_HTTPS=false says the site is tried over plain HTTP; the proxy's
+X-Forwarded-Proto believed only from DJANGO_TRUSTED_PROXIES."""
 
 from config.env import env
 from config.settings.base import *  # noqa: F403
@@ -26,7 +27,15 @@ HTTPS = env.bool("DJANGO_HTTPS", default=True)
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_SSL_REDIRECT = HTTPS
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# X-Forwarded-Proto is believed only from the proxies DJANGO_TRUSTED_PROXIES names
+# (addresses or networks; gunicorn's forwarded_allow_ips reads the same variable): the
+# first middleware drops it from anyone else, and with no proxy named it is never read.
+TRUSTED_PROXIES = env.list("DJANGO_TRUSTED_PROXIES", default=["127.0.0.1", "::1"])
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXIES else None
+MIDDLEWARE = [
+    "config.middleware.ForwardedProtoFromTrustedProxyMiddleware",
+    *MIDDLEWARE,  # noqa: F405
+]
 # A year, as browsers' preload lists ask. Subdomains and preloading bind every host under
 # the domain, for as long, so they are the operator's choice (check --deploy names them).
 SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=365 * 24 * 60 * 60) if HTTPS else 0

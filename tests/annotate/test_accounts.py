@@ -662,8 +662,14 @@ def test_the_link_page_url_is_the_one_the_api_gives(db):
 
 
 def test_adding_an_existing_account_to_the_project_is_in_the_trail_once(db, project, people):
+    """Someone from another project the admin administers is added directly."""
+    second = ProjectFactory(name="second project")
+    MembershipFactory(project=second, role="admin", user=people["admin_here"])
+    colleague = MembershipFactory(
+        project=second, role="annotator", user=UserFactory(username="colleague")
+    ).user
     client = client_for(people["admin_here"])
-    body = {"username": "admin-elsewhere", "role": "reviewer"}
+    body = {"username": "colleague", "role": "reviewer"}
 
     first = client.post(f"/api/projects/{project.id}/members/", body, format="json")
     again = client.post(f"/api/projects/{project.id}/members/", body, format="json")
@@ -678,7 +684,7 @@ def test_adding_an_existing_account_to_the_project_is_in_the_trail_once(db, proj
     assert (event.action, event.actor, event.subject, event.project, event.detail) == (
         AccountAction.MEMBER_ADD,
         people["admin_here"],
-        people["admin_elsewhere"],
+        colleague,
         project,
         "reviewer",
     )

@@ -37,7 +37,13 @@ ADMIN_ONLY = [
 @pytest.mark.parametrize(("method", "name", "body"), ADMIN_ONLY)
 @pytest.mark.parametrize(
     ("who", "code"),
-    [("admin", (200, 201)), ("researcher", (403,)), ("annotator", (403,)), ("outsider", (404,))],
+    # 202: the members endpoint invites someone from outside the admin's projects.
+    [
+        ("admin", (200, 201, 202)),
+        ("researcher", (403,)),
+        ("annotator", (403,)),
+        ("outsider", (404,)),
+    ],
 )
 def test_admin_endpoints(setup, method, name, body, who, code):
     project, users = setup
@@ -213,16 +219,21 @@ def test_policy_input_is_validated(setup):
     assert response.status_code == 400 and "annotators_per_item" in response.data
 
 
-def test_adding_an_unknown_member_is_a_clear_error(setup):
+def test_adding_an_unknown_member_answers_as_for_an_account_out_of_reach(setup):
+    """Whether an account has the name is not the admin's to learn."""
     project, users = setup
+    url = reverse("annotate:member-create", args=[project.id])
 
-    response = client_for(users["admin"]).post(
-        reverse("annotate:member-create", args=[project.id]),
-        {"username": "ghost", "role": "annotator"},
-        format="json",
+    ghost = client_for(users["admin"]).post(
+        url, {"username": "ghost", "role": "annotator"}, format="json"
+    )
+    outsider = client_for(users["admin"]).post(
+        url, {"username": "outsider-w", "role": "annotator"}, format="json"
     )
 
-    assert response.status_code == 400 and "no user named 'ghost'" in response.data["detail"]
+    assert ghost.status_code == outsider.status_code == 202
+    assert ghost.content == outsider.content
+    assert "has been invited" in ghost.json()["detail"]
 
 
 def test_progress_counts_per_variant_and_worker(hot_path, setup):

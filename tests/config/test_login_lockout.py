@@ -1,6 +1,8 @@
-"""Repeated failed sign-ins lock the account and the address (django-axes), on the sign-in
-form and for the API's Basic authentication, until the cool-off passes or an admin
-unlocks; the right password is refused meanwhile, with a message that says so."""
+"""Repeated failed sign-ins lock a user name from the address they came from, and an
+address that fails for many names (django-axes, config/login_lockout.py), on the sign-in
+form and for the API's Basic authentication, until the cool-off passes or staff unlock;
+the right password is refused meanwhile, with a message that says so. Nobody locks a
+user name out from another address."""
 
 import base64
 from datetime import timedelta
@@ -13,15 +15,18 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from tests.factories import UserFactory
+from annotate.models import AccountAction, AccountEvent
+from tests.factories import MembershipFactory, UserFactory
 
 PASSWORD = "the-right-long-password"
 LIMIT = 3
+ADDRESS_LIMIT = 7
 
 
 @pytest.fixture(autouse=True)
 def _limit(settings):
     settings.AXES_FAILURE_LIMIT = LIMIT
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = ADDRESS_LIMIT
     settings.AXES_COOLOFF_TIME = timedelta(minutes=15)
 
 
@@ -49,22 +54,46 @@ def basic(username, password, address="10.0.0.1"):
     return client.get(reverse("annotate:project-list"))
 
 
-def test_the_form_locks_a_user_after_repeated_failures_from_anywhere(user):
-    for n in range(LIMIT - 1):
-        assert sign_in(user.username, "wrong", f"10.0.1.{n}")[1].status_code == 200
+def test_the_form_locks_a_user_name_from_the_address_that_failed(user):
+    for _ in range(LIMIT - 1):
+        assert sign_in(user.username, "wrong", "10.0.1.1")[1].status_code == 200
 
-    locked = sign_in(user.username, "wrong", "10.0.1.99")[1]
-    client, right = sign_in(user.username, PASSWORD, "10.0.2.1")
+    locked = sign_in(user.username, "wrong", "10.0.1.1")[1]
+    client, right = sign_in(user.username, PASSWORD, "10.0.1.1")
 
     assert locked.status_code == 429
     assert right.status_code == 429 and not signed_in(client)
     assert "locked for 15 minutes" in right.content.decode()
 
 
-def test_the_form_locks_an_address_after_failures_for_any_user(user):
-    for n in range(LIMIT):
-        sign_in(f"someone-{n}", "wrong", "10.0.3.3")
+def test_a_lock_from_one_address_does_not_lock_the_name_from_another(user):
+    """Someone who knows an annotator's user name cannot lock them out from elsewhere."""
+    for _ in range(LIMIT * 3):
+        sign_in(user.username, "wrong", "10.0.2.66")
+    assert sign_in(user.username, PASSWORD, "10.0.2.66")[1].status_code == 429
 
+    client, response = sign_in(user.username, PASSWORD, "10.0.2.1")
+
+    assert response.status_code == 302 and signed_in(client)
+
+
+def test_failures_spread_over_addresses_lock_nothing(user):
+    for n in range(LIMIT * 3):
+        sign_in(user.username, "wrong", f"10.0.1.{n}")
+
+    client, response = sign_in(user.username, PASSWORD, "10.0.1.200")
+
+    assert response.status_code == 302 and signed_in(client)
+
+
+def test_an_address_failing_for_many_names_is_slowed_down_for_every_name(user):
+    """Below the address's limit other names still sign in from it; at the limit, none."""
+    for n in range(ADDRESS_LIMIT - 1):
+        sign_in(f"someone-{n}", "wrong", "10.0.3.3")
+    client, before = sign_in(user.username, PASSWORD, "10.0.3.3")
+    assert before.status_code == 302 and signed_in(client)
+
+    sign_in("someone-last", "wrong", "10.0.3.3")
     client, right = sign_in(user.username, PASSWORD, "10.0.3.3")
     elsewhere, fine = sign_in(user.username, PASSWORD, "10.0.3.4")
 
@@ -93,21 +122,22 @@ def test_a_lockout_is_audited(user):
 
 
 def test_basic_auth_locks_a_user_and_refuses_the_right_password_clearly(user):
-    for n in range(LIMIT - 1):
-        assert basic(user.username, "wrong", f"10.0.5.{n}").status_code == 401
+    for _ in range(LIMIT - 1):
+        assert basic(user.username, "wrong", "10.0.5.5").status_code == 401
 
-    locked = basic(user.username, "wrong", "10.0.5.99")
-    right = basic(user.username, PASSWORD, "10.0.6.1")
+    locked = basic(user.username, "wrong", "10.0.5.5")
+    right = basic(user.username, PASSWORD, "10.0.5.5")
 
     assert locked.status_code == 429
     assert right.status_code == 429
     assert right.json()["code"] == "locked_out"
     assert "locked for 15 minutes" in right.json()["detail"]
     assert int(right["Retry-After"]) == 15 * 60
+    assert basic(user.username, PASSWORD, "10.0.6.1").status_code == 200
 
 
 def test_basic_auth_locks_an_address(user):
-    for n in range(LIMIT):
+    for n in range(ADDRESS_LIMIT):
         basic(f"someone-{n}", "wrong", "10.0.7.7")
 
     assert basic(user.username, PASSWORD, "10.0.7.7").status_code == 429
@@ -165,3 +195,41 @@ def test_an_admin_unlocks_by_deleting_the_attempt_in_the_admin(user):
     assert listed.status_code == 200 and user.username in listed.content.decode()
     assert deleted.status_code == 302
     assert sign_in(user.username, PASSWORD, "10.0.9.9")[1].status_code == 302
+
+
+def _unlock(caller, user):
+    client = APIClient()
+    if caller is not None:
+        client.force_authenticate(caller)
+    return client.post(f"/api/accounts/{user.pk}/sign-in-unlock/")
+
+
+def test_site_staff_lift_a_lock_and_it_is_audited(user):
+    for _ in range(LIMIT):
+        sign_in(user.username, "wrong", "10.0.10.10")
+    assert sign_in(user.username, PASSWORD, "10.0.10.10")[1].status_code == 429
+    staff = UserFactory(username="staff-unlocker", is_staff=True)
+
+    response = _unlock(staff, user)
+
+    assert response.status_code == 200
+    assert sign_in(user.username, PASSWORD, "10.0.10.10")[1].status_code == 302
+    event = AccountEvent.objects.get(action=AccountAction.SIGN_IN_UNLOCK)
+    assert (event.actor, event.subject, event.project) == (staff, user, None)
+
+
+@pytest.mark.parametrize("who", ["member", "project_admin", "anonymous"])
+def test_no_one_but_staff_lifts_a_lock(user, who):
+    for _ in range(LIMIT):
+        sign_in(user.username, "wrong", "10.0.11.11")
+    caller = None
+    if who != "anonymous":
+        caller = UserFactory(username=f"caller-{who}")
+        role = "admin" if who == "project_admin" else "annotator"
+        project = MembershipFactory(user=caller, role=role).project
+        MembershipFactory(user=user, project=project)
+
+    response = _unlock(caller, user)
+
+    assert response.status_code == (401 if who == "anonymous" else 403)
+    assert sign_in(user.username, PASSWORD, "10.0.11.11")[1].status_code == 429

@@ -146,3 +146,54 @@ def test_production_sends_the_content_security_policy_the_browser_tests_run_unde
 
 def csp_directives(header: str) -> dict[str, str]:
     return dict(directive.strip().split(" ", 1) for directive in header.split(";"))
+
+
+def _forwarded_https_from(address: str, **env):
+    return production_probe(
+        [
+            {
+                "path": "/accounts/login/",
+                "client": {"REMOTE_ADDR": address},
+                "headers": {"HTTP_HOST": PUBLIC_HOST, "HTTP_X_FORWARDED_PROTO": "https"},
+            }
+        ],
+        settings=("SECURE_PROXY_SSL_HEADER",),
+        **env,
+    )
+
+
+def test_a_direct_request_claiming_https_from_a_non_proxy_address_is_not_secure():
+    """Someone reaching gunicorn directly cannot claim HTTPS: the request is redirected to
+    HTTPS, as any plain request is, and gets no HSTS."""
+    answer = _forwarded_https_from("203.0.113.9")["answers"][0]
+
+    assert answer["status"] == 301
+    assert answer["headers"]["Location"] == f"https://{PUBLIC_HOST}/accounts/login/"
+    assert "Strict-Transport-Security" not in answer["headers"]
+
+
+def test_the_named_proxy_s_forwarded_proto_is_believed():
+    answer = _forwarded_https_from("10.1.2.3", DJANGO_TRUSTED_PROXIES="10.0.0.0/8")["answers"][0]
+    outside = _forwarded_https_from("10.1.2.3", DJANGO_TRUSTED_PROXIES="10.9.9.9")["answers"][0]
+
+    assert answer["status"] == 200
+    assert answer["cookies"]["csrftoken"] == {"secure": True}
+    assert outside["status"] == 301
+
+
+def test_with_no_proxy_named_the_header_is_never_read():
+    probe = _forwarded_https_from("127.0.0.1", DJANGO_TRUSTED_PROXIES="")
+
+    assert probe["settings"]["SECURE_PROXY_SSL_HEADER"] is None
+    assert probe["answers"][0]["status"] == 301
+
+
+def test_gunicorn_believes_the_same_proxies(monkeypatch):
+    import runpy
+
+    from tests.config.production_probe import ROOT
+
+    monkeypatch.setenv("DJANGO_TRUSTED_PROXIES", "10.0.0.0/8")
+    conf = runpy.run_path(str(ROOT / "config" / "gunicorn.conf.py"))
+
+    assert conf["forwarded_allow_ips"] == "10.0.0.0/8"

@@ -57,12 +57,15 @@ def test_the_shortest_key_production_accepts_has_32_characters():
     )
     assert unsafe_settings(
         debug=False, secret_key=STRONG_KEY[:31], allowed_hosts=hosts, broker_url=BROKER
-    ) == [KEY_COMPLAINT]
+    ) == [f"{KEY_COMPLAINT}; this one is refused: it has 31 characters"]
 
 
 def _key_refused(key: str) -> bool:
-    return KEY_COMPLAINT in unsafe_settings(
-        debug=False, secret_key=key, allowed_hosts=["example.org"], broker_url=BROKER
+    return any(
+        problem.startswith(KEY_COMPLAINT)
+        for problem in unsafe_settings(
+            debug=False, secret_key=key, allowed_hosts=["example.org"], broker_url=BROKER
+        )
     )
 
 
@@ -229,3 +232,33 @@ def test_environment_switches_to_postgres_and_a_broker():
     )
 
     assert result.stdout.split()[:2] == ["config.postgresql", "False"]  # Django's, subclassed
+
+
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("Password123Password123Password123!", "it repeats a pattern ('Password' comes back)"),
+        ("abcdefghij" * 4, "it repeats a pattern ('abcdefgh' comes back)"),
+        (
+            "MySuperSecretDjangoKey-2024-xyz!QW",
+            "it contains a common word or password ('secret')",
+        ),
+        ("q7Rk2vN_p9XcLw4T-password-bZhYm1sJ8dFgE3uAoK", "it contains a common word"),
+    ],
+)
+def test_keys_made_of_patterns_or_words_are_refused_saying_why(key, reason):
+    """Each passes the length, distinct-character and entropy bounds: only the pattern and
+    word checks catch them."""
+    from config.settings.safety import MIN_KEY_BITS, secret_key_bits
+
+    assert len(key) >= 32 and len(set(key)) >= 10 and secret_key_bits(key) >= MIN_KEY_BITS
+    problems = unsafe_settings(
+        debug=False, secret_key=key, allowed_hosts=["example.org"], broker_url=BROKER
+    )
+    assert len(problems) == 1
+    assert problems[0].startswith(KEY_COMPLAINT) and reason in problems[0]
+
+
+def test_a_real_random_key_is_accepted():
+    assert not _key_refused(GOOD_KEY)
+    assert not _key_refused(secrets.token_urlsafe(50))

@@ -18,6 +18,7 @@ import pytest
 from django.conf import settings
 
 from bench.common import free_port, start_gunicorn, start_nginx
+from tests.config.production_probe import STRONG_KEY
 from tests.conftest import skip_or_fail
 
 NGINX = Path(os.environ.get("RW_NGINX", "/usr/sbin/nginx"))
@@ -32,7 +33,7 @@ def stack(tmp_path):
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": "slow-client-test-" + "k" * 40,
+        "DJANGO_SECRET_KEY": STRONG_KEY,
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DATABASE_URL": os.environ.get("DATABASE_URL", f"sqlite:///{database['NAME']}"),
         # Production refuses to start without a broker; the embedded one needs no server.

@@ -143,7 +143,11 @@ if (found) {
     event.preventDefault();
     const form = new FormData(memberForm);
     const r = await api(`${base}/members/`, "POST", { username: form.get("username"), role: form.get("role") });
-    say(r.ok ? interpolate(gettext("Added %(username)s as %(role)s."), { username: r.data.username, role: ROLES[r.data.role] ?? r.data.role }, true)
+    // 202: not someone the admin may add directly; the server says the same whether or not
+    // the name is an account's, and so does this message.
+    const invited = gettext("If an account with this user name exists, it has been invited: it joins when its owner accepts.");
+    say(r.status === 202 ? invited
+      : r.ok ? interpolate(gettext("Added %(username)s as %(role)s."), { username: r.data.username, role: ROLES[r.data.role] ?? r.data.role }, true)
       : refusal(memberForm, r.data), !r.ok);
     if (r.ok) {
       memberForm.reset();

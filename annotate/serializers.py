@@ -28,6 +28,8 @@ from config.api_fields import (
     StrictIntegerField,
     StrictSlugField,
     StrictUUIDField,
+    json_without_nul,
+    text_problem,
 )
 
 
@@ -291,8 +293,13 @@ class AssignmentOutputSerializer(serializers.Serializer):
         return item_for_annotator(assignment.item, hide_gold=project.labels_from_annotators)
 
 
+# As long as the columns that store them (Document.docid, Annotation.label).
+DOCID_MAX_LENGTH = 255
+LABEL_MAX_LENGTH = 255
+
+
 class SpanInputSerializer(serializers.Serializer):
-    docid = StrictCharField()
+    docid = StrictCharField(max_length=DOCID_MAX_LENGTH)
     start_token = StrictIntegerField(min_value=0)
     end_token = StrictIntegerField(min_value=1)
 
@@ -367,6 +374,8 @@ def _span_cleaned(span) -> tuple[dict, dict]:
         errors["docid"] = [
             "Not a valid string." if not isinstance(docid, str) else "This field may not be blank."
         ]
+    elif problem := text_problem(docid.strip(), max_length=DOCID_MAX_LENGTH):
+        errors["docid"] = [problem]
     bounds = {}
     for name, lowest in (("start_token", 0), ("end_token", 1)):
         value = span.get(name)
@@ -386,7 +395,9 @@ def _span_cleaned(span) -> tuple[dict, dict]:
 class SubmitInputSerializer(serializers.Serializer):
     client_uuid = StrictUUIDField()
     rationale_sets = RationaleSetsField()
-    label = StrictCharField(required=False, allow_null=True, default=None)
+    label = StrictCharField(
+        max_length=LABEL_MAX_LENGTH, required=False, allow_null=True, default=None
+    )
     time_spent_ms = StrictIntegerField(min_value=0, max_value=MAX_TIME_SPENT_MS, default=0)
 
     def get_fields(self) -> dict:
@@ -402,7 +413,7 @@ class SubmitInputSerializer(serializers.Serializer):
 
 
 class _SpanBody(msgspec.Struct):
-    docid: str
+    docid: Annotated[str, msgspec.Meta(max_length=DOCID_MAX_LENGTH)]
     start_token: Annotated[int, msgspec.Meta(ge=0)]
     end_token: Annotated[int, msgspec.Meta(ge=1)]
 
@@ -410,7 +421,7 @@ class _SpanBody(msgspec.Struct):
 class _SubmitBody(msgspec.Struct):
     client_uuid: uuid.UUID
     rationale_sets: Annotated[list[list[_SpanBody]], msgspec.Meta(max_length=MAX_RATIONALE_SETS)]
-    label: str | None = None
+    label: Annotated[str, msgspec.Meta(max_length=LABEL_MAX_LENGTH)] | None = None
     time_spent_ms: Annotated[int, msgspec.Meta(ge=0, le=MAX_TIME_SPENT_MS)] = 0
 
 
@@ -477,4 +488,4 @@ class SubmitOutputSerializer(serializers.Serializer):
 
 
 class DraftInputSerializer(serializers.Serializer):
-    draft = serializers.JSONField()
+    draft = serializers.JSONField(validators=[json_without_nul])

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotate.task_types import OPTION_SEPARATOR, answer_char_span
+from rationale_metrics.file_names import file_name_problem
 from rationale_metrics.jsonl import unstorable_character
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import decoded_lines, iter_lines, utf8_error
@@ -411,6 +412,10 @@ def check_raw_record(
         )
         for source_field, suffix, role in DOCUMENT_FIELDS[task_type]
     ]
+    for document in documents:
+        if problem := file_name_problem(document.docid):
+            add("id", f"cannot name its document {document.docid[:80]!r}: it {problem}")
+            return None
     answer = None
     if task_type == "reading_comprehension":
         answer = _answer(record, texts["passage"], documents[1].docid, add, from_csv)

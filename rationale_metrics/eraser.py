@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from rationale_metrics.choices import SPLITS
+from rationale_metrics.file_names import MAX_ID_CHARACTERS, file_name_problem, id_length_problem
 from rationale_metrics.jsonl import (
     collector_paused,
     iter_json_objects,
@@ -225,6 +226,9 @@ def _read_docs_folder(
     documents: dict[str, EraserDocument] = {}
     for name in source.list_files("docs"):
         label = source.display(f"docs/{name}")
+        if problem := file_name_problem(name):
+            problems.add(label, None, "docid", f"the file's name {problem}")
+            continue
         if source.size(f"docs/{name}") > max_bytes:
             problems.add(label, None, None, f"document larger than the limit of {max_bytes} bytes")
             continue
@@ -278,6 +282,9 @@ def _read_docs_jsonl(
             )
             continue
         first_line[docid] = number
+        if problem := file_name_problem(docid):
+            problems.add(label, number, "docid", f"{docid[:80]!r} {problem}")
+            continue
         if not text or text.isspace():
             problems.add(label, number, "document", "document is empty: it has no tokens")
             continue
@@ -398,7 +405,7 @@ def _plain_instance(record: dict, split: str, label: str, number: int) -> Instan
         return None
     aid, docids, evidences = record["annotation_id"], record["docids"], record["evidences"]
     if not (
-        ((type(aid) is str and aid) or type(aid) is int)
+        ((type(aid) is str and aid and len(aid) <= MAX_ID_CHARACTERS) or type(aid) is int)
         and type(record["classification"]) in _OPTIONAL_STR
         and type(record["query"]) in _OPTIONAL_STR
         and type(record["query_type"]) in _OPTIONAL_STR
@@ -443,6 +450,8 @@ def parse_instance(
             "annotation_id",
             f"must be a non-empty string or an integer, got {json_kind(aid)}",
         )
+    elif problem := id_length_problem(str(aid)):
+        problems.add(label, number, "annotation_id", problem)
     if "evidences" not in record:
         problems.add(label, number, "evidences", "missing")
     for key in ("classification", "query", "query_type"):

@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from config.exceptions import NotFoundError
+from config.request_body_limits import annotator_request
 from crowd import platforms, selectors, services
 from crowd.apis import session_page_url
 from crowd.models import SessionStatus
@@ -211,6 +212,7 @@ def _lost(request):
     )
 
 
+@annotator_request
 @require_http_methods(["GET", "HEAD", "POST"])
 def consent(request, session_id: int):
     session = _own_session(request, session_id)
@@ -237,6 +239,7 @@ def consent(request, session_id: int):
     )
 
 
+@annotator_request
 @require_http_methods(["GET", "HEAD"])
 def work(request, session_id: int):
     session = _own_session(request, session_id)
@@ -270,6 +273,7 @@ def work(request, session_id: int):
     )
 
 
+@annotator_request
 @require_http_methods(["GET", "HEAD"])
 def done(request, session_id: int):
     session = _own_session(request, session_id)
@@ -308,6 +312,7 @@ def _return_url(session, code: str) -> str:
     )
 
 
+@annotator_request
 @require_http_methods(["GET", "HEAD"])
 def end(request, session_id: int):
     """Declined or screened out: back to the platform with the screen-out code where it

@@ -47,6 +47,8 @@ MIDDLEWARE = [
     # the signed-in user's stored choice first and the API left in English (frontend/locale.py).
     "frontend.locale.PageLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Before CSRF's check, which reads a form's body (config/request_body_limits.py).
+    "config.request_body_limits.RequestBodyLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "config.auth.SignedInUserMiddleware",
     # A one-time password is replaced before anything else (frontend/password_change_required.py).
@@ -343,7 +345,13 @@ IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=1024 * 1024
 # Days an accepted import's uploaded file is kept (0: deleted when the import ends); a
 # rejected import's file is deleted at once. Older files go in the daily sweep above.
 IMPORT_UPLOAD_RETENTION_DAYS = env.int("IMPORT_UPLOAD_RETENTION_DAYS", default=30)
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Request bodies, in bytes, by kind of request (config/request_body_limits.py,
+# docs/reference/limits.md): answered 413 before they are read. The annotators' and crowd
+# participants' requests are small; an upload's multipart body is allowed the file's
+# limit (IMPORT_MAX_UPLOAD_BYTES) and a little more for the form around it.
+ANNOTATOR_REQUEST_MAX_BYTES = env.int("ANNOTATOR_REQUEST_MAX_BYTES", default=1024 * 1024)
+REQUEST_MAX_BYTES = env.int("REQUEST_MAX_BYTES", default=10 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Crowd studies (crowd/). Finished MTurk HITs are posted only to these origins (the

@@ -17,11 +17,10 @@ MAX_ID_CHARACTERS = 255
 MAX_FILE_NAME_BYTES = 255
 
 # Path separators, the control characters (NUL among them) and the characters Windows
-# refuses in a name. The colon is allowed: the workbench names the documents of a text
-# pair `<id>:a` and `<id>:b` itself, as ERASER's MultiRC names its own; a drive prefix
-# (`C:`) is refused below.
+# refuses in a name, but the colon: the workbench names the documents of a text pair
+# `<id>:a` and `<id>:b` itself, as ERASER's MultiRC names its own (`C:/x` is refused for
+# its slash).
 _REFUSED_CHARACTERS = re.compile(r'[/\\<>"|?*\x00-\x1f\x7f]')
-_DRIVE = re.compile(r"[A-Za-z]:")
 # Device names Windows refuses as a name or as the stem of one, whatever the case.
 _WINDOWS_DEVICES = frozenset(
     ["CON", "PRN", "AUX", "NUL"] + [f"COM{n}" for n in range(10)] + [f"LPT{n}" for n in range(10)]
@@ -45,8 +44,6 @@ def file_name_problem(name: str) -> str | None:
         return f"is over {MAX_FILE_NAME_BYTES} bytes in UTF-8, too long for a file name"
     if found := _REFUSED_CHARACTERS.search(name):
         return f"contains {found.group()!r}, which a file name cannot hold"
-    if _DRIVE.match(name):
-        return f"starts with a drive ({name[:2]!r}), which a file name cannot"
     if name[-1] in ". ":
         return "ends with a dot or a space, which Windows removes from a file name"
     if name.split(".", 1)[0].upper() in _WINDOWS_DEVICES:

@@ -14,7 +14,7 @@ from tests.annotate.test_import_bad_input import GOOD_DOCS, instance, problems_o
 UNWRITABLE = [
     "../x",
     "C:/x",
-    "C:x",
+    "C:\\x",
     "/x",
     "a\\b",
     "x\x00y",
@@ -27,7 +27,7 @@ UNWRITABLE = [
     "what?",
     "é" * 128,  # 128 characters, 256 bytes
 ]
-WRITABLE = ["d1", "negR_000.txt", "12:a", "Fiction-stories.txt:0:0", "x" * 255, "connect", "é"]
+WRITABLE = ["d1", "negR_000.txt", "12:a", "p:a", "Fiction-stories.txt:0:0", "x" * 255, "connect", "é"]
 
 
 @pytest.mark.parametrize("name", UNWRITABLE)

@@ -341,7 +341,11 @@ IMPORT_CHUNKED = env.bool("IMPORT_CHUNKED", default=True)
 ANNOTATE_HOT_PATH_SQL = env.bool("ANNOTATE_HOT_PATH_SQL", default=True)
 
 IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=16 * 1024 * 1024)
+# An upload's limit, in bytes: Django's, and nginx's client_max_body_size, rendered from the
+# same variable (config/nginx/default.conf.template, docker-compose.yml).
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=1024 * 1024 * 1024)
+# An import's check stops at this many problems: a file bad on every line is not read whole.
+IMPORT_MAX_PROBLEMS = env.int("IMPORT_MAX_PROBLEMS", default=100)
 # Days an accepted import's uploaded file is kept (0: deleted when the import ends); a
 # rejected import's file is deleted at once. Older files go in the daily sweep above.
 IMPORT_UPLOAD_RETENTION_DAYS = env.int("IMPORT_UPLOAD_RETENTION_DAYS", default=30)

@@ -27,7 +27,16 @@ UNWRITABLE = [
     "what?",
     "é" * 128,  # 128 characters, 256 bytes
 ]
-WRITABLE = ["d1", "negR_000.txt", "12:a", "p:a", "Fiction-stories.txt:0:0", "x" * 255, "connect", "é"]
+WRITABLE = [
+    "d1",
+    "negR_000.txt",
+    "12:a",
+    "p:a",
+    "Fiction-stories.txt:0:0",
+    "x" * 255,
+    "connect",
+    "é",
+]
 
 
 @pytest.mark.parametrize("name", UNWRITABLE)

@@ -31,6 +31,7 @@ from config.api_fields import (
     json_without_nul,
     text_problem,
 )
+from config.text_limits import INSTRUCTIONS_MAX_CHARS, PROJECT_DESCRIPTION_MAX_CHARS
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -65,7 +66,9 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 
 class ProjectCreateInputSerializer(serializers.Serializer):
     name = StrictCharField(max_length=200)
-    description = StrictCharField(required=False, allow_blank=True, default="")
+    description = StrictCharField(
+        required=False, allow_blank=True, default="", max_length=PROJECT_DESCRIPTION_MAX_CHARS
+    )
     task_type = serializers.ChoiceField(choices=TaskType.choices, default=TaskType.CLASSIFICATION)
     labels = serializers.ListField(
         child=StrictCharField(max_length=255), required=False, default=list
@@ -140,7 +143,9 @@ class ItemOutputSerializer(serializers.ModelSerializer):
 
 
 class ProjectPolicyInputSerializer(serializers.Serializer):
-    description = StrictCharField(required=False, allow_blank=True)
+    description = StrictCharField(
+        required=False, allow_blank=True, max_length=PROJECT_DESCRIPTION_MAX_CHARS
+    )
     labels = serializers.ListField(child=StrictCharField(max_length=255), required=False)
     annotators_per_item = StrictIntegerField(min_value=1, max_value=50, required=False)
     min_highlight = StrictIntegerField(min_value=0, max_value=10_000, required=False)
@@ -167,11 +172,29 @@ class MembershipInputSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
+# As long as the columns that store them (Document.docid, Annotation.label).
+DOCID_MAX_LENGTH = 255
+LABEL_MAX_LENGTH = 255
+
+
+# A worked example in the instructions: a sentence or two, shown beside the text.
+EXAMPLE_MAX_TOKENS = 500
+EXAMPLE_TOKEN_MAX_CHARS = 100
+EXAMPLE_NOTE_MAX_CHARS = 2_000
+MAX_EXAMPLES = 20
+
+
 class VariantExampleSerializer(serializers.Serializer):
-    tokens = serializers.ListField(child=StrictCharField(), min_length=1)
-    highlighted = serializers.ListField(child=StrictIntegerField(min_value=0))
-    label = StrictCharField(required=False, allow_blank=True)
-    note = StrictCharField(required=False, allow_blank=True)
+    tokens = serializers.ListField(
+        child=StrictCharField(max_length=EXAMPLE_TOKEN_MAX_CHARS),
+        min_length=1,
+        max_length=EXAMPLE_MAX_TOKENS,
+    )
+    highlighted = serializers.ListField(
+        child=StrictIntegerField(min_value=0), max_length=EXAMPLE_MAX_TOKENS
+    )
+    label = StrictCharField(required=False, allow_blank=True, max_length=LABEL_MAX_LENGTH)
+    note = StrictCharField(required=False, allow_blank=True, max_length=EXAMPLE_NOTE_MAX_CHARS)
 
 
 class VariantOutputSerializer(serializers.ModelSerializer):
@@ -182,9 +205,11 @@ class VariantOutputSerializer(serializers.ModelSerializer):
 
 class VariantCreateInputSerializer(serializers.Serializer):
     name = StrictSlugField(max_length=120)
-    text = StrictCharField()
+    text = StrictCharField(max_length=INSTRUCTIONS_MAX_CHARS)
     granularity = serializers.ChoiceField(choices=Granularity.choices, default=Granularity.WORD)
-    examples = VariantExampleSerializer(many=True, required=False, default=list)
+    examples = VariantExampleSerializer(
+        many=True, required=False, default=list, max_length=MAX_EXAMPLES
+    )
 
 
 class VariantPresetsInputSerializer(serializers.Serializer):
@@ -196,9 +221,9 @@ class VariantPresetsInputSerializer(serializers.Serializer):
 
 
 class VariantUpdateInputSerializer(serializers.Serializer):
-    text = StrictCharField(required=False)
+    text = StrictCharField(required=False, max_length=INSTRUCTIONS_MAX_CHARS)
     granularity = serializers.ChoiceField(choices=Granularity.choices, required=False)
-    examples = VariantExampleSerializer(many=True, required=False)
+    examples = VariantExampleSerializer(many=True, required=False, max_length=MAX_EXAMPLES)
     active = StrictBooleanField(required=False)
 
 
@@ -291,11 +316,6 @@ class AssignmentOutputSerializer(serializers.Serializer):
     def get_item(self, assignment) -> dict:
         project = assignment.item.project
         return item_for_annotator(assignment.item, hide_gold=project.labels_from_annotators)
-
-
-# As long as the columns that store them (Document.docid, Annotation.label).
-DOCID_MAX_LENGTH = 255
-LABEL_MAX_LENGTH = 255
 
 
 class SpanInputSerializer(serializers.Serializer):

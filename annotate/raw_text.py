@@ -26,7 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotate.task_types import OPTION_SEPARATOR, answer_char_span
-from rationale_metrics.file_names import file_name_problem
+from rationale_metrics.file_names import (
+    MAX_QUERY_TYPE_CHARACTERS,
+    file_name_problem,
+    text_length_problem,
+)
 from rationale_metrics.jsonl import unstorable_character
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import decoded_lines, iter_lines, utf8_error
@@ -369,6 +373,11 @@ def check_raw_record(
         value = record.get(key)
         if value is not None and not isinstance(value, str):
             add(key, f"must be text, but {_given(value)}")
+    query_type = record.get("query_type")
+    if isinstance(query_type, str) and (
+        problem := text_length_problem(query_type, MAX_QUERY_TYPE_CHARACTERS)
+    ):
+        add("query_type", problem)
     item_id = record.get("id")
     if item_id is not None:
         valid_int = isinstance(item_id, int) and not isinstance(item_id, bool) and not from_csv

@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 
 from rationale_metrics.choices import SPLITS
-from rationale_metrics.file_names import MAX_ID_CHARACTERS, file_name_problem, id_length_problem
+from rationale_metrics.file_names import (
+    MAX_ID_CHARACTERS,
+    MAX_QUERY_TYPE_CHARACTERS,
+    file_name_problem,
+    id_length_problem,
+    text_length_problem,
+)
 from rationale_metrics.jsonl import (
     collector_paused,
     iter_json_objects,
@@ -409,6 +415,7 @@ def _plain_instance(record: dict, split: str, label: str, number: int) -> Instan
         and type(record["classification"]) in _OPTIONAL_STR
         and type(record["query"]) in _OPTIONAL_STR
         and type(record["query_type"]) in _OPTIONAL_STR
+        and (record["query_type"] is None or len(record["query_type"]) <= MAX_QUERY_TYPE_CHARACTERS)
         and (docids is None or (type(docids) is list and all(type(d) is str and d for d in docids)))
         and type(evidences) is list
         and all(type(group) is list for group in evidences)
@@ -459,6 +466,11 @@ def parse_instance(
             problems.add(
                 label, number, key, f"must be a string or null, got {json_kind(record[key])}"
             )
+    query_type = record.get("query_type")
+    if isinstance(query_type, str) and (
+        problem := text_length_problem(query_type, MAX_QUERY_TYPE_CHARACTERS)
+    ):
+        problems.add(label, number, "query_type", problem)
     docids = record.get("docids")
     if docids is not None and not (
         isinstance(docids, list) and all(isinstance(d, str) and d for d in docids)

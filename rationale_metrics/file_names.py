@@ -27,11 +27,20 @@ _WINDOWS_DEVICES = frozenset(
 )
 
 
+# Item.query_type's column.
+MAX_QUERY_TYPE_CHARACTERS = 64
+
+
+def text_length_problem(value: str, limit: int) -> str | None:
+    """Why `value` does not fit a column of `limit` characters, or None."""
+    if len(value) > limit:
+        return f"is {len(value)} characters long, over the limit of {limit}"
+    return None
+
+
 def id_length_problem(value: str) -> str | None:
     """Why `value` cannot be stored as an id, or None."""
-    if len(value) > MAX_ID_CHARACTERS:
-        return f"is {len(value)} characters long, over the limit of {MAX_ID_CHARACTERS}"
-    return None
+    return text_length_problem(value, MAX_ID_CHARACTERS)
 
 
 def file_name_problem(name: str) -> str | None:

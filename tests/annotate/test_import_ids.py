@@ -10,6 +10,7 @@ import pytest
 from rationale_metrics.eraser_writer import DocumentNotExportable, ExportDocument
 from rationale_metrics.file_names import file_name_problem
 from tests.annotate.test_import_bad_input import GOOD_DOCS, instance, problems_of, write_dataset
+from tests.factories import ProjectFactory
 
 UNWRITABLE = [
     "../x",
@@ -96,3 +97,30 @@ def test_an_eraser_annotation_id_too_long_for_its_column_is_refused(db, project,
 
     assert [(p.line, p.field) for p in found] == [(1, "annotation_id")]
     assert "over the limit of 255" in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("row", "field"),
+    [
+        ({"text": "A film .", "label": "x" * 256}, "label"),
+        ({"text": "A film .", "label": "pos", "query_type": "q" * 65}, "query_type"),
+    ],
+)
+def test_raw_text_too_long_for_its_column_is_refused_on_its_line(db, tmp_path, row, field):
+    project = ProjectFactory(labels=[])
+    path = tmp_path / "texts.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+
+    found = problems_of(project, path)
+
+    assert [(p.file, p.line, p.field) for p in found] == [("texts.jsonl", 1, field)]
+    assert "over the limit of" in found[0].message
+
+
+def test_an_eraser_label_too_long_for_its_column_is_refused(db, tmp_path):
+    project = ProjectFactory(labels=[])
+    lines = {"train": [json.dumps(instance("a1", classification="x" * 256))], "val": [], "test": []}
+
+    found = problems_of(project, write_dataset(tmp_path / "ds", lines_by_split=lines))
+
+    assert [(p.line, p.field) for p in found] == [(1, "classification")]

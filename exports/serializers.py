@@ -11,9 +11,9 @@ from exports.params import AGGREGATIONS, ARCHIVES, LAYOUTS, SEED_MAX, SELECTIONS
 
 class ExportCreateInputSerializer(serializers.Serializer):
     selection = serializers.ChoiceField(choices=SELECTIONS, default="submitted")
-    variant = StrictCharField(required=False, allow_null=True, allow_blank=False, max_length=120)
+    variant = StrictCharField(required=False, allow_null=True, allow_blank=False)
     aggregation = serializers.ChoiceField(choices=AGGREGATIONS, default="majority")
-    annotator = StrictCharField(required=False, allow_null=True, max_length=150)
+    annotator = StrictCharField(required=False, allow_null=True)
     splits = serializers.ChoiceField(choices=SPLIT_MODES, default="keep")
     ratios = serializers.ListField(
         child=StrictFloatField(min_value=0, max_value=1), min_length=3, max_length=3, required=False
@@ -127,4 +127,4 @@ class DatasheetInfoSerializer(serializers.Serializer):
 class DatasheetPreviewInputSerializer(ExportCreateInputSerializer):
     """The export's parameters, read from the query string (`ratios` given three times)."""
 
-    cohort = StrictCharField(required=False, allow_null=True, allow_blank=False, max_length=120)
+    cohort = StrictCharField(required=False, allow_null=True, allow_blank=False)

@@ -209,8 +209,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, dataset import, annotation, quality control and export of rationales.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
-    # Ids in paths (config/url_converters.py): the numbers a bigint primary key can hold.
-    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
+    # Ids in paths (config/url_converters.py) are integers, as under Django's `int`.
+    "PATH_CONVERTER_OVERRIDES": {"id": int},
     # Requests and responses as separate components: a request's text fields then say
     # minLength 1 where blank is refused, and read-only fields stay out of request bodies.
     "COMPONENT_SPLIT_REQUEST": True,

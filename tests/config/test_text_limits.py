@@ -54,15 +54,6 @@ def test_variant_text_and_examples_past_their_limits_are_400(admin_client, body,
     assert response.status_code == 400 and list(response.data) == [field]
 
 
-@pytest.mark.parametrize("field", ["variant", "annotator", "cohort"])
-def test_export_parameters_past_their_limits_are_400(admin_client, field):
-    from exports.serializers import DatasheetPreviewInputSerializer
-
-    serializer = DatasheetPreviewInputSerializer(data={field: "x" * 200})
-
-    assert not serializer.is_valid() and list(serializer.errors) == [field]
-
-
 def test_the_model_validator_refuses_a_long_description(db):
     project = Project(name="p", description="x" * (PROJECT_DESCRIPTION_MAX_CHARS + 1))
 

@@ -35,6 +35,7 @@ from annotate.serializers import (
 from annotate.services.import_job_liveness import project_import_jobs_fail_if_worker_lost
 from annotate.services.imports import import_job_fail_if_worker_lost
 from config.api_schema import errors
+from config.request_body_limits import ANNOTATOR
 
 
 class ProjectListCreateApi(GenericAPIView):
@@ -257,6 +258,8 @@ class ProjectProgressApi(APIView):
 class AssignmentNextApi(APIView):
     """Lease the next item for the calling annotator (or return their open lease)."""
 
+    request_body_kind = ANNOTATOR
+
     @extend_schema(
         request=None,
         responses={200: AssignmentOutputSerializer, 204: None, **errors(403, 404)},
@@ -278,6 +281,8 @@ def _assignment_out(assignment, access: selectors.AnnotatorAccess) -> dict:
 class WorkerProgressApi(APIView):
     """The calling annotator's progress; kept out of "next" so the hot path stays lean."""
 
+    request_body_kind = ANNOTATOR
+
     @extend_schema(responses={200: dict, **errors(403, 404)})
     def get(self, request, project_id: int):
         access = selectors.project_get_for_annotating(project_id=project_id, user=request.user)
@@ -285,6 +290,8 @@ class WorkerProgressApi(APIView):
 
 
 class AssignmentDetailApi(APIView):
+    request_body_kind = ANNOTATOR
+
     @extend_schema(responses={200: AssignmentOutputSerializer, **errors(403, 404)})
     def get(self, request, assignment_id: int):
         assignment = selectors.assignment_get_for_worker(
@@ -313,6 +320,8 @@ def _draft_validated(data) -> dict:
 
 
 class AssignmentDraftApi(APIView):
+    request_body_kind = ANNOTATOR
+
     @extend_schema(
         request=DraftInputSerializer, responses={204: None, **errors(400, 403, 404, 409)}
     )
@@ -327,6 +336,8 @@ class AssignmentDraftApi(APIView):
 
 
 class AssignmentSkipApi(APIView):
+    request_body_kind = ANNOTATOR
+
     @extend_schema(request=None, responses={204: None, **errors(403, 404, 409)})
     def post(self, request, assignment_id: int):
         services.assignment_skip(assignment_id=assignment_id, worker=request.user)
@@ -335,6 +346,8 @@ class AssignmentSkipApi(APIView):
 
 class AssignmentSubmitApi(APIView):
     """Idempotent: a retry with the same client_uuid returns the stored annotation (200)."""
+
+    request_body_kind = ANNOTATOR
 
     @extend_schema(
         request=SubmitInputSerializer,

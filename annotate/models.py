@@ -18,6 +18,13 @@ from django.utils.translation import gettext_lazy as _
 from annotate.account_rules import CROWD_ACCOUNT_ROLES, membership_role_refusal
 from annotate.fields import Int32PairsField
 from annotate.platform_accounts import platform_accounts
+from config.text_limits import (
+    COMMENT_MAX_CHARS,
+    INSTRUCTIONS_MAX_CHARS,
+    PROJECT_DESCRIPTION_MAX_CHARS,
+    max_chars,
+    max_chars_constraint,
+)
 
 
 class Role(models.TextChoices):
@@ -52,7 +59,7 @@ class Split(models.TextChoices):
 
 class Project(models.Model):
     name = models.CharField(max_length=200, unique=True)
-    description = models.TextField(blank=True)
+    description = models.TextField(blank=True, validators=max_chars(PROJECT_DESCRIPTION_MAX_CHARS))
     task_type = models.CharField(
         max_length=32, choices=TaskType.choices, default=TaskType.CLASSIFICATION
     )
@@ -122,6 +129,11 @@ class Project(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
+            max_chars_constraint(
+                "description",
+                PROJECT_DESCRIPTION_MAX_CHARS,
+                name="project_description_max_chars",
+            ),
             models.CheckConstraint(
                 condition=Q(annotators_per_item__gte=1), name="project_annotators_per_item_gte_1"
             ),
@@ -310,7 +322,7 @@ class Perturbation(models.Model):
         related_name="perturbations_checked",
     )
     checked_at = models.DateTimeField(null=True, blank=True)
-    check_comment = models.TextField(blank=True)
+    check_comment = models.TextField(blank=True, validators=max_chars(COMMENT_MAX_CHARS))
     edited_in_check = models.BooleanField(default=False)
     item = models.OneToOneField(
         Item, null=True, blank=True, on_delete=models.CASCADE, related_name="perturbation_source"
@@ -319,6 +331,9 @@ class Perturbation(models.Model):
     class Meta:
         ordering = ["project", "id"]
         constraints = [
+            max_chars_constraint(
+                "check_comment", COMMENT_MAX_CHARS, name="perturbation_check_comment_max_chars"
+            ),
             models.CheckConstraint(
                 condition=Q(checker__isnull=True) | ~Q(checker=F("author")),
                 name="perturbation_checker_is_not_author",
@@ -361,7 +376,7 @@ class PerturbationEvent(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="perturbation_events"
     )
     action = models.CharField(max_length=16, choices=PerturbationAction.choices)
-    comment = models.TextField(blank=True)
+    comment = models.TextField(blank=True, validators=max_chars(COMMENT_MAX_CHARS))
     # Accepted with edits: {field: [the author's value, the checker's value]}.
     changes = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -369,6 +384,11 @@ class PerturbationEvent(models.Model):
     class Meta:
         ordering = ["perturbation", "created_at", "pk"]
         indexes = [models.Index(fields=["project", "created_at"])]
+        constraints = [
+            max_chars_constraint(
+                "comment", COMMENT_MAX_CHARS, name="perturbationevent_comment_max_chars"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.action} perturbation {self.perturbation_id} by {self.actor}"
@@ -412,7 +432,7 @@ class InstructionVariant(models.Model):
     granularity = models.CharField(
         max_length=8, choices=Granularity.choices, default=Granularity.WORD
     )
-    text = models.TextField()
+    text = models.TextField(validators=max_chars(INSTRUCTIONS_MAX_CHARS))
     # [{"tokens": [...], "highlighted": [int, ...], "note": str}, ...]
     examples = models.JSONField(default=list, blank=True)
     active = models.BooleanField(default=True)
@@ -424,6 +444,7 @@ class InstructionVariant(models.Model):
     class Meta:
         ordering = ["project", "name", "version"]
         constraints = [
+            max_chars_constraint("text", INSTRUCTIONS_MAX_CHARS, name="variant_text_max_chars"),
             models.UniqueConstraint(
                 fields=["project", "name", "version"], name="variant_unique_name_version"
             ),

@@ -26,6 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from annotate.task_types import OPTION_SEPARATOR, answer_char_span
+from rationale_metrics.file_names import (
+    MAX_QUERY_TYPE_CHARACTERS,
+    file_name_problem,
+    text_length_problem,
+)
 from rationale_metrics.jsonl import unstorable_character
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.sources import decoded_lines, iter_lines, utf8_error
@@ -368,6 +373,11 @@ def check_raw_record(
         value = record.get(key)
         if value is not None and not isinstance(value, str):
             add(key, f"must be text, but {_given(value)}")
+    query_type = record.get("query_type")
+    if isinstance(query_type, str) and (
+        problem := text_length_problem(query_type, MAX_QUERY_TYPE_CHARACTERS)
+    ):
+        add("query_type", problem)
     item_id = record.get("id")
     if item_id is not None:
         valid_int = isinstance(item_id, int) and not isinstance(item_id, bool) and not from_csv
@@ -411,6 +421,10 @@ def check_raw_record(
         )
         for source_field, suffix, role in DOCUMENT_FIELDS[task_type]
     ]
+    for document in documents:
+        if problem := file_name_problem(document.docid):
+            add("id", f"cannot name its document {document.docid[:80]!r}: it {problem}")
+            return None
     answer = None
     if task_type == "reading_comprehension":
         answer = _answer(record, texts["passage"], documents[1].docid, add, from_csv)

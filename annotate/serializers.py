@@ -28,7 +28,10 @@ from config.api_fields import (
     StrictIntegerField,
     StrictSlugField,
     StrictUUIDField,
+    json_without_nul,
+    text_problem,
 )
+from config.text_limits import INSTRUCTIONS_MAX_CHARS, PROJECT_DESCRIPTION_MAX_CHARS
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -64,7 +67,9 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 
 class ProjectCreateInputSerializer(serializers.Serializer):
     name = StrictCharField(max_length=200)
-    description = StrictCharField(required=False, allow_blank=True, default="")
+    description = StrictCharField(
+        required=False, allow_blank=True, default="", max_length=PROJECT_DESCRIPTION_MAX_CHARS
+    )
     task_type = serializers.ChoiceField(choices=TaskType.choices, default=TaskType.CLASSIFICATION)
     labels = serializers.ListField(
         child=StrictCharField(max_length=255), required=False, default=list
@@ -139,7 +144,9 @@ class ItemOutputSerializer(serializers.ModelSerializer):
 
 
 class ProjectPolicyInputSerializer(serializers.Serializer):
-    description = StrictCharField(required=False, allow_blank=True)
+    description = StrictCharField(
+        required=False, allow_blank=True, max_length=PROJECT_DESCRIPTION_MAX_CHARS
+    )
     labels = serializers.ListField(child=StrictCharField(max_length=255), required=False)
     annotators_per_item = StrictIntegerField(min_value=1, max_value=50, required=False)
     min_highlight = StrictIntegerField(min_value=0, max_value=10_000, required=False)
@@ -171,11 +178,29 @@ class MemberInvitedOutputSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
 
+# As long as the columns that store them (Document.docid, Annotation.label).
+DOCID_MAX_LENGTH = 255
+LABEL_MAX_LENGTH = 255
+
+
+# A worked example in the instructions: a sentence or two, shown beside the text.
+EXAMPLE_MAX_TOKENS = 500
+EXAMPLE_TOKEN_MAX_CHARS = 100
+EXAMPLE_NOTE_MAX_CHARS = 2_000
+MAX_EXAMPLES = 20
+
+
 class VariantExampleSerializer(serializers.Serializer):
-    tokens = serializers.ListField(child=StrictCharField(), min_length=1)
-    highlighted = serializers.ListField(child=StrictIntegerField(min_value=0))
-    label = StrictCharField(required=False, allow_blank=True)
-    note = StrictCharField(required=False, allow_blank=True)
+    tokens = serializers.ListField(
+        child=StrictCharField(max_length=EXAMPLE_TOKEN_MAX_CHARS),
+        min_length=1,
+        max_length=EXAMPLE_MAX_TOKENS,
+    )
+    highlighted = serializers.ListField(
+        child=StrictIntegerField(min_value=0), max_length=EXAMPLE_MAX_TOKENS
+    )
+    label = StrictCharField(required=False, allow_blank=True, max_length=LABEL_MAX_LENGTH)
+    note = StrictCharField(required=False, allow_blank=True, max_length=EXAMPLE_NOTE_MAX_CHARS)
 
 
 class VariantOutputSerializer(serializers.ModelSerializer):
@@ -186,9 +211,11 @@ class VariantOutputSerializer(serializers.ModelSerializer):
 
 class VariantCreateInputSerializer(serializers.Serializer):
     name = StrictSlugField(max_length=120)
-    text = StrictCharField()
+    text = StrictCharField(max_length=INSTRUCTIONS_MAX_CHARS)
     granularity = serializers.ChoiceField(choices=Granularity.choices, default=Granularity.WORD)
-    examples = VariantExampleSerializer(many=True, required=False, default=list)
+    examples = VariantExampleSerializer(
+        many=True, required=False, default=list, max_length=MAX_EXAMPLES
+    )
 
 
 class VariantPresetsInputSerializer(serializers.Serializer):
@@ -200,9 +227,9 @@ class VariantPresetsInputSerializer(serializers.Serializer):
 
 
 class VariantUpdateInputSerializer(serializers.Serializer):
-    text = StrictCharField(required=False)
+    text = StrictCharField(required=False, max_length=INSTRUCTIONS_MAX_CHARS)
     granularity = serializers.ChoiceField(choices=Granularity.choices, required=False)
-    examples = VariantExampleSerializer(many=True, required=False)
+    examples = VariantExampleSerializer(many=True, required=False, max_length=MAX_EXAMPLES)
     active = StrictBooleanField(required=False)
 
 
@@ -305,7 +332,7 @@ class AssignmentOutputSerializer(serializers.Serializer):
 
 
 class SpanInputSerializer(serializers.Serializer):
-    docid = StrictCharField()
+    docid = StrictCharField(max_length=DOCID_MAX_LENGTH)
     start_token = StrictIntegerField(min_value=0)
     end_token = StrictIntegerField(min_value=1)
 
@@ -380,6 +407,8 @@ def _span_cleaned(span) -> tuple[dict, dict]:
         errors["docid"] = [
             "Not a valid string." if not isinstance(docid, str) else "This field may not be blank."
         ]
+    elif problem := text_problem(docid.strip(), max_length=DOCID_MAX_LENGTH):
+        errors["docid"] = [problem]
     bounds = {}
     for name, lowest in (("start_token", 0), ("end_token", 1)):
         value = span.get(name)
@@ -399,7 +428,9 @@ def _span_cleaned(span) -> tuple[dict, dict]:
 class SubmitInputSerializer(serializers.Serializer):
     client_uuid = StrictUUIDField()
     rationale_sets = RationaleSetsField()
-    label = StrictCharField(required=False, allow_null=True, default=None)
+    label = StrictCharField(
+        max_length=LABEL_MAX_LENGTH, required=False, allow_null=True, default=None
+    )
     time_spent_ms = StrictIntegerField(min_value=0, max_value=MAX_TIME_SPENT_MS, default=0)
 
     def get_fields(self) -> dict:
@@ -415,7 +446,7 @@ class SubmitInputSerializer(serializers.Serializer):
 
 
 class _SpanBody(msgspec.Struct):
-    docid: str
+    docid: Annotated[str, msgspec.Meta(max_length=DOCID_MAX_LENGTH)]
     start_token: Annotated[int, msgspec.Meta(ge=0)]
     end_token: Annotated[int, msgspec.Meta(ge=1)]
 
@@ -423,7 +454,7 @@ class _SpanBody(msgspec.Struct):
 class _SubmitBody(msgspec.Struct):
     client_uuid: uuid.UUID
     rationale_sets: Annotated[list[list[_SpanBody]], msgspec.Meta(max_length=MAX_RATIONALE_SETS)]
-    label: str | None = None
+    label: Annotated[str, msgspec.Meta(max_length=LABEL_MAX_LENGTH)] | None = None
     time_spent_ms: Annotated[int, msgspec.Meta(ge=0, le=MAX_TIME_SPENT_MS)] = 0
 
 
@@ -490,4 +521,4 @@ class SubmitOutputSerializer(serializers.Serializer):
 
 
 class DraftInputSerializer(serializers.Serializer):
-    draft = serializers.JSONField()
+    draft = serializers.JSONField(validators=[json_without_nul])

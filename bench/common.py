@@ -171,6 +171,13 @@ def start_gunicorn(env: dict, port: int, *, ready_path: str = "/readyz"):
 NGINX_TEMPLATE = Path(__file__).resolve().parents[1] / "config" / "nginx" / "default.conf.template"
 
 
+def upload_limit_bytes() -> str:
+    """The upload limit as the settings read it (config/settings/base.py), for nginx."""
+    import os
+
+    return os.environ.get("IMPORT_MAX_UPLOAD_BYTES", str(1024 * 1024 * 1024))
+
+
 def start_nginx(
     nginx: Path, workdir: Path, port: int, upstream_port: int, *, trust_forwarded_proto=False
 ):
@@ -186,6 +193,7 @@ def start_nginx(
         .replace("${NGINX_PORT}", f"127.0.0.1:{port}")
         .replace("${NGINX_UPSTREAM}", f"127.0.0.1:{upstream_port}")
         .replace("${NGINX_TRUST_FORWARDED_PROTO}", "true" if trust_forwarded_proto else "false")
+        .replace("${IMPORT_MAX_UPLOAD_BYTES}", upload_limit_bytes())
     )
     (workdir / "server.conf").write_text(server_block)
     temp = {name: workdir / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}

@@ -101,3 +101,40 @@ class StrictModelSerializer(serializers.ModelSerializer):
         models.FloatField: StrictFloatField,
         models.UUIDField: StrictUUIDField,
     }
+
+
+# DRF's own wordings, so that a text refused by the fast checks below reads as a
+# CharField's refusal does.
+NUL_REFUSED = "Null characters are not allowed."
+
+
+def text_too_long(max_length: int) -> str:
+    return f"Ensure this field has no more than {max_length} characters."
+
+
+def text_problem(value: str, *, max_length: int) -> str | None:
+    """Why a CharField(max_length=max_length) would refuse the string `value`, for the
+    checks that do without a serializer field: NUL (PostgreSQL's text columns refuse it)
+    or a length past the column's. None when neither."""
+    if "\x00" in value:
+        return NUL_REFUSED
+    if len(value) > max_length:
+        return text_too_long(max_length)
+    return None
+
+
+def json_without_nul(value) -> None:
+    """A validator for JSON values stored in jsonb, which refuses NUL in any string or key
+    (PostgreSQL's "unsupported Unicode escape sequence"): a 400 that names the field
+    instead of a 500 when the row is written."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise serializers.ValidationError(NUL_REFUSED)
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)

@@ -28,6 +28,10 @@ class ConflictError(ApplicationError):
     http_status = status.HTTP_409_CONFLICT
 
 
+class TooLargeError(ApplicationError):
+    http_status = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+
+
 def api_exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         return Response({"detail": exc.message, **exc.extra}, status=exc.http_status)

@@ -2,7 +2,8 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from config import health
+# url_converters registers `<id:...>`, which the apps' URL modules included below use.
+from config import health, url_converters  # noqa: F401
 
 # An address under /api/ that names nothing (an id that is not a number) answers JSON.
 handler404 = "config.exceptions.not_found"

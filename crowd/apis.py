@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from annotate.models import InstructionVariant, Role
 from annotate.selectors import project_get_for_user
 from config.exceptions import ApplicationError
+from config.request_body_limits import ANNOTATOR
 from crowd import selectors, services
 from crowd.models import SessionStatus
 from crowd.platforms import MTURK, external_question_xml
@@ -168,6 +169,8 @@ def _progress(session) -> dict:
 
 
 class CrowdSessionApi(APIView):
+    request_body_kind = ANNOTATOR
+
     @extend_schema(responses=dict)
     def get(self, request, session_id: int):
         session = selectors.crowd_session_get_for_worker(session_id=session_id, worker=request.user)
@@ -177,6 +180,8 @@ class CrowdSessionApi(APIView):
 class CrowdSessionFinishApi(APIView):
     """Called by the workspace after each submit (and when it finds no item or is
     refused): ends the session when the server's records say it is over."""
+
+    request_body_kind = ANNOTATOR
 
     @extend_schema(request=SessionFinishInputSerializer, responses=dict)
     def post(self, request, session_id: int):

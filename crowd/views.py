@@ -20,6 +20,7 @@ from django.views.decorators.http import require_http_methods
 from annotate.participants import CONSENT_DECLINED, ConsentRequiredError
 from annotate.selectors import annotator_access_get
 from config.exceptions import NotFoundError
+from config.request_body_limits import annotator_request
 from crowd import platforms, selectors, services
 from crowd.apis import session_page_url
 from crowd.models import SessionStatus
@@ -239,6 +240,7 @@ def _lost(request):
     )
 
 
+@annotator_request
 @require_http_methods(["GET", "HEAD", "POST"])
 def consent(request, session_id: int):
     session = _own_session(request, session_id)
@@ -289,6 +291,7 @@ def consent_refused_page(request, refusal: ConsentRequiredError, *, project_id: 
     return _frameable(response, link)
 
 
+@annotator_request
 @require_http_methods(["GET", "HEAD"])
 def work(request, session_id: int):
     session = _own_session(request, session_id, with_project=True)
@@ -328,6 +331,7 @@ def work(request, session_id: int):
     )
 
 
+@annotator_request
 @require_http_methods(["GET", "HEAD"])
 def done(request, session_id: int):
     session = _own_session(request, session_id)
@@ -371,6 +375,7 @@ def _return_url(session, code: str) -> str:
         return ""
 
 
+@annotator_request
 @require_http_methods(["GET", "HEAD"])
 def end(request, session_id: int):
     """Declined or screened out: back to the platform with the screen-out code where it

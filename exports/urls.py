@@ -6,45 +6,45 @@ app_name = "exports"
 
 urlpatterns = [
     path(
-        "projects/<int:project_id>/exports/", apis.ExportListCreateApi.as_view(), name="export-list"
+        "projects/<id:project_id>/exports/", apis.ExportListCreateApi.as_view(), name="export-list"
     ),
     path(
-        "projects/<int:project_id>/exports/<int:export_id>/",
+        "projects/<id:project_id>/exports/<id:export_id>/",
         apis.ExportDetailApi.as_view(),
         name="export-detail",
     ),
     path(
-        "projects/<int:project_id>/exports/<int:export_id>/cancel/",
+        "projects/<id:project_id>/exports/<id:export_id>/cancel/",
         apis.ExportCancelApi.as_view(),
         name="export-cancel",
     ),
     path(
-        "projects/<int:project_id>/exports/<int:export_id>/download/",
+        "projects/<id:project_id>/exports/<id:export_id>/download/",
         apis.ExportDownloadApi.as_view(),
         name="export-download",
     ),
     path(
-        "projects/<int:project_id>/exports/<int:export_id>/runs/",
+        "projects/<id:project_id>/exports/<id:export_id>/runs/",
         apis.ExplainerRunListCreateApi.as_view(),
         name="run-list",
     ),
     path(
-        "projects/<int:project_id>/exports/<int:export_id>/progress/",
+        "projects/<id:project_id>/exports/<id:export_id>/progress/",
         job_progress_apis.ExportProgressApi.as_view(),
         name="export-progress",
     ),
     path(
-        "projects/<int:project_id>/exports/<int:export_id>/runs/<int:run_id>/progress/",
+        "projects/<id:project_id>/exports/<id:export_id>/runs/<id:run_id>/progress/",
         job_progress_apis.ExplainerRunProgressApi.as_view(),
         name="run-progress",
     ),
     path(
-        "projects/<int:project_id>/datasheet/",
+        "projects/<id:project_id>/datasheet/",
         apis.DatasheetInfoApi.as_view(),
         name="datasheet-info",
     ),
     path(
-        "projects/<int:project_id>/datasheet/preview/",
+        "projects/<id:project_id>/datasheet/preview/",
         apis.DatasheetPreviewApi.as_view(),
         name="datasheet-preview",
     ),

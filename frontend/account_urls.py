@@ -7,7 +7,7 @@ from frontend import account_views
 urlpatterns = [
     path("users/", account_views.users_page, name="users-page"),
     path(
-        "projects/<int:project_id>/members/",
+        "projects/<id:project_id>/members/",
         account_views.project_members_page,
         name="project-members",
     ),

@@ -11,53 +11,53 @@ _STARTED = timezone.now()
 urlpatterns = [
     path("", views.home, name="home"),
     path(
-        "invitations/<int:invitation_id>/accept/",
+        "invitations/<id:invitation_id>/accept/",
         views.invitation_answer,
         {"accepted": True},
         name="invitation-accept",
     ),
     path(
-        "invitations/<int:invitation_id>/decline/",
+        "invitations/<id:invitation_id>/decline/",
         views.invitation_answer,
         {"accepted": False},
         name="invitation-decline",
     ),
-    path("projects/<int:project_id>/", views.project_page, name="project-page"),
-    path("projects/<int:project_id>/data/", views.project_data_page, name="project-data"),
+    path("projects/<id:project_id>/", views.project_page, name="project-page"),
+    path("projects/<id:project_id>/data/", views.project_data_page, name="project-data"),
     path(
-        "projects/<int:project_id>/instructions/",
+        "projects/<id:project_id>/instructions/",
         views.project_instructions_page,
         name="project-instructions",
     ),
-    path("projects/<int:project_id>/workers/", views.project_workers_page, name="project-workers"),
+    path("projects/<id:project_id>/workers/", views.project_workers_page, name="project-workers"),
     path(
-        "projects/<int:project_id>/pipeline/", views.project_pipeline_page, name="project-pipeline"
+        "projects/<id:project_id>/pipeline/", views.project_pipeline_page, name="project-pipeline"
     ),
-    path("projects/<int:project_id>/results/", views.project_results_page, name="project-results"),
+    path("projects/<id:project_id>/results/", views.project_results_page, name="project-results"),
     path(
-        "projects/<int:project_id>/settings/", views.project_settings_page, name="project-settings"
+        "projects/<id:project_id>/settings/", views.project_settings_page, name="project-settings"
     ),
-    path("projects/<int:project_id>/annotate/", views.workspace, name="workspace"),
-    path("projects/<int:project_id>/agreement/", views.agreement_page, name="agreement-page"),
-    path("projects/<int:project_id>/review/", views.review_page, name="review-page"),
-    path("projects/<int:project_id>/datasheet/", views.datasheet_page, name="datasheet-page"),
-    path("projects/<int:project_id>/quality/", views.quality_page, name="quality-page"),
+    path("projects/<id:project_id>/annotate/", views.workspace, name="workspace"),
+    path("projects/<id:project_id>/agreement/", views.agreement_page, name="agreement-page"),
+    path("projects/<id:project_id>/review/", views.review_page, name="review-page"),
+    path("projects/<id:project_id>/datasheet/", views.datasheet_page, name="datasheet-page"),
+    path("projects/<id:project_id>/quality/", views.quality_page, name="quality-page"),
     path(
-        "projects/<int:project_id>/perturbations/",
+        "projects/<id:project_id>/perturbations/",
         views.perturbations_page,
         name="perturbations-page",
     ),
     path(
-        "projects/<int:project_id>/perturbations/originals/<int:item_id>/",
+        "projects/<id:project_id>/perturbations/originals/<id:item_id>/",
         views.perturb_author_page,
         name="perturb-author-page",
     ),
     path(
-        "projects/<int:project_id>/perturbations/check/",
+        "projects/<id:project_id>/perturbations/check/",
         views.perturb_check_page,
         name="perturb-check-page",
     ),
-    path("assignments/<int:assignment_id>/", views.assignment_page, name="assignment-page"),
+    path("assignments/<id:assignment_id>/", views.assignment_page, name="assignment-page"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("language/", views.language_set, name="language-set"),

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotate.models import BackgroundJob, JobPart, JobStatus
+from config.text_limits import COMMENT_MAX_CHARS, max_chars, max_chars_constraint
 from qc.flag_rules import FlagThresholds, WorkerLimits
 
 
@@ -409,12 +410,13 @@ class Review(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews"
     )
     comprehensiveness = models.PositiveSmallIntegerField()
-    comment = models.TextField(blank=True)
+    comment = models.TextField(blank=True, validators=max_chars(COMMENT_MAX_CHARS))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at", "pk"]
         constraints = [
+            max_chars_constraint("comment", COMMENT_MAX_CHARS, name="review_comment_max_chars"),
             models.UniqueConstraint(
                 fields=["annotation", "reviewer"], name="review_unique_annotation_reviewer"
             ),
@@ -435,10 +437,11 @@ class SetScore(models.Model):
     )
     sufficiency = models.PositiveSmallIntegerField()
     compactness = models.PositiveSmallIntegerField()
-    comment = models.TextField(blank=True)
+    comment = models.TextField(blank=True, validators=max_chars(COMMENT_MAX_CHARS))
 
     class Meta:
         constraints = [
+            max_chars_constraint("comment", COMMENT_MAX_CHARS, name="setscore_comment_max_chars"),
             models.UniqueConstraint(
                 fields=["review", "rationale_set"], name="setscore_unique_review_set"
             ),

@@ -6,15 +6,15 @@ app_name = "qc"
 
 urlpatterns = [
     path(
-        "projects/<int:project_id>/agreement/", apis.AgreementReportApi.as_view(), name="agreement"
+        "projects/<id:project_id>/agreement/", apis.AgreementReportApi.as_view(), name="agreement"
     ),
     path(
-        "projects/<int:project_id>/agreement/refresh/",
+        "projects/<id:project_id>/agreement/refresh/",
         apis.AgreementRefreshApi.as_view(),
         name="agreement-refresh",
     ),
     path(
-        "projects/<int:project_id>/agreement/csv/",
+        "projects/<id:project_id>/agreement/csv/",
         apis.AgreementCsvApi.as_view(),
         name="agreement-csv",
     ),
@@ -22,86 +22,86 @@ urlpatterns = [
 
 urlpatterns += [
     path(
-        "projects/<int:project_id>/setup-checklist/",
+        "projects/<id:project_id>/setup-checklist/",
         apis.SetupChecklistApi.as_view(),
         name="setup-checklist",
     ),
     path(
-        "projects/<int:project_id>/reviews/next/", apis.ReviewNextApi.as_view(), name="review-next"
+        "projects/<id:project_id>/reviews/next/", apis.ReviewNextApi.as_view(), name="review-next"
     ),
     path(
-        "projects/<int:project_id>/reviews/queue/",
+        "projects/<id:project_id>/reviews/queue/",
         apis.ReviewQueueApi.as_view(),
         name="review-queue",
     ),
     path(
-        "annotations/<int:annotation_id>/review/",
+        "annotations/<id:annotation_id>/review/",
         apis.ReviewDetailApi.as_view(),
         name="review-detail",
     ),
     path(
-        "annotations/<int:annotation_id>/reviews/",
+        "annotations/<id:annotation_id>/reviews/",
         apis.ReviewSubmitApi.as_view(),
         name="review-submit",
     ),
     path(
-        "assignments/<int:assignment_id>/feedback/",
+        "assignments/<id:assignment_id>/feedback/",
         apis.RevisionFeedbackApi.as_view(),
         name="revision-feedback",
     ),
-    path("projects/<int:project_id>/pipeline/", apis.PipelineApi.as_view(), name="pipeline"),
+    path("projects/<id:project_id>/pipeline/", apis.PipelineApi.as_view(), name="pipeline"),
     path(
-        "projects/<int:project_id>/quality-policy/",
+        "projects/<id:project_id>/quality-policy/",
         apis.QualityPolicyApi.as_view(),
         name="quality-policy",
     ),
-    path("projects/<int:project_id>/gold-items/", apis.GoldItemsApi.as_view(), name="gold-items"),
+    path("projects/<id:project_id>/gold-items/", apis.GoldItemsApi.as_view(), name="gold-items"),
     path(
-        "projects/<int:project_id>/gold-items/choices/",
+        "projects/<id:project_id>/gold-items/choices/",
         apis.GoldItemChoiceListApi.as_view(),
         name="gold-item-choices",
     ),
-    path("projects/<int:project_id>/workers/", apis.WorkerListApi.as_view(), name="worker-list"),
+    path("projects/<id:project_id>/workers/", apis.WorkerListApi.as_view(), name="worker-list"),
     path(
-        "projects/<int:project_id>/workers/import/",
+        "projects/<id:project_id>/workers/import/",
         apis.WorkerCsvImportApi.as_view(),
         name="worker-import",
     ),
     path(
-        "projects/<int:project_id>/workers/<int:worker_id>/block/",
+        "projects/<id:project_id>/workers/<id:worker_id>/block/",
         apis.WorkerBlockApi.as_view(),
         {"action": "block"},
         name="worker-block",
     ),
     path(
-        "projects/<int:project_id>/workers/<int:worker_id>/unblock/",
+        "projects/<id:project_id>/workers/<id:worker_id>/unblock/",
         apis.WorkerBlockApi.as_view(),
         {"action": "unblock"},
         name="worker-unblock",
     ),
     path(
-        "projects/<int:project_id>/candidates/",
+        "projects/<id:project_id>/candidates/",
         apis.CandidateListApi.as_view(),
         name="candidate-list",
     ),
     path(
-        "projects/<int:project_id>/candidates/<int:worker_id>/decision/",
+        "projects/<id:project_id>/candidates/<id:worker_id>/decision/",
         apis.CandidateDecisionApi.as_view(),
         name="candidate-decision",
     ),
-    path("projects/<int:project_id>/audit/", apis.AuditListApi.as_view(), name="audit"),
+    path("projects/<id:project_id>/audit/", apis.AuditListApi.as_view(), name="audit"),
     path(
-        "projects/<int:project_id>/qualification/",
+        "projects/<id:project_id>/qualification/",
         apis.QualificationStatusApi.as_view(),
         name="qualification-status",
     ),
     path(
-        "projects/<int:project_id>/qualification/next/",
+        "projects/<id:project_id>/qualification/next/",
         apis.QualificationNextApi.as_view(),
         name="qualification-next",
     ),
     path(
-        "projects/<int:project_id>/qualification/answers/",
+        "projects/<id:project_id>/qualification/answers/",
         apis.QualificationAnswerApi.as_view(),
         name="qualification-answer",
     ),
@@ -110,32 +110,32 @@ urlpatterns += [
 # The progress bar's view of the agreement report's computation (qc/job_progress_apis.py).
 urlpatterns += [
     path(
-        "projects/<int:project_id>/agreement/progress/",
+        "projects/<id:project_id>/agreement/progress/",
         job_progress_apis.AgreementProgressApi.as_view(),
         name="agreement-progress",
     ),
     path(
-        "projects/<int:project_id>/charts/pipeline/",
+        "projects/<id:project_id>/charts/pipeline/",
         chart_apis.PipelineTimelineApi.as_view(),
         name="chart-pipeline",
     ),
     path(
-        "projects/<int:project_id>/charts/seconds-per-item/",
+        "projects/<id:project_id>/charts/seconds-per-item/",
         chart_apis.SecondsPerItemApi.as_view(),
         name="chart-seconds-per-item",
     ),
     path(
-        "projects/<int:project_id>/workers/import-jobs/",
+        "projects/<id:project_id>/workers/import-jobs/",
         job_progress_apis.WorkerImportJobCreateApi.as_view(),
         name="worker-import-job-list",
     ),
     path(
-        "projects/<int:project_id>/workers/import-jobs/<int:job_id>/",
+        "projects/<id:project_id>/workers/import-jobs/<id:job_id>/",
         job_progress_apis.WorkerImportJobDetailApi.as_view(),
         name="worker-import-job-detail",
     ),
     path(
-        "projects/<int:project_id>/workers/import-jobs/<int:job_id>/progress/",
+        "projects/<id:project_id>/workers/import-jobs/<id:job_id>/progress/",
         job_progress_apis.WorkerImportProgressApi.as_view(),
         name="worker-import-progress",
     ),

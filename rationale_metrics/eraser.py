@@ -14,6 +14,13 @@ from typing import Any
 import numpy as np
 
 from rationale_metrics.choices import SPLITS
+from rationale_metrics.file_names import (
+    MAX_ID_CHARACTERS,
+    MAX_QUERY_TYPE_CHARACTERS,
+    file_name_problem,
+    id_length_problem,
+    text_length_problem,
+)
 from rationale_metrics.jsonl import (
     collector_paused,
     iter_json_objects,
@@ -225,6 +232,9 @@ def _read_docs_folder(
     documents: dict[str, EraserDocument] = {}
     for name in source.list_files("docs"):
         label = source.display(f"docs/{name}")
+        if problem := file_name_problem(name):
+            problems.add(label, None, "docid", f"the file's name {problem}")
+            continue
         if source.size(f"docs/{name}") > max_bytes:
             problems.add(label, None, None, f"document larger than the limit of {max_bytes} bytes")
             continue
@@ -278,6 +288,9 @@ def _read_docs_jsonl(
             )
             continue
         first_line[docid] = number
+        if problem := file_name_problem(docid):
+            problems.add(label, number, "docid", f"{docid[:80]!r} {problem}")
+            continue
         if not text or text.isspace():
             problems.add(label, number, "document", "document is empty: it has no tokens")
             continue
@@ -398,10 +411,11 @@ def _plain_instance(record: dict, split: str, label: str, number: int) -> Instan
         return None
     aid, docids, evidences = record["annotation_id"], record["docids"], record["evidences"]
     if not (
-        ((type(aid) is str and aid) or type(aid) is int)
+        ((type(aid) is str and aid and len(aid) <= MAX_ID_CHARACTERS) or type(aid) is int)
         and type(record["classification"]) in _OPTIONAL_STR
         and type(record["query"]) in _OPTIONAL_STR
         and type(record["query_type"]) in _OPTIONAL_STR
+        and (record["query_type"] is None or len(record["query_type"]) <= MAX_QUERY_TYPE_CHARACTERS)
         and (docids is None or (type(docids) is list and all(type(d) is str and d for d in docids)))
         and type(evidences) is list
         and all(type(group) is list for group in evidences)
@@ -443,6 +457,8 @@ def parse_instance(
             "annotation_id",
             f"must be a non-empty string or an integer, got {json_kind(aid)}",
         )
+    elif problem := id_length_problem(str(aid)):
+        problems.add(label, number, "annotation_id", problem)
     if "evidences" not in record:
         problems.add(label, number, "evidences", "missing")
     for key in ("classification", "query", "query_type"):
@@ -450,6 +466,11 @@ def parse_instance(
             problems.add(
                 label, number, key, f"must be a string or null, got {json_kind(record[key])}"
             )
+    query_type = record.get("query_type")
+    if isinstance(query_type, str) and (
+        problem := text_length_problem(query_type, MAX_QUERY_TYPE_CHARACTERS)
+    ):
+        problems.add(label, number, "query_type", problem)
     docids = record.get("docids")
     if docids is not None and not (
         isinstance(docids, list) and all(isinstance(d, str) and d for d in docids)

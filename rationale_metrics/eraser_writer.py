@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Protocol, TextIO
 
 import numpy as np
 
+from rationale_metrics.file_names import file_name_problem
 from rationale_metrics.zip_stream import StreamingZip
 
 _WHITESPACE = re.compile(r"\s")
@@ -35,8 +36,10 @@ class ExportDocument:
     sentence_ranges: np.ndarray  # (s, 2) token ranges
 
     def check(self) -> None:
-        if "/" in self.docid or self.docid in {"", ".", ".."}:
-            raise DocumentNotExportable(f"docid {self.docid!r} cannot be a file name")
+        if problem := file_name_problem(self.docid):
+            raise DocumentNotExportable(
+                f"docid {self.docid[:80]!r} cannot be a file name: {problem}"
+            )
         # One regex pass over all tokens; only on a hit find which token it was.
         if _WHITESPACE.search("\x00".join(self.tokens)) or "" in self.tokens:
             for i, token in enumerate(self.tokens):

@@ -35,8 +35,28 @@ class DataValidationError(Exception):
 
 
 class ProblemList(list):
+    """Problems as they are found. With `stop_after`, the one that makes that many raises
+    DataValidationError at once, with a last problem saying the check stopped there: a
+    file bad on every line is refused after its first problems, not read to its end with
+    every problem held in memory."""
+
+    def __init__(self, *args, stop_after: int | None = None):
+        super().__init__(*args)
+        self.stop_after = stop_after
+
     def add(self, file: str, line: int | None, field: str | None, message: str) -> None:
         self.append(Problem(file=file, line=line, field=field, message=message))
+        if self.stop_after is not None and len(self) >= self.stop_after:
+            self.append(
+                Problem(
+                    file=file,
+                    line=None,
+                    field=None,
+                    message=f"the check stopped after {self.stop_after} problems; "
+                    "fix these and import the file again to see any others",
+                )
+            )
+            raise DataValidationError(self)
 
     def raise_if_any(self) -> None:
         if self:

@@ -170,9 +170,11 @@ def open_dataset_source(path: str | Path, label: str | None = None) -> DatasetSo
         return DirectorySource(path)
     if path.is_file() and zipfile.is_zipfile(path):
         return ZipSource(path, label=label or path.name)
+    # Named by the label, not the path: an upload's path is the server's business.
+    named = label or str(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no such file or directory")
-    raise ValueError(f"{path}: not a dataset directory or a .zip archive")
+        raise FileNotFoundError(f"{named}: no such file or directory")
+    raise ValueError(f"{named}: not a dataset directory or a .zip archive")
 
 
 # Editors on Windows start UTF-8 files with it; it is no part of the text.

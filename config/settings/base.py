@@ -47,6 +47,8 @@ MIDDLEWARE = [
     # the signed-in user's stored choice first and the API left in English (frontend/locale.py).
     "frontend.locale.PageLocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
+    # Before CSRF's check, which reads a form's body (config/request_body_limits.py).
+    "config.request_body_limits.RequestBodyLimitMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "config.auth.SignedInUserMiddleware",
     # A one-time password is replaced before anything else (frontend/password_change_required.py).
@@ -212,6 +214,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Projects, dataset import, annotation, quality control and export of rationales.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Ids in paths (config/url_converters.py) are integers, as under Django's `int`.
+    "PATH_CONVERTER_OVERRIDES": {"id": int},
     # Requests and responses as separate components: a request's text fields then say
     # minLength 1 where blank is refused, and read-only fields stay out of request bodies.
     "COMPONENT_SPLIT_REQUEST": True,
@@ -342,11 +346,21 @@ IMPORT_CHUNKED = env.bool("IMPORT_CHUNKED", default=True)
 ANNOTATE_HOT_PATH_SQL = env.bool("ANNOTATE_HOT_PATH_SQL", default=True)
 
 IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=16 * 1024 * 1024)
+# An upload's limit, in bytes: Django's, and nginx's client_max_body_size, rendered from the
+# same variable (config/nginx/default.conf.template, docker-compose.yml).
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=1024 * 1024 * 1024)
+# An import's check stops at this many problems: a file bad on every line is not read whole.
+IMPORT_MAX_PROBLEMS = env.int("IMPORT_MAX_PROBLEMS", default=100)
 # Days an accepted import's uploaded file is kept (0: deleted when the import ends); a
 # rejected import's file is deleted at once. Older files go in the daily sweep above.
 IMPORT_UPLOAD_RETENTION_DAYS = env.int("IMPORT_UPLOAD_RETENTION_DAYS", default=30)
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Request bodies, in bytes, by kind of request (config/request_body_limits.py,
+# docs/reference/limits.md): answered 413 before they are read. The annotators' and crowd
+# participants' requests are small; an upload's multipart body is allowed the file's
+# limit (IMPORT_MAX_UPLOAD_BYTES) and a little more for the form around it.
+ANNOTATOR_REQUEST_MAX_BYTES = env.int("ANNOTATOR_REQUEST_MAX_BYTES", default=1024 * 1024)
+REQUEST_MAX_BYTES = env.int("REQUEST_MAX_BYTES", default=10 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = REQUEST_MAX_BYTES
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 # Crowd studies (crowd/). Finished MTurk HITs are posted only to these origins (the

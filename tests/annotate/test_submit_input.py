@@ -13,7 +13,11 @@ from annotate.serializers import SubmitInputSerializer, submit_input_validated
 from tests.hypothesis_budget import examples
 
 TRICKY_TEXT = st.sampled_from(
-    ["d1", " d1", "d1 ", "", "   ", "d\x00", "d\ud800", "doc-7", "é", "1", "\t"]
+    [
+        *["d1", " d1", "d1 ", "", "   ", "d\x00", "d\ud800", "doc-7", "é", "1", "\t"],
+        # The columns' length: at it, past it, and at it once trimmed.
+        *["x" * 255, "é" * 256, " " + "x" * 255],
+    ]
 )
 NUMBERS = st.one_of(
     st.integers(min_value=-3, max_value=3),

@@ -4,8 +4,10 @@ and the sweeps of the files it leaves. Nothing here knows a format or a step."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from datetime import timedelta
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.core.cache import cache
@@ -95,6 +97,8 @@ def import_job_end(job: ImportJob, attempt: str, **fields) -> ImportJob:
     """End the job if it still runs under this attempt (one ended, or started again,
     elsewhere is left as it is)."""
     failed = fields.get("status") == JobStatus.FAILED
+    if failed:
+        fields = _server_paths_hidden(fields, job)
     current = job_running(job.pk, attempt)
     if (failed or settings.IMPORT_UPLOAD_RETENTION_DAYS == 0) and current.exists():
         # A rejected file has nothing in the database to account for, and a hostile one
@@ -105,6 +109,34 @@ def import_job_end(job: ImportJob, attempt: str, **fields) -> ImportJob:
     current.update(phase="done", finished_at=timezone.now(), **fields)
     import_progress_forget(job.pk)
     return ImportJob.objects.get(pk=job.pk)
+
+
+def _server_paths_hidden(fields: dict, job: ImportJob) -> dict:
+    """A failed job's error and problems with every path of a file on the server (an
+    exception's text may hold one) replaced by a name the user knows: the upload's own
+    path by the name it was uploaded under, any other by its file name."""
+    stored = job.upload.path if job.upload else None
+    media = re.escape(str(settings.MEDIA_ROOT).rstrip("/") + "/")
+    elsewhere = re.compile(media + r"[^\s'\"]*")
+
+    def hidden(text: str) -> str:
+        if stored:
+            text = text.replace(stored, job.source_name)
+        return elsewhere.sub(lambda found: PurePosixPath(found.group()).name, text)
+
+    fields = dict(fields)
+    if "error" in fields:
+        fields["error"] = hidden(fields["error"])
+    if "problems" in fields:
+        fields["problems"] = [
+            {
+                **problem,
+                "message": hidden(problem["message"]),
+                "file": hidden(problem["file"] or ""),
+            }
+            for problem in fields["problems"]
+        ]
+    return fields
 
 
 def import_job_fail(*, job_id: int, attempt: str, error: str) -> ImportJob:

@@ -97,8 +97,9 @@ def raw_rows_checked(
     """The first pass over raw texts: every row validated, keeping only ids, labels and
     text hashes (by item id, in file order); and the labels the project adopts.
 
-    Raises DataValidationError with every problem found."""
-    problems = ProblemList()
+    Raises DataValidationError with every problem found, or with the first
+    IMPORT_MAX_PROBLEMS of them."""
+    problems = ProblemList(stop_after=settings.IMPORT_MAX_PROBLEMS)
     rows: dict[str, RawTextRow] = {}
     for count, row in enumerate(
         read_raw_rows(path, **raw_reading(project, source_format, label, problems)), start=1

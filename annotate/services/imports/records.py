@@ -17,7 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rationale_metrics.eraser import Evidence, Instance
+from rationale_metrics.file_names import text_length_problem
 from rationale_metrics.problems import ProblemList
+
+# Item.label's column.
+MAX_LABEL_CHARACTERS = 255
 
 ProgressCallback = Callable[[str, int, int], None]
 WRITE_BATCH = 500
@@ -185,7 +189,9 @@ def labels_check(
     for value, file, line, field_name in labelled:
         if value is None:
             continue
-        if project_labels and value not in project_labels:
+        if problem := text_length_problem(value, MAX_LABEL_CHARACTERS):
+            problems.add(file, line, field_name, f"label {problem}")
+        elif project_labels and value not in project_labels:
             problems.add(
                 file,
                 line,

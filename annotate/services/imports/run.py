@@ -24,7 +24,7 @@ from annotate.services.imports.publish import after_import, tables_analyze
 from annotate.services.imports.raw_text import raw_import
 from annotate.services.imports.records import ImportSummary, ProgressCallback, ProgressThrottle
 from annotate.services.imports.split import import_job_split
-from config.exceptions import ApplicationError
+from config.exceptions import ApplicationError, TooLargeError
 from config.job_queue import task_send_on_commit
 from rationale_metrics.problems import DataValidationError, ProblemList
 
@@ -82,9 +82,10 @@ def import_job_create(
     if source_format not in ImportFormat.values:
         raise ApplicationError(f"unknown import format {source_format!r}")
     if upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
-        raise ApplicationError(
-            f"{upload.name}: {upload.size} bytes is over the upload limit of "
-            f"{settings.IMPORT_MAX_UPLOAD_BYTES} bytes"
+        raise TooLargeError(
+            f"{Path(upload.name).name}: {upload.size} bytes is over the upload limit of "
+            f"{settings.IMPORT_MAX_UPLOAD_BYTES} bytes",
+            extra={"limit_bytes": settings.IMPORT_MAX_UPLOAD_BYTES},
         )
     job = ImportJob.objects.create(
         project=project,

@@ -8,12 +8,19 @@ from config.api_fields import (
 from exports.models import Export
 from exports.params import AGGREGATIONS, ARCHIVES, LAYOUTS, SEED_MAX, SELECTIONS, SPLIT_MODES
 
+# The longest name each parameter can match: a variant's name, a user name, a cohort's name.
+VARIANT_NAME_MAX_LENGTH = 120
+USERNAME_MAX_LENGTH = 150
+COHORT_MAX_LENGTH = 64
+
 
 class ExportCreateInputSerializer(serializers.Serializer):
     selection = serializers.ChoiceField(choices=SELECTIONS, default="submitted")
-    variant = StrictCharField(required=False, allow_null=True, allow_blank=False)
+    variant = StrictCharField(
+        required=False, allow_null=True, allow_blank=False, max_length=VARIANT_NAME_MAX_LENGTH
+    )
     aggregation = serializers.ChoiceField(choices=AGGREGATIONS, default="majority")
-    annotator = StrictCharField(required=False, allow_null=True)
+    annotator = StrictCharField(required=False, allow_null=True, max_length=USERNAME_MAX_LENGTH)
     splits = serializers.ChoiceField(choices=SPLIT_MODES, default="keep")
     ratios = serializers.ListField(
         child=StrictFloatField(min_value=0, max_value=1), min_length=3, max_length=3, required=False
@@ -125,6 +132,18 @@ class DatasheetInfoSerializer(serializers.Serializer):
 
 
 class DatasheetPreviewInputSerializer(ExportCreateInputSerializer):
-    """The export's parameters, read from the query string (`ratios` given three times)."""
+    """The export's parameters, read from the query string (`ratios` given three times).
+    A parameter given with no value is refused rather than read as left out, as a form's
+    empty field would be: a script that sends `splits=` meant something."""
 
-    cohort = StrictCharField(required=False, allow_null=True, allow_blank=False)
+    cohort = StrictCharField(
+        required=False, allow_null=True, allow_blank=False, max_length=COHORT_MAX_LENGTH
+    )
+
+    def to_internal_value(self, data):
+        empty = sorted(name for name in self.fields if name in data and data.get(name) == "")
+        if empty:
+            raise serializers.ValidationError(
+                {name: ["this parameter is empty: give a value or leave it out"] for name in empty}
+            )
+        return super().to_internal_value(data)

@@ -465,6 +465,13 @@ def test_the_preview_shows_what_an_export_started_from_the_page_carries(
         ({"seed": "x"}, "seed"),
         ({"selection": "submitted", "aggregation": "reference"}, "aggregation"),
         ({"variant": "nope"}, "variant"),
+        # An empty value is not read as a parameter left out.
+        ({"splits": ""}, "splits"),
+        ({"selection": "submitted", "aggregation": ""}, "aggregation"),
+        # Longer than any variant's name, user name or cohort could be.
+        ({"variant": "v" * 121}, "variant"),
+        ({"annotator": "a" * 151}, "annotator"),
+        ({"cohort": "c" * 65}, "cohort"),
     ],
 )
 def test_bad_preview_parameters_name_the_field(people, query, field):

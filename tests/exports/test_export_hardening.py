@@ -86,6 +86,9 @@ def test_a_form_post_with_a_number_out_of_range_is_a_400_that_stores_nothing(
         ({"seed": 2**63 - 1}, "seed"),
         ({"splits": "ratios", "ratios": [1.5, -0.25, -0.25]}, "ratios"),
         ({"splits": "ratios", "ratios": [1e300, 0, 0]}, "ratios"),
+        # A name longer than any variant's or user's could be is refused, not stored.
+        ({"variant": "v" * 10_000}, "variant"),
+        ({"annotator": "a" * 10_000}, "annotator"),
     ],
 )
 def test_a_json_number_out_of_range_is_a_400_that_stores_nothing(researcher_client, body, field):

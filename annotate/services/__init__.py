@@ -7,6 +7,7 @@ from annotate.services.assignments import (
     assignment_skip,
     leases_expire,
     rationale_sets_validate,
+    worker_leases_release,
 )
 from annotate.services.imports import (
     ImportSummary,
@@ -54,4 +55,5 @@ __all__ = [
     "variant_create",
     "variant_presets_install",
     "variant_update",
+    "worker_leases_release",
 ]

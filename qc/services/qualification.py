@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotate.gates import WorkRefusal
 from annotate.models import Item, Project, RationaleSpan
 from annotate.selectors import item_token_texts
-from annotate.services import rationale_sets_validate
+from annotate.services import rationale_sets_validate, worker_leases_release
 from annotate.tokenization import stop_word_rule
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from config.prepared_sql import PreparedStatement, columns
@@ -235,6 +235,8 @@ def project_worker_block(*, project: Project, worker, reason: str, actor=None) -
     standing.status = QualificationStatus.BLOCKED
     standing.reason = reason
     standing.save(update_fields=["status", "reason", "updated_at"])
+    # What they hold now goes back to the others: a blocked worker submits nothing more.
+    worker_leases_release(project=project, worker=worker)
     audit_record(
         project=project, actor=actor, worker=worker, action=AuditAction.BLOCK, reason=reason
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 
 from annotate.models import Project
+from annotate.services import worker_leases_release
 from config.exceptions import ApplicationError, ConflictError
 from config.prepared_sql import PreparedStatement, columns
 from config.transactions import create_unless_taken
@@ -414,6 +415,8 @@ def worker_profile_set_status(*, profile: WorkerProfile, status: str, reason: st
         return profile
     profile.status = status
     profile.save(update_fields=["status", "updated_at"])
+    if profile.user_id and status == WorkerStatus.BLOCKED:
+        worker_leases_release(project=None, worker=profile.user)
     if profile.user_id:
         action = AuditAction.BLOCK if status == WorkerStatus.BLOCKED else AuditAction.UNBLOCK
         audit_record(worker=profile.user, action=action, reason=reason, actor=actor)

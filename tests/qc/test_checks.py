@@ -172,6 +172,48 @@ def test_an_admin_blocks_with_a_reason(project):
     assert AuditEvent.objects.get(worker=worker).actor == admin
 
 
+def test_a_blocked_worker_can_neither_draft_nor_submit_what_they_held(project, hot_path):
+    """Blocking ends the worker's open leases: the slot goes back to the others at once, and
+    the lease they still hold in their browser takes no draft and no submission (on both
+    submit paths)."""
+    from annotate.models import Annotation, Assignment, ItemVariantFill
+
+    worker = member(project, "w")
+    admin = member(project, "boss", Role.ADMIN)
+    client = client_for(worker)
+    lease = client.post(reverse("annotate:assignment-next", args=[project.id])).data
+    held = Assignment.objects.get(pk=lease["id"])
+    live_before = ItemVariantFill.objects.get(item_id=held.item_id, variant_id=held.variant_id).live
+
+    client_for(admin).post(
+        reverse("qc:worker-block", args=[project.id, worker.pk]),
+        {"reason": "copy-pasted answers"},
+        format="json",
+    )
+    docid = lease["item"]["documents"][0]["docid"]
+    draft = client.put(
+        reverse("annotate:assignment-draft", args=[lease["id"]]),
+        {"draft": {"sets": []}},
+        format="json",
+    )
+    submit = client.post(
+        reverse("annotate:assignment-submit", args=[lease["id"]]),
+        {
+            "client_uuid": str(uuid.uuid4()),
+            "rationale_sets": [[{"docid": docid, "start_token": 0, "end_token": 1}]],
+            "time_spent_ms": 20_000,
+        },
+        format="json",
+    )
+
+    assert (draft.status_code, submit.status_code) == (409, 409)
+    assert "released" in submit.data["detail"]
+    assert not Annotation.objects.exists()
+    assert Assignment.objects.get(pk=held.pk).status == "skipped"
+    fill = ItemVariantFill.objects.get(item_id=held.item_id, variant_id=held.variant_id)
+    assert fill.live == live_before - 1
+
+
 def test_submissions_that_missed_their_checks_can_be_caught_up(
     project, capsys, django_capture_on_commit_callbacks
 ):
@@ -196,3 +238,22 @@ def test_submissions_that_missed_their_checks_can_be_caught_up(
 
     assert "checked 1 annotation(s)" in capsys.readouterr().out
     assert flags_of(response.data["annotation_id"]) == {"empty", "too_fast"}
+
+
+def test_a_worker_blocked_on_every_project_loses_the_leases_they_held(project):
+    from annotate.models import Assignment
+    from qc.models import WorkerStatus
+    from qc.services.workers import worker_profile_for_user, worker_profile_set_status
+
+    worker = member(project, "w")
+    staff = UserFactory(username="staff", is_staff=True)
+    lease = client_for(worker).post(reverse("annotate:assignment-next", args=[project.id])).data
+
+    worker_profile_set_status(
+        profile=worker_profile_for_user(worker),
+        status=WorkerStatus.BLOCKED,
+        reason="fraud",
+        actor=staff,
+    )
+
+    assert Assignment.objects.get(pk=lease["id"]).status == "skipped"

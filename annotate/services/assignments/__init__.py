@@ -25,6 +25,7 @@ from annotate.services.assignments.leasing import (
     assignment_skip,
     expiry_sweep_asked_forget,
     leases_expire,
+    worker_leases_release,
 )
 from annotate.services.assignments.submission import (
     SubmitResult,
@@ -52,4 +53,5 @@ __all__ = [
     "leases_expire",
     "project_fill_rows_sync",
     "rationale_sets_validate",
+    "worker_leases_release",
 ]

@@ -247,6 +247,31 @@ def assignment_skip(*, assignment_id: int, worker) -> Assignment:
     return assignment
 
 
+def worker_leases_release(*, project: Project | None, worker) -> int:
+    """End every open lease of `worker` in `project` (in every project when None), first
+    rounds and revisions, as a skip would: their slots go back to the others at once, and
+    nothing can be drafted or submitted on them afterwards. For a worker who may no longer
+    work there (blocked); the caller holds the transaction. Returns how many were released."""
+    open_leases = Assignment.objects.filter(worker=worker, status=AssignmentStatus.LEASED)
+    if project is not None:
+        open_leases = open_leases.filter(item__project=project)
+    leased = list(
+        open_leases.select_for_update(of=("self",))
+        .order_by("pk")
+        .values_list("pk", "item_id", "variant_id", "round")
+    )
+    if not leased:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, *_ in leased]).update(
+        status=AssignmentStatus.SKIPPED
+    )
+    first_rounds = Counter((item, variant) for _, item, variant, round_ in leased if round_ == 1)
+    # In a fixed order, so two transactions changing fills at once cannot deadlock.
+    for (item_id, variant_id), n in sorted(first_rounds.items()):
+        fill_change(item_id, variant_id, -n)
+    return len(leased)
+
+
 MAX_DRAFT_BYTES = 256 * 1024
 
 

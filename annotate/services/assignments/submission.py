@@ -223,7 +223,10 @@ def _submit(
             return SubmitResult(annotation=stored, replayed=True)
         raise ConflictError("this assignment was already submitted with another submission id")
     if assignment.status == AssignmentStatus.SKIPPED:
-        raise ConflictError("this assignment was skipped; it cannot be submitted")
+        raise ConflictError(
+            "this assignment was skipped or released (its worker may no longer work on this "
+            "project); it cannot be submitted"
+        )
     problem = label_problem(
         label,
         labels=project.labels,

@@ -128,9 +128,10 @@ def test_an_upload_over_the_limit_is_refused_naming_it_and_storing_nothing(
         format="multipart",
     )
 
-    assert response.status_code == 400
+    assert response.status_code == 413
     assert response.json()["detail"] == (
         f"big.jsonl: {len(body)} bytes is over the upload limit of 64 bytes"
     )
+    assert response.json()["limit_bytes"] == 64
     assert not ImportJob.objects.exists()
     assert not (Path(settings.MEDIA_ROOT) / "imports").exists()

@@ -178,7 +178,10 @@ def test_a_participants_workspace_names_no_variant(browser, live_server):
     page.goto(f"{entry}?PROLIFIC_PID=60f0a1b2c3d4e5f6a7b8c9d1&STUDY_ID=ST1&SESSION_ID=SE2")
     page.click("text=I agree, start")
     page.wait_for_selector("#workspace[data-ready=true][data-assignment]")
-    page.wait_for_function("document.querySelector('.progress')?.textContent.length > 0")
+    # The counter reads "Progress: …" until its own request answers.
+    page.wait_for_function(
+        "() => (document.querySelector('.progress')?.textContent || '').startsWith('Items done')"
+    )
 
     assert page.inner_text(".instructions summary") == "Instructions"
     assert variant.text in page.inner_text(".instruction-text")

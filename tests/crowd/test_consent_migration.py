@@ -4,28 +4,19 @@ after it, a participant who never answered or declined is refused as a new one i
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.data_migrations import migrate_app, migrate_to_newest
 
 BEFORE = [("crowd", "0001_initial")]
 AFTER = [("crowd", "0002_member_consent_from_sessions")]
 
 
-def _migrate(targets):
-    """Migrate crowd to `targets`; the models as they are then, other apps at their newest."""
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    others = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "crowd"]
-    return executor.loader.project_state(others + targets).apps
-
-
 @pytest.fixture
 def old_schema(transactional_db):
-    apps = _migrate(BEFORE)
+    apps = migrate_app("crowd", BEFORE)
     yield apps
-    _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_newest()
 
 
 def test_each_participant_gets_the_consent_their_sessions_recorded(old_schema):
@@ -68,7 +59,7 @@ def test_each_participant_gets_the_consent_their_sessions_recorded(old_schema):
     member = User.objects.create(username="member")
     Membership.objects.create(project=project, user=member, role="annotator")
 
-    apps = _migrate(AFTER)
+    apps = migrate_app("crowd", AFTER)
 
     consent = dict(
         apps.get_model("annotate", "ProjectMembership")

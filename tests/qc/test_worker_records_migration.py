@@ -2,27 +2,18 @@
 project's rules read, after it, what they read before it."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.data_migrations import migrate_app, migrate_to_newest
 
 BEFORE = [("qc", "0007_workerprofile_platform")]
 AFTER = [("qc", "0009_workerprofile_identity_only")]
 
 
-def _migrate(targets):
-    """Migrate qc to `targets`; the models as they are then, other apps at their newest."""
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    others = [node for node in executor.loader.graph.leaf_nodes() if node[0] != "qc"]
-    return executor.loader.project_state(others + targets).apps
-
-
 @pytest.fixture
 def old_schema(transactional_db):
-    apps = _migrate(BEFORE)
+    apps = migrate_app("qc", BEFORE)
     yield apps
-    _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_newest()
 
 
 def test_attributes_are_copied_into_every_project(old_schema):
@@ -50,7 +41,7 @@ def test_attributes_are_copied_into_every_project(old_schema):
     )
     WorkerProfile.objects.create(platform="prolific", external_id="P0")  # identity only
 
-    apps = _migrate(AFTER)
+    apps = migrate_app("qc", AFTER)
 
     WorkerRecord = apps.get_model("qc", "WorkerRecord")
     fields = ("approval_rate", "approved_count", "judged_count", "locale", "is_master")
@@ -77,8 +68,8 @@ def test_going_back_restores_the_shared_attributes(old_schema):
         external_id="W1", approval_rate=91.0, approved_count=9, judged_count=10, locale="GB"
     )
 
-    _migrate(AFTER)
-    apps = _migrate(BEFORE)
+    migrate_app("qc", AFTER)
+    apps = migrate_app("qc", BEFORE)
 
     restored = apps.get_model("qc", "WorkerProfile").objects.get(pk=profile.pk)
     assert (restored.approval_rate, restored.approved_count, restored.judged_count) == (91, 9, 10)

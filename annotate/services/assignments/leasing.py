@@ -41,6 +41,19 @@ def _skip_locked() -> dict:
     return {"skip_locked": True} if connection.features.has_select_for_update_skip_locked else {}
 
 
+def _leases_end(leased: list[tuple[int, int, int, int]], status: str) -> int:
+    """Give locked leases (pk, item, variant, round) `status`, and their first rounds'
+    slots back to their (item, variant) fills. Returns how many there were."""
+    if not leased:
+        return 0
+    Assignment.objects.filter(pk__in=[pk for pk, *_ in leased]).update(status=status)
+    first_rounds = Counter((item, variant) for _, item, variant, round_ in leased if round_ == 1)
+    # In a fixed order, so two transactions changing fills at once cannot deadlock.
+    for (item_id, variant_id), n in sorted(first_rounds.items()):
+        fill_change(item_id, variant_id, -n)
+    return len(leased)
+
+
 def leases_expire(*, project: Project) -> int:
     """Mark first-round leases past their time as expired, which frees their quota slots
     and their fill counts. Rows another transaction holds (a late submit in progress) are
@@ -54,17 +67,9 @@ def leases_expire(*, project: Project) -> int:
             lease_expires_at__lt=timezone.now(),
         )
         .select_for_update(of=("self",), **_skip_locked())
-        .values_list("pk", "item_id", "variant_id")
+        .values_list("pk", "item_id", "variant_id", "round")
     )
-    if not expired:
-        return 0
-    Assignment.objects.filter(pk__in=[pk for pk, _, _ in expired]).update(
-        status=AssignmentStatus.EXPIRED
-    )
-    # In a fixed order, so two transactions expiring at once cannot deadlock.
-    for (item_id, variant_id), n in sorted(Counter((i, v) for _, i, v in expired).items()):
-        fill_change(item_id, variant_id, -n)
-    return len(expired)
+    return _leases_end(expired, AssignmentStatus.EXPIRED)
 
 
 def _next_fill(project: Project, worker, variant: InstructionVariant) -> ItemVariantFill | None:
@@ -260,16 +265,7 @@ def worker_leases_release(*, project: Project | None, worker) -> int:
         .order_by("pk")
         .values_list("pk", "item_id", "variant_id", "round")
     )
-    if not leased:
-        return 0
-    Assignment.objects.filter(pk__in=[pk for pk, *_ in leased]).update(
-        status=AssignmentStatus.SKIPPED
-    )
-    first_rounds = Counter((item, variant) for _, item, variant, round_ in leased if round_ == 1)
-    # In a fixed order, so two transactions changing fills at once cannot deadlock.
-    for (item_id, variant_id), n in sorted(first_rounds.items()):
-        fill_change(item_id, variant_id, -n)
-    return len(leased)
+    return _leases_end(leased, AssignmentStatus.SKIPPED)
 
 
 MAX_DRAFT_BYTES = 256 * 1024

@@ -233,3 +233,14 @@ def test_no_one_but_staff_lifts_a_lock(user, who):
 
     assert response.status_code == (401 if who == "anonymous" else 403)
     assert sign_in(user.username, PASSWORD, "10.0.11.11")[1].status_code == 429
+
+
+def test_unlocking_an_account_that_does_not_exist_is_a_404_that_records_nothing(db):
+    staff = UserFactory(username="staff-unlocker", is_staff=True)
+    client = APIClient()
+    client.force_authenticate(staff)
+
+    response = client.post("/api/accounts/987654/sign-in-unlock/")
+
+    assert response.status_code == 404
+    assert not AccountEvent.objects.filter(action=AccountAction.SIGN_IN_UNLOCK).exists()

@@ -158,3 +158,10 @@ def test_a_ready_project_opens_the_workspace(project, role_users):
 
     assert b'id="workspace"' in page.content
     assert b"workspace-not-ready" not in page.content
+
+
+@pytest.mark.parametrize("project_id", [987654, 2**63])
+def test_an_unknown_project_is_a_404(role_users, project_id):
+    response = client_for(role_users[Role.ADMIN]).get(URL.format(project_id))
+
+    assert response.status_code == 404

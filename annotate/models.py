@@ -36,6 +36,8 @@ class Role(models.TextChoices):
     # items, checkers accept, edit or reject them.
     AUTHOR = "author", _("Perturbation author")
     CHECKER = "checker", _("Perturbation checker")
+    # Adjudicates an item's annotations into its gold rationale sets (admins may too).
+    CURATOR = "curator", _("Curator")
 
 
 class TaskType(models.TextChoices):
@@ -125,6 +127,13 @@ class Project(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # A finished project: read-only, off the annotators' lists, still exportable.
+    archived_at = models.DateTimeField(null=True, blank=True)
+    # Deleted softly: hidden everywhere at once, restorable until the sweep removes it.
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["name"]
@@ -258,6 +267,18 @@ class Item(models.Model):
         default=False,
         help_text="Kept out of ordinary work, e.g. a qualification test's gold item.",
     )
+    # The import that brought the item in (null: made in the app, e.g. an accepted
+    # perturbation, or imported before imports were recorded on items).
+    import_job = models.ForeignKey(
+        "ImportJob", null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
+    )
+    # Kept out of every export (set in the data manager).
+    excluded = models.BooleanField(default=False)
+    # Part of the project's gold set: its curated annotation is the gold rationale.
+    marked_gold = models.BooleanField(default=False)
+    # Deleted softly (alone, with its import or with its project): hidden everywhere at
+    # once, restorable until the sweep removes it.
+    deleted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -744,6 +765,11 @@ class ImportJob(BackgroundJob):
     # Each run of the job has its own; its chunks and its last step act only while the job
     # still runs under it (a job started again supersedes them).
     attempt = models.CharField(max_length=32, blank=True)
+    # Deleted softly with its items: restorable until the sweep removes it.
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     def __str__(self) -> str:
         return f"import {self.pk} of {self.source_name} ({self.status})"

@@ -487,6 +487,16 @@ class AuditAction(models.TextChoices):
     BLOCK = "block", "Block"
     UNBLOCK = "unblock", "Unblock"
     IMPORT = "import", "Import worker attributes"
+    # Data manager, curation and a project's lifecycle; `details` says on what.
+    BULK_ACTION = "bulk_action", "Bulk action on items"
+    CURATE = "curate", "Curate an item"
+    ROLE_CHANGE = "role_change", "Change a member's roles"
+    MEMBER_REMOVE = "member_remove", "Remove a member"
+    DELETE = "delete", "Delete"
+    RESTORE = "restore", "Restore"
+    PURGE = "purge", "Remove for good"
+    ARCHIVE = "archive", "Archive a project"
+    UNARCHIVE = "unarchive", "Unarchive a project"
 
 
 class AuditEvent(models.Model):
@@ -513,6 +523,8 @@ class AuditEvent(models.Model):
     )
     action = models.CharField(max_length=16, choices=AuditAction.choices)
     reason = models.TextField()
+    # What the action touched, as plain data: the filter that chose items, counts, ids.
+    details = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

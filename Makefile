@@ -33,7 +33,7 @@ timed = @started=$$(date +%s); $(2); status=$$?; \
 	[ -z "$(CI_TIMINGS)" ] || printf '%-22s %5d s\n' '$(1)' $$(( $$(date +%s) - started )) >>"$(CI_TIMINGS)"; \
 	exit $$status
 
-.PHONY: install node-install run test lint check-migrations typecheck test-js bench-smoke messages vendor
+.PHONY: install node-install run test lint check-migrations typecheck test-js bench-smoke messages vendor docs docs-screenshots
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,7 @@ $(STAMP): pyproject.toml requirements/constraints.txt
 
 install: $(STAMP)
 
-run: install
+run: install docs
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_setup
 	$(BIN)/python manage.py demo_quality
@@ -52,6 +52,19 @@ run: install
 	$(BIN)/python manage.py demo_fine_grained
 	@echo "Serving on http://127.0.0.1:8000, background jobs in a Celery worker on an embedded broker (.run/)"
 	$(BIN)/python manage.py serve 127.0.0.1:8000
+
+# The documentation site (mkdocs.yml): the reference pages generated from the OpenAPI schema
+# and the command-line parsers, then the site built strictly into build/docs-site, which
+# `make run` serves at /docs/. A broken link or a page left out of the navigation fails.
+docs: install
+	$(BIN)/python manage.py docs_reference
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The guides' screenshots (docs/images/), taken by the browser walk-through on the demo's
+# data (tests/e2e/docs_screenshots.py names the pages). Needs Chromium at /usr/bin/chromium.
+docs-screenshots: install
+	DOCS_SCREENSHOTS=$(CURDIR)/docs/images $(BIN)/python -m pytest -q -p no:cacheprovider \
+		tests/e2e/test_walkthrough_a11y.py
 
 lint: install
 	$(BIN)/ruff check .

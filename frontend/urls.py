@@ -4,12 +4,15 @@ from django.utils import timezone
 from django.views.decorators.http import last_modified
 from django.views.i18n import JavaScriptCatalog
 
-from frontend import views
+from frontend import docs_site, views
 
 _STARTED = timezone.now()
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # The documentation site built by `make docs` (frontend/docs_site.py): public, as on the web.
+    path("docs/", docs_site.docs_page, name="docs-site"),
+    path("docs/<path:path>", docs_site.docs_page, name="docs-file"),
     path(
         "invitations/<id:invitation_id>/accept/",
         views.invitation_answer,

@@ -43,7 +43,9 @@ def heading_texts(markdown: str) -> list[str]:
     texts = []
     for match in HEADING.finditer(FENCE.sub("", markdown)):
         text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", match["text"])
-        texts.append(re.sub(r"[`*_]{1,2}(?=\S)|(?<=\S)[`*_]{1,2}", "", text))
+        # Emphasis only where its marks pair up: a lone "_" (`_Counts`) is text.
+        text = re.sub(r"([*_]{1,2})(?=\S)(.+?)(?<=\S)\1", r"\2", text.replace("`", ""))
+        texts.append(text)
     return texts
 
 

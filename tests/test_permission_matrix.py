@@ -775,6 +775,8 @@ PAGES: dict[str, Page] = {
     "javascript-catalog": page(PUBLIC, *CALLERS),
     "schema": page(PUBLIC, *CALLERS),
     "api-docs": page(PUBLIC, *CALLERS),
+    # The documentation site (built or not: unbuilt, its front page says how to build it).
+    "docs-site": page(PUBLIC, *CALLERS),
     # A study link's door (here MTurk's preview of the HIT, which makes no account).
     "crowd:entry": page(PUBLIC, *CALLERS),
     "home": page(SIGNED_IN, *SIGNED_IN_CALLERS),

@@ -1,6 +1,8 @@
-"""README.md's command examples, run as written, in order, in one shell, on a fresh database.
+"""The command examples of README.md and of the documentation's pages, run as written, in
+order (the README, then the pages in the site's navigation order, mkdocs.yml), in one shell,
+on a fresh database.
 
-Every fenced shell block in the README carries a marker comment on the line above it:
+Every fenced shell block in those pages carries a marker comment on the line above it:
 `<!-- readme-test: run -->` (run here), `<!-- readme-test: run, with the server -->` (run
 here against a dev server this test starts, on a free port in place of 127.0.0.1:8000) or
 `<!-- readme-test: skip, REASON -->`. A block without one fails the test, so no new example
@@ -20,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from bench.common import free_port, wait_until_answers
 from tests.conftest import SHARED_REFERENCE, skip_or_fail
 
@@ -30,6 +34,21 @@ MARKER = re.compile(r"<!-- readme-test: (?P<how>[^>]*?) -->\n$")
 SHELL_LANGUAGES = {"", "sh", "bash", "console", "shell"}
 # Written by the examples or by running the code; never linked into the copy.
 LEFT_OUT = {".git", "db.sqlite3", "media", ".run", "test-artifacts", "node_modules"}
+
+
+def documented_pages() -> list[Path]:
+    """README.md, then every page of the documentation site in its navigation's order."""
+
+    def walk(entries):
+        for entry in entries:
+            value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+            if isinstance(value, list):
+                yield from walk(value)
+            else:
+                yield ROOT / "docs" / value
+
+    navigation = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    return [ROOT / "README.md", *walk(navigation)]
 
 
 def readme_blocks(text: str) -> list[tuple[str, str, int]]:
@@ -45,17 +64,28 @@ def readme_blocks(text: str) -> list[tuple[str, str, int]]:
     return blocks
 
 
+def page_blocks() -> list[tuple[str, str, str]]:
+    """(marker, body, "page:line") of every shell block of every documented page, in order."""
+    return [
+        (how, body, f"{page.relative_to(ROOT)}:{line}")
+        for page in documented_pages()
+        for how, body, line in readme_blocks(page.read_text())
+    ]
+
+
 def test_every_shell_block_says_whether_it_runs_here():
-    blocks = readme_blocks((ROOT / "README.md").read_text())
-    assert blocks, "no shell example found in README.md"
-    unmarked = [line for how, _, line in blocks if not how]
+    blocks = page_blocks()
+    assert any(where.startswith("README.md") for _, _, where in blocks), (
+        "no shell example found in README.md"
+    )
+    unmarked = [where for how, _, where in blocks if not how]
     assert unmarked == [], (
-        f"README.md lines {unmarked}: a shell block needs <!-- readme-test: run --> or "
+        f"{unmarked}: a shell block needs <!-- readme-test: run --> or "
         "<!-- readme-test: skip, REASON --> on the line above it"
     )
-    for how, _, line in blocks:
+    for how, _, where in blocks:
         assert how in {"run", "run, with the server"} or how.startswith("skip, "), (
-            f"README.md line {line}: unknown marker {how!r}"
+            f"{where}: unknown marker {how!r}"
         )
 
 
@@ -93,23 +123,19 @@ def _environment(repository: Path, tmp_path: Path) -> dict:
 def test_the_readme_commands_work_as_written_on_a_fresh_database(tmp_path):
     if not shutil.which("curl"):
         skip_or_fail("needs curl for the README's API example")
-    blocks = [
-        (how, body, line)
-        for how, body, line in readme_blocks((ROOT / "README.md").read_text())
-        if how.startswith("run")
-    ]
+    blocks = [(how, body, where) for how, body, where in page_blocks() if how.startswith("run")]
     repository = _sandbox(tmp_path)
     environment = _environment(repository, tmp_path)
     port = free_port()
 
     script, not_run = ["set -eo pipefail"], []
-    for how, body, line in blocks:
+    for how, body, where in blocks:
         if "../shared" in body and not SHARED.is_dir():
-            not_run.append(line)
+            not_run.append(where)
             continue
         if how == "run, with the server":
             body = body.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
-        script += [f"echo '>>> README.md line {line}' >&2", body]
+        script += [f"echo '>>> {where}' >&2", body]
 
     server_log = (tmp_path / "server.log").open("w")
     server = subprocess.Popen(
@@ -130,7 +156,7 @@ def test_the_readme_commands_work_as_written_on_a_fresh_database(tmp_path):
             timeout=900,
         )
         assert done.returncode == 0, (
-            f"a README command failed (the last '>>>' line names its block):\n"
+            f"a documented command failed (the last '>>>' line names its page and line):\n"
             f"{done.stderr[-4000:]}\n{done.stdout[-2000:]}\n"
             f"server: {(tmp_path / 'server.log').read_text()[-2000:]}"
         )
@@ -156,6 +182,6 @@ def test_the_readme_commands_work_as_written_on_a_fresh_database(tmp_path):
         assert (repository / written).stat().st_size > 0, f"{written} was not written"
     if not_run:
         skip_or_fail(
-            f"README.md blocks at lines {not_run} read ../shared, which is not at {SHARED}: "
+            f"the blocks at {not_run} read ../shared, which is not at {SHARED}: "
             "every other block ran and passed"
         )

@@ -315,6 +315,9 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# Where `make docs` builds the documentation site (mkdocs.yml's site_dir), served at /docs/.
+DOCS_SITE_DIR = BASE_DIR / "build" / "docs-site"
+
 # A running job whose worker has not reported for this long is marked failed when next read.
 JOB_HEARTBEAT_TIMEOUT_SECONDS = env.int("JOB_HEARTBEAT_TIMEOUT_SECONDS", default=120)
 

@@ -36,6 +36,7 @@ from annotate.management.commands.demo_setup import demo_password
 from annotate.models import Assignment, Perturbation, Project
 from crowd.services import study_link_create
 from tests.e2e.conftest import login
+from tests.e2e.docs_screenshots import docs_screenshot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -179,6 +180,7 @@ class Walker:
         key = f"{self.role}/{name}"
         self.findings.visited.append(key)
         page.screenshot(path=str(SCREENSHOTS / self.role / f"{name}.png"), full_page=True)
+        docs_screenshot(page, key)
         self._axe(key)
         self._keyboard(key)
 

@@ -92,3 +92,31 @@ def test_the_stale_notice_is_a_sentence_with_the_time_ago_and_the_count(
     # The exact time on hover, as the locale writes it rather than as an ISO timestamp.
     exact = page.get_attribute(".agreement-status", "title")
     assert exact and not re.search(r"\d{4}-\d{2}-\d{2}T", exact)
+
+
+def test_the_worker_table_names_flags_in_words(page, live_server, small_project):  # noqa: F811
+    from annotate.models import Annotation
+    from qc.models import FlagKind, QualityFlag
+
+    annotations = Annotation.objects.filter(
+        assignment__worker__username="a3", assignment__item__project=small_project
+    )
+    for kind in (FlagKind.LOW_AGREEMENT, FlagKind.TOO_FAST):
+        QualityFlag.objects.get_or_create(annotation=annotations[0], kind=kind)
+    data = agreement_report_refresh(project_id=small_project.pk).data
+    flags = next(w for w in data["workers"] if w["worker"] == "a3")["flags"]
+    words = {"low_agreement": "low agreement", "too_fast": "too fast", "empty": "empty"}
+    words |= {"stopwords": "stopwords", "first_tokens": "first tokens"}
+    researcher = UserFactory(username="res")
+    ProjectMembership.objects.create(project=small_project, user=researcher, role=Role.RESEARCHER)
+    login(page, live_server.url, "res")
+
+    page.goto(f"{live_server.url}/projects/{small_project.id}/agreement/")
+    cell = page.locator("#worker-table tr[data-key='a3'] td[data-column='flags']")
+    cell.wait_for()
+
+    # In words, as the quality page says them, never the API's codes ("low_agreement 1").
+    assert sorted(cell.inner_text().split(", ")) == sorted(
+        f"{words[kind]} {count}" for kind, count in flags.items()
+    )
+    assert {"low_agreement", "too_fast"} <= set(flags)

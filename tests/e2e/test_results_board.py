@@ -54,3 +54,15 @@ def test_researcher_compares_runs_and_sees_problems(page, live_server, eraser_re
     assert "rationales[0].docid: unknown docid 'nope'" in page.inner_text("#run-problems")
     page.click("#runs th[data-key='token_prf.instance_micro.f1']")
     assert page.locator("#runs tbody tr").first.get_attribute("data-run") == "oracle"
+    # The chart's metrics read as words, with the score's key beside them for scripts.
+    page.click("#chart-results-board .chart-table-toggle")
+    chart_rows = page.locator("#chart-results-board-table tbody tr")
+    names = {
+        chart_rows.nth(i).locator("td").nth(1).inner_text(): chart_rows.nth(i)
+        .locator("td")
+        .nth(0)
+        .inner_text()
+        for i in range(chart_rows.count())
+    }
+    assert names["token_prf.instance_macro.f1"].startswith("Token F1 (macro)")
+    assert not any(name.startswith("token_prf.") for name in names.values())

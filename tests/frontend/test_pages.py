@@ -130,3 +130,16 @@ def test_review_thresholds_show_two_decimals_and_keep_their_exact_value(db, clie
     assert 'name="sufficiency_threshold"' in page and "2.6666666667" not in page
     assert 'value="2.67" data-exact="2.6666666666666665"' in page
     assert 'value="3.67" data-exact="3.6666666666666665"' in page
+
+
+def test_every_kind_of_page_names_the_site_icon(db, client, role_users, project):
+    """The site's pages, the crowd pages and the error pages all carry the favicon (a
+    static SVG, so the CSP's img-src 'self' allows it)."""
+    client.force_login(role_users["admin"])
+    pages = {
+        "site": client.get(f"/projects/{project.id}/"),
+        "error": client.get("/projects/999999999/"),
+        "crowd": client.get("/crowd/s/no-such-link/"),
+    }
+    for kind, page in pages.items():
+        assert b'rel="icon"' in page.content and b"favicon.svg" in page.content, kind

@@ -3,6 +3,7 @@
 // the cached report (no external libraries, works offline). Text is inserted as text.
 
 import { formatDateTime, formatNumber, formatTimeAgo } from "./format.js";
+import { flagCounts } from "./flag_names.js";
 import { api, el, errorText } from "./http.js";
 
 /** Column headers by key: the key stays in data-column (English, for scripts and tests). */
@@ -113,7 +114,7 @@ if (found) {
         "stop-word share", "flags"],
       report.workers.map((/** @type {any} */ w) => [w.worker, w.cohort ?? "", w.status ?? "", w.variants.join(", "), formatNumber(w.annotations),
         fmt(w.majority_kappa), fmt(w.majority_f1), fmt(w.median_seconds, 1), fmt(w.empty_rate), fmt(w.stop_word_share),
-        Object.entries(w.flags || {}).map(([k, n]) => `${k} ${n}`).join(", ") || gettext("none")]), "key");
+        flagCounts(w.flags || {}) || gettext("none")]), "key");
     fill(/** @type {HTMLTableElement} */ (root.querySelector("#test-table")),
       ["variant A", "variant B", "difference", "p-value", "permutations"],
       report.permutation_tests.map((/** @type {any} */ t) => [t.a, t.b, fmt(t.difference), fmt(t.p_value, 4), formatNumber(t.permutations)]));

@@ -8,6 +8,7 @@ import { api, el, errorText, fmt } from "./http.js";
 import { goldPicker } from "./gold_picker.js";
 import { jobProgressList } from "./progress.js";
 import { answerBesideGold } from "./test_answers.js";
+import { FLAG_NAMES as FLAGS } from "./flag_names.js";
 
 /** Fields of the quality policy form: [name, label, kind]. */
 const POLICY_FIELDS = [
@@ -71,14 +72,7 @@ const COLUMNS = /** @type {Record<string, string>} */ ({
   "By": gettext("By"),
   "Why": gettext("Why"),
 });
-/** Flag kinds, worker statuses, verdicts and audit actions by their API names. */
-const FLAGS = /** @type {Record<string, string>} */ ({
-  empty: gettext("empty"),
-  too_fast: gettext("too fast"),
-  stopwords: gettext("stopwords"),
-  first_tokens: gettext("first tokens"),
-  low_agreement: gettext("low agreement"),
-});
+/** Worker statuses, verdicts and audit actions by their API names. */
 const STATUSES = /** @type {Record<string, string>} */ ({
   active: gettext("active"),
   blocked: gettext("blocked"),

@@ -4,6 +4,7 @@
 
 import { chartPanel } from "./charts.js";
 import { el } from "./http.js";
+import { metricHeading } from "./metric_names.js";
 
 let drawnFor = "";
 /** The metrics a reader compares explainers by first: plausibility (token and IOU F1,
@@ -53,8 +54,11 @@ function clear(container) {
 function drawMetrics(holder, scored, metrics) {
   clear(holder);
   const runName = (/** @type {any} */ run) => run.name + (run.explainer ? ` (${run.explainer})` : "");
-  const rows = metrics.map((metric) => {
-    /** @type {Record<string, any>} */ const row = { metric };
+  // Words a reader knows on the chart and in the table ("Token F1 (macro)"); the score's key
+  // stays beside them for scripts reading the CSV.
+  const names = metrics.map((metric) => metricHeading(metric).label);
+  const rows = metrics.map((metric, index) => {
+    /** @type {Record<string, any>} */ const row = { metric: names[index], key: metric };
     for (const { run, values } of scored) row[`run-${run.id}`] = metric in values ? values[metric] : null;
     return row;
   });
@@ -64,12 +68,12 @@ function drawMetrics(holder, scored, metrics) {
     description: gettext("One bar per run for each score between -1 and 1; counts are in the table below."),
     horizontal: true,
     height: Math.max(240, 40 + metrics.length * (10 + 8 * scored.length)),
-    labels: metrics,
+    labels: names,
     series: scored.map(({ run, values }) => ({
       label: runName(run),
       data: metrics.map((m) => (m in values ? values[m] : null)),
     })),
-    columns: [{ key: "metric", label: gettext("metric") },
+    columns: [{ key: "metric", label: gettext("metric") }, { key: "key", label: gettext("key") },
       ...scored.map(({ run }) => ({ key: `run-${run.id}`, label: runName(run) }))],
     rows,
     filename: "results-board.csv",

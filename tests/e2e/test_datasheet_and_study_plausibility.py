@@ -47,11 +47,25 @@ def test_admin_states_the_facts_and_previews_the_sheet(page, live_server, annota
         "() => document.getElementById('datasheet-markdown').textContent.includes('CC BY 4.0')"
     )
 
-    markdown = page.inner_text("#datasheet-markdown")
+    markdown = page.text_content("#datasheet-markdown")
     assert "- background: <b>students</b> of linguistics" in markdown  # text, never markup
     assert "- languages: English, Chinese" in markdown
     assert "| crowd platform | worker qualification | payment | detailed instructions |" in markdown
     assert page.locator("#datasheet-markdown b").count() == 0
+    # Shown rendered: the sheet's headings, lists and tables as such, its text still text.
+    rendered = page.locator("#datasheet-rendered")
+    assert rendered.locator("h3").first.inner_text().startswith("Datasheet: ")
+    assert (
+        rendered.locator("li", has_text="background: <b>students</b> of linguistics").count() == 1
+    )
+    assert rendered.locator("b").count() == 0
+    headings = rendered.locator("table").first.locator("th").all_inner_texts()
+    assert headings[:4] == [
+        "crowd platform",
+        "worker qualification",
+        "payment",
+        "detailed instructions",
+    ]
     assert "Datasheet statements saved." in page.inner_text(".message")
     shot(page, "datasheet")
 

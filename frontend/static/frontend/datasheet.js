@@ -9,6 +9,7 @@
 import { formatDateTime } from "./format.js";
 import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { api, el, errorText } from "./http.js";
+import { renderMarkdown } from "./markdown_blocks.js";
 
 const found = document.getElementById("datasheet");
 if (found) {
@@ -109,6 +110,7 @@ if (found) {
       sections.appendChild(box);
     }
     markdown.textContent = response.data.markdown;
+    renderMarkdown(/** @type {HTMLElement} */ (document.getElementById("datasheet-rendered")), response.data.markdown);
     offerDownloads(response.data.markdown, JSON.stringify(response.data.json, null, 2));
   }
 

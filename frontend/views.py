@@ -10,6 +10,7 @@ from annotate import account_selectors, selectors
 from annotate.models import Language, Role, TaskType
 from annotate.participants import ConsentRequiredError
 from annotate.services import invitations as invitation_services
+from annotate.variant_presets import PRESET_CHANGES
 from crowd.views import consent_refused_page
 from exports.file_names import portable_file_name
 from frontend import navigation, services
@@ -103,8 +104,14 @@ def project_data_page(request, project_id: int):
 
 @login_required
 def project_instructions_page(request, project_id: int):
+    # The study's preset names: once every one is a variant, adding them is no longer the
+    # page's first action.
     return project_page_render(
-        request, project_id, "instructions", "frontend/project_instructions.html"
+        request,
+        project_id,
+        "instructions",
+        "frontend/project_instructions.html",
+        lambda project, roles: {"preset_names": list(PRESET_CHANGES)},
     )
 
 

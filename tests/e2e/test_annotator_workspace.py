@@ -113,6 +113,11 @@ def test_admin_adds_the_study_presets_and_sees_them(page, live_server):
     page.wait_for_function("() => document.querySelectorAll('#variants tbody tr').length === 7")
 
     assert "Added 7 preset variant(s)." in page.inner_text(".admin-status")
+    # Once all seven are variants, adding them is no longer the page's first action.
+    button = page.locator("#install-presets")
+    assert button.is_disabled()
+    assert "secondary" in button.get_attribute("class")
+    assert button.inner_text() == "All seven study presets are variants"
 
 
 def test_undo_steps_back_the_highlights_not_the_time_spent(page, live_server):

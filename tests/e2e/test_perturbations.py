@@ -170,3 +170,18 @@ def test_the_word_diff_in_the_page(browser, live_server):
     assert result["spacing"] == {"inserted": 0, "deleted": 0, "changed": False}
     assert result["markup"] == "< -b +i > x < / -b +i >"
     page.context.close()
+
+
+def test_the_check_page_shows_no_actions_when_nothing_waits(browser, live_server):
+    project = perturbation_project()
+    users = people(project, ("checker", Role.CHECKER))
+    checker = open_as(browser, live_server.url, users["checker"])
+
+    checker.goto(f"{live_server.url}/projects/{project.id}/perturbations/check/")
+    checker.wait_for_selector("[data-ready=true]")
+
+    assert "All caught up" in checker.inner_text("#check-body")
+    # Hidden, not merely marked hidden while a class keeps it on screen.
+    assert checker.locator("#check-actions").is_hidden()
+    assert checker.locator("#accept-perturbation").is_hidden()
+    assert checker.errors == []

@@ -38,6 +38,7 @@ if (found) {
     if (!tbody) return;
     tbody.replaceChildren();
     if (!response.ok) return say(errorText(response.data), true);
+    presetsButtonShow(response.data.map((/** @type {any} */ v) => v.name));
     for (const v of response.data) {
       const row = el("tr");
       row.appendChild(el("td", v.name));
@@ -91,6 +92,18 @@ if (found) {
       for (const value of [w.submitted, w.leased, w.skipped, w.expired]) row.appendChild(el("td", formatNumber(value)));
       workers.appendChild(row);
     }
+  }
+
+  /** Once every study preset is a variant, the button steps back: outlined, disabled, saying so.
+   * @param {string[]} names the project's variant names */
+  function presetsButtonShow(names) {
+    const button = /** @type {HTMLButtonElement | null} */ (panel.querySelector("#install-presets"));
+    if (!button) return;
+    const presets = (button.dataset.presetNames || "").split(",").filter(Boolean);
+    const all = presets.length > 0 && presets.every((name) => names.includes(name));
+    button.disabled = all;
+    button.classList.toggle("secondary", all);
+    button.textContent = all ? gettext("All seven study presets are variants") : gettext("Add the seven study presets");
   }
 
   panel.querySelector("#install-presets")?.addEventListener("click", async () => {

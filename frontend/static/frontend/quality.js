@@ -251,11 +251,16 @@ if (root) {
           card.appendChild(answer);
         }
       }
+      // Accept is the one primary action; Reject stands apart, outlined, so the two are never
+      // one slip of the pointer away from each other.
+      const decisions = el("div", undefined, "decision-actions");
       for (const [accept, label, question] of [
         [true, gettext("Accept"), gettext("Accept %(username)s: why?")],
         [false, gettext("Reject"), gettext("Reject %(username)s: why?")],
       ]) {
-        const button = /** @type {HTMLButtonElement} */ (el("button", /** @type {string} */ (label)));
+        const button = /** @type {HTMLButtonElement} */ (
+          el("button", /** @type {string} */ (label), accept ? "decision-accept" : "secondary decision-reject")
+        );
         button.type = "button";
         button.addEventListener("click", async () => {
           const reason = window.prompt(interpolate(/** @type {string} */ (question), c, true)) ?? "";
@@ -264,8 +269,9 @@ if (root) {
             : errorText(result.data), !result.ok);
           loadCandidates(); loadWorkers(); loadAudit();
         });
-        card.appendChild(button);
+        decisions.appendChild(button);
       }
+      card.appendChild(decisions);
       box.appendChild(card);
     }
   }

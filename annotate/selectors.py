@@ -429,6 +429,13 @@ def _perturbation_originals(project: Project) -> QuerySet[Item]:
     return Item.objects.filter(project=project, perturbation_of__isnull=True, held_out=False)
 
 
+def _accepted_perturbations() -> Count:
+    """An original's accepted perturbations: the items linked to it (`perturbation_of`), made
+    by accepting a draft here or brought by a benchmark file. The one definition the
+    originals' table, its "below quota" filter and the progress figures all count by."""
+    return Count("perturbations", distinct=True)
+
+
 def _documents_in_order() -> Prefetch:
     # The token arrays stay in the database: these pages show text, not tokens.
     return Prefetch(
@@ -454,13 +461,17 @@ def perturbation_original_list(
                 ).values("item_id")
             )
         )
+    # Drafts waiting or refused are counted as drafts; what is accepted is counted as items.
     items = items.annotate(
         **{
             f"perturbations_{status}": Count(
-                "perturbation_drafts", filter=Q(perturbation_drafts__status=status)
+                "perturbation_drafts",
+                filter=Q(perturbation_drafts__status=status),
+                distinct=True,
             )
-            for status in PerturbationStatus.values
-        }
+            for status in (PerturbationStatus.PENDING, PerturbationStatus.REJECTED)
+        },
+        perturbations_accepted=_accepted_perturbations(),
     )
     if below_quota:
         items = items.filter(perturbations_accepted__lt=project.perturbations_per_original)
@@ -594,7 +605,7 @@ def perturbation_progress(*, project: Project) -> dict:
     originals = _perturbation_originals(project)
     per_original = project.perturbations_per_original
     below = (
-        originals.annotate(accepted=Count("perturbations"))
+        originals.annotate(accepted=_accepted_perturbations())
         .filter(accepted__lt=per_original)
         .count()
     )

@@ -16,7 +16,11 @@ from annotate.models import (
     Role,
     TaskType,
 )
-from annotate.selectors import perturbation_check_figures, perturbation_progress
+from annotate.selectors import (
+    perturbation_check_figures,
+    perturbation_original_list,
+    perturbation_progress,
+)
 from annotate.services import (
     annotation_submit,
     assignment_next,
@@ -586,3 +590,29 @@ def test_an_original_with_its_own_labels_list_accepts_any_label_when_the_project
     )
 
     assert perturbation.label == "whatever"
+
+
+def test_the_originals_table_and_its_filter_count_accepted_copies_as_the_progress_does(
+    project, users
+):
+    """One definition of an original's accepted perturbations for the whole page: an
+    imported copy counts in the table's Accepted column, keeps its original out of the
+    "below quota" filter, and the filter lists exactly as many originals as the progress's
+    figure says are below quota."""
+    original = project.items.get(annotation_id="o0")
+    Item.objects.create(
+        project=project,
+        annotation_id="o0-imported",
+        perturbation_of=original,
+        perturbation_types=["syntax"],
+        label="positive",
+    )
+    create(project, users["author"], types=["syntax"])  # a pending draft on o0
+
+    rows = {item.annotation_id: item for item in perturbation_original_list(project=project)}
+    below = perturbation_original_list(project=project, below_quota=True)
+
+    assert (rows["o0"].perturbations_accepted, rows["o0"].perturbations_pending) == (1, 1)
+    assert rows["o1"].perturbations_accepted == 0
+    assert [item.annotation_id for item in below] == ["o1"]
+    assert below.count() == perturbation_progress(project=project)["originals"]["below_quota"]

@@ -39,6 +39,46 @@ const POLICY_FIELDS = [
   ["auto_block", gettext("Block automatically"), "bool"],
 ];
 
+/** The form's sections, each a few related fields with what they decide. The worker
+ * limits pair each measure's warning with its block, on one row. */
+const POLICY_SECTIONS = [
+  { title: gettext("Who may join"), about: gettext("Read from the workers' platform records; empty means no rule."),
+    fields: ["min_approval_rate", "max_approval_rate", "min_approved_count", "max_approved_count", "allowed_locales", "masters_only"] },
+  { title: gettext("Qualification test"), about: gettext("Gold items a candidate annotates before real work; pass on the mean token F1."),
+    fields: ["test_enabled", "test_pass_f1", "test_max_attempts", "manual_selection", "test_instructions"] },
+  { title: gettext("Flags on each submission"), about: gettext("Checked after every submit; a flag marks the annotation, it blocks nobody."),
+    fields: ["min_seconds", "max_stopword_share", "first_k_tokens", "min_coannotator_kappa"], presets: true },
+  { title: gettext("Worker limits"), about: gettext("Over each worker's annotations so far: a warning first, then a block."),
+    fields: ["aggregate_min_annotations", "auto_block"], presets: true,
+    pairs: [
+      [gettext("Median seconds per item below"), "warn_median_seconds", "block_median_seconds"],
+      [gettext("Share of empty annotations above"), "warn_empty_rate", "block_empty_rate"],
+      [gettext("Stop-word share above"), "warn_stopword_share", "block_stopword_share"],
+      [gettext("Kappa with the majority below"), "warn_majority_kappa", "block_majority_kappa"],
+    ] },
+];
+
+/** Starting points for the flags and limits: the form is filled, nothing is saved until the
+ * admin saves. "Standard" is the platform's default; "lenient" suits slow, careful or expert
+ * work (few false alarms, no automatic block), "strict" an open crowd. */
+const POLICY_PRESETS = /** @type {Record<string, {label: string, values: Record<string, number|boolean>}>} */ ({
+  lenient: { label: gettext("Lenient"), values: {
+    min_seconds: 5, max_stopword_share: 0.75, first_k_tokens: 3, min_coannotator_kappa: 0,
+    aggregate_min_annotations: 10, warn_median_seconds: 8, block_median_seconds: 2, warn_empty_rate: 0.2,
+    block_empty_rate: 0.5, warn_stopword_share: 0.55, block_stopword_share: 0.85, warn_majority_kappa: 0.15,
+    block_majority_kappa: -0.1, auto_block: false } },
+  standard: { label: gettext("Standard"), values: {
+    min_seconds: 10, max_stopword_share: 0.6, first_k_tokens: 3, min_coannotator_kappa: 0.1,
+    aggregate_min_annotations: 5, warn_median_seconds: 15, block_median_seconds: 5, warn_empty_rate: 0.1,
+    block_empty_rate: 0.3, warn_stopword_share: 0.4, block_stopword_share: 0.7, warn_majority_kappa: 0.3,
+    block_majority_kappa: 0, auto_block: true } },
+  strict: { label: gettext("Strict"), values: {
+    min_seconds: 15, max_stopword_share: 0.5, first_k_tokens: 3, min_coannotator_kappa: 0.2,
+    aggregate_min_annotations: 5, warn_median_seconds: 20, block_median_seconds: 8, warn_empty_rate: 0.05,
+    block_empty_rate: 0.2, warn_stopword_share: 0.35, block_stopword_share: 0.6, warn_majority_kappa: 0.4,
+    block_majority_kappa: 0.1, auto_block: true } },
+});
+
 /** Column headers by key: the key stays in data-column (English, for scripts and tests). */
 const COLUMNS = /** @type {Record<string, string>} */ ({
   "submitted": gettext("submitted"),
@@ -146,16 +186,67 @@ if (root) {
     if (!response.ok) return say(errorText(response.data), true);
     const policy = response.data;
     policyForm.replaceChildren();
-    for (const [name, label, kind] of POLICY_FIELDS) {
-      const wrap = el("label", `${label} `);
-      const input = /** @type {HTMLInputElement} */ (el(kind === "text" ? "textarea" : "input"));
-      input.name = name;
-      if (kind === "bool") { input.type = "checkbox"; input.checked = Boolean(policy[name]); }
-      else if (kind === "number") { input.type = "number"; input.step = "any"; input.value = policy[name] ?? ""; }
-      else if (kind === "list") input.value = (policy[name] || []).join(", ");
-      else input.value = policy[name] ?? "";
-      wrap.appendChild(input);
-      policyForm.appendChild(wrap);
+    const fields = Object.fromEntries(POLICY_FIELDS.map(([name, label, kind]) => [name, { label, kind }]));
+    /** An input of the policy, filled with its saved value. @param {string} name @param {string} [accessibleName] */
+    const input = (name, accessibleName) => {
+      const { kind } = fields[name];
+      const field = /** @type {HTMLInputElement} */ (el(kind === "text" ? "textarea" : "input"));
+      field.name = name;
+      if (kind === "bool") { field.type = "checkbox"; field.checked = Boolean(policy[name]); }
+      else if (kind === "number") { field.type = "number"; field.step = "any"; field.value = policy[name] ?? ""; }
+      else if (kind === "list") field.value = (policy[name] || []).join(", ");
+      else field.value = policy[name] ?? "";
+      if (accessibleName) field.setAttribute("aria-label", accessibleName);
+      return field;
+    };
+    for (const section of POLICY_SECTIONS) {
+      const box = el("fieldset", undefined, "policy-section");
+      box.append(el("legend", section.title), el("p", section.about, "muted policy-about"));
+      if (section.presets) {
+        const presets = el("div", undefined, "policy-presets");
+        presets.append(el("span", gettext("Fill with:"), "muted"));
+        for (const [key, preset] of Object.entries(POLICY_PRESETS)) {
+          const button = /** @type {HTMLButtonElement} */ (el("button", preset.label, "secondary"));
+          button.type = "button";
+          button.dataset.preset = key;
+          button.addEventListener("click", () => {
+            for (const [name, value] of Object.entries(preset.values)) {
+              const field = /** @type {HTMLInputElement | null} */ (policyForm.elements.namedItem(name));
+              if (!field) continue;
+              if (typeof value === "boolean") field.checked = value;
+              else field.value = String(value);
+            }
+            say(interpolate(gettext("The %(preset)s flags and limits are filled in: save to apply them."), { preset: preset.label }, true));
+          });
+          presets.append(button);
+        }
+        box.append(presets);
+      }
+      const grid = el("div", undefined, "policy-grid");
+      for (const name of section.fields) {
+        const wrap = el("label", `${fields[name].label} `);
+        wrap.appendChild(input(name));
+        grid.appendChild(wrap);
+      }
+      box.append(grid);
+      if (section.pairs) {
+        const table = el("table", undefined, "grid policy-limits");
+        const head = el("tr");
+        head.append(el("th", gettext("Measure")), el("th", gettext("Warn when")), el("th", gettext("Block when")));
+        table.append(el("thead"), el("tbody"));
+        /** @type {HTMLElement} */ (table.tHead).append(head);
+        for (const [measure, warn, block] of section.pairs) {
+          const row = el("tr");
+          const warnCell = el("td");
+          warnCell.append(input(warn, fields[warn].label));
+          const blockCell = el("td");
+          blockCell.append(input(block, fields[block].label));
+          row.append(el("th", measure), warnCell, blockCell);
+          table.tBodies[0].append(row);
+        }
+        box.append(table);
+      }
+      policyForm.appendChild(box);
     }
     const save = /** @type {HTMLButtonElement} */ (el("button", gettext("Save qualification and flags")));
     save.type = "submit";

@@ -143,3 +143,43 @@ def test_undo_steps_back_the_highlights_not_the_time_spent(page, live_server):
 
     annotation = Annotation.objects.get()
     assert 1500 <= annotation.time_spent_ms <= wall_ms
+
+
+def test_admin_reads_and_edits_a_guide_variants_examples(page, live_server):
+    """The guide presets' examples are shown under their text, one line each with the
+    highlighted tokens in brackets, and an edit saves them as the variant's examples."""
+    from annotate.models import InstructionVariant
+
+    project = make_project(items=1, variants=())
+    admin = UserFactory(username="boss")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    login(page, live_server.url, "boss")
+    page.goto(f"{live_server.url}/projects/{project.id}/instructions/")
+    page.click("#install-presets")
+    page.wait_for_function("() => document.querySelectorAll('#variants tbody tr').length === 7")
+
+    variant = InstructionVariant.objects.get(project=project, name="guide-minimal-words")
+    row = page.locator("#variants tbody tr", has_text="guide-minimal-words")
+    lines = row.locator("input[name=example]")
+    assert lines.count() == len(variant.examples) > 0
+    first = variant.examples[0]
+    shown = lines.first.input_value().split(" ")
+    assert [token.strip("[]") for token in shown] == first["tokens"]
+    assert [i for i, token in enumerate(shown) if token.startswith("[")] == first["highlighted"]
+
+    lines.first.fill("A [dull] and [lifeless] film .")
+    row.locator("input[name=example-label]").first.fill("negative")
+    row.locator("button", has_text="Add an example").click()
+    lines.last.fill("[Superb] acting")
+    row.locator("button", has_text="Save text and examples").click()
+    page.wait_for_function(
+        "() => document.querySelector('.admin-status').textContent.includes('Saved')"
+    )
+
+    saved = InstructionVariant.objects.filter(project=project, name="guide-minimal-words").latest(
+        "version"
+    )
+    assert saved.examples[0]["tokens"] == ["A", "dull", "and", "lifeless", "film", "."]
+    assert saved.examples[0]["highlighted"] == [1, 3]
+    assert saved.examples[0]["label"] == "negative"
+    assert saved.examples[-1] == {"tokens": ["Superb", "acting"], "highlighted": [0]}

@@ -3,6 +3,7 @@
 // and progress (Workers). Each page holds some of these parts; a part runs where its elements are.
 // Server strings are inserted as text only.
 
+import { exampleFromNotation, exampleToNotation } from "./example_notation.js";
 import { formatNumber } from "./format.js";
 import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { api, el, errorText } from "./http.js";
@@ -32,6 +33,72 @@ if (found) {
    * @param {HTMLFormElement} form @param {any} data @param {Record<string, string>} [fieldNames] */
   const refusal = (form, data, fieldNames) => showFormErrors(form, data, fieldNames) || gettext("Check the fields marked in the form.");
 
+  /** A variant's example annotations, shown and edited as lines such as
+   * "The [acting] was [superb] ." (a highlighted token in brackets), each with its label
+   * and note; saved with the variant's text. @param {any} variant */
+  function examplesEditor(variant) {
+    const box = /** @type {HTMLDetailsElement} */ (el("details", undefined, "variant-examples"));
+    const summary = el("summary");
+    const list = el("ol", undefined, "variant-example-list");
+    const count = () => { summary.textContent = interpolate(gettext("Examples (%(count)s)"), { count: list.children.length }, true); };
+    /** @param {any} example */
+    const addRow = (example) => {
+      const item = el("li", undefined, "variant-example");
+      const line = /** @type {HTMLInputElement} */ (el("input"));
+      line.name = "example";
+      line.value = exampleToNotation(example);
+      line.disabled = !variant.active;
+      line.setAttribute("aria-label", gettext("Example: the tokens, each highlighted one in [brackets]"));
+      const label = /** @type {HTMLInputElement} */ (el("input"));
+      label.name = "example-label";
+      label.value = example.label ?? "";
+      label.placeholder = gettext("label");
+      label.disabled = !variant.active;
+      label.setAttribute("aria-label", gettext("Example label"));
+      const note = /** @type {HTMLInputElement} */ (el("input"));
+      note.name = "example-note";
+      note.value = example.note ?? "";
+      note.placeholder = gettext("note (optional)");
+      note.disabled = !variant.active;
+      note.setAttribute("aria-label", gettext("Example note"));
+      item.append(line, label, note);
+      if (variant.active) {
+        const remove = /** @type {HTMLButtonElement} */ (el("button", gettext("Remove"), "secondary"));
+        remove.type = "button";
+        remove.addEventListener("click", () => { item.remove(); count(); });
+        item.append(remove);
+      }
+      list.append(item);
+      count();
+    };
+    for (const example of variant.examples || []) addRow(example);
+    box.append(summary, list);
+    if (variant.active) {
+      const add = /** @type {HTMLButtonElement} */ (el("button", gettext("Add an example"), "secondary"));
+      add.type = "button";
+      add.addEventListener("click", () => {
+        addRow({ tokens: [], highlighted: [] });
+        box.open = true;
+        /** @type {HTMLInputElement} */ (list.lastElementChild?.querySelector("input[name=example]"))?.focus();
+      });
+      box.append(add);
+    }
+    box.open = Boolean(variant.examples?.length);
+    count();
+    return {
+      element: box,
+      /** The examples as the API takes them; a blank line is dropped. */
+      value: () => [...list.querySelectorAll("li")].map((item) => {
+        const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (item.querySelector(`input[name=${name}]`)).value.trim();
+        const { tokens, highlighted } = exampleFromNotation(field("example"));
+        /** @type {Record<string, any>} */ const example = { tokens, highlighted };
+        if (field("example-label")) example.label = field("example-label");
+        if (field("example-note")) example.note = field("example-note");
+        return example;
+      }).filter((example) => example.tokens.length > 0),
+    };
+  }
+
   async function loadVariants() {
     const response = await api(`${base}/variants/`, "GET");
     const tbody = panel.querySelector("#variants tbody");
@@ -53,12 +120,14 @@ if (found) {
       area.disabled = !v.active;
       area.setAttribute("aria-label", interpolate(gettext("Instruction text of %(name)s"), { name: v.name }, true));
       textCell.appendChild(area);
+      const examples = examplesEditor(v);
+      textCell.appendChild(examples.element);
       row.appendChild(textCell);
       const actions = el("td");
       if (v.active) {
-        const save = el("button", gettext("Save text"));
+        const save = el("button", gettext("Save text and examples"));
         save.addEventListener("click", async () => {
-          const r = await api(`${base}/variants/${v.id}/`, "PATCH", { text: area.value });
+          const r = await api(`${base}/variants/${v.id}/`, "PATCH", { text: area.value, examples: examples.value() });
           say(r.ok ? interpolate(gettext("Saved %(name)s as version %(version)s."), { name: v.name, version: r.data.version }, true)
             : errorText(r.data), !r.ok);
           loadVariants();

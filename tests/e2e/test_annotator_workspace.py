@@ -183,3 +183,56 @@ def test_admin_reads_and_edits_a_guide_variants_examples(page, live_server):
     assert saved.examples[0]["highlighted"] == [1, 3]
     assert saved.examples[0]["label"] == "negative"
     assert saved.examples[-1] == {"tokens": ["Superb", "acting"], "highlighted": [0]}
+
+
+def test_redo_brings_back_what_undo_took_by_key_and_by_button(page, live_server):
+    project = make_project(items=1, quota=1)
+    annotator(project, "ann")
+    login(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+    tokens = page.locator(".document .tok")
+    for n in range(3):
+        tokens.nth(n).click()
+    legend = page.locator(".legend-set")
+
+    page.keyboard.press("z")
+    page.keyboard.press("z")
+    assert legend.all_inner_texts() == ["Set 1: 1 token"]
+    page.keyboard.press("y")
+    assert legend.all_inner_texts() == ["Set 1: 2 tokens"]
+    page.keyboard.press("Control+Shift+Z")
+    assert legend.all_inner_texts() == ["Set 1: 3 tokens"]
+    page.keyboard.press("z")
+    page.get_by_role("button", name="Redo (y)").click()
+    assert legend.all_inner_texts() == ["Set 1: 3 tokens"]
+    # A new change after an undo starts a new future: nothing is left to redo.
+    page.keyboard.press("z")
+    tokens.nth(5).click()
+    page.keyboard.press("y")
+    assert legend.all_inner_texts() == ["Set 1: 3 tokens"]
+
+
+def test_a_change_made_just_before_leaving_reaches_the_server(page, live_server):
+    """The autosave waits 600 ms after a change; leaving sooner flushes the draft in a
+    request that outlives the page (pagehide), so the server has it, not only the
+    browser's own copy."""
+    from annotate.models import Assignment
+
+    project = make_project(items=1, quota=1)
+    worker = annotator(project, "ann")
+    login(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+
+    page.locator(".document .tok").nth(2).click()
+    page.goto(f"{live_server.url}/")  # at once, before the autosave's 600 ms
+
+    assignment = Assignment.objects.get(worker=worker)
+    for _ in range(50):  # the keepalive request may land just after the next page loads
+        assignment.refresh_from_db()
+        if assignment.draft:
+            break
+        time.sleep(0.1)
+    assert assignment.draft is not None
+    assert assignment.draft["sets"][0][0][1] == [2]

@@ -28,8 +28,9 @@ export function csrfToken() {
  * `{ok: false, status: 0, networkError: true}`, and a failure always carries a `data` that
  * `errorText` can word, even when the body was not JSON (a proxy's error page).
  * @param {string} url @param {string} method @param {any} [body]
+ * @param {{keepalive?: boolean}} [options]
  * @returns {Promise<ApiResponse>} */
-export async function api(url, method, body) {
+export async function api(url, method, body, options = {}) {
   const isForm = body instanceof FormData;
   /** @type {Record<string, string>} */ const headers = { "X-CSRFToken": csrfToken() };
   if (!isForm) headers["Content-Type"] = "application/json";
@@ -40,6 +41,8 @@ export async function api(url, method, body) {
       credentials: "same-origin",
       headers,
       body: body === undefined ? undefined : isForm ? body : JSON.stringify(body),
+      // keepalive: the request outlives the page (a draft flushed as the annotator leaves).
+      keepalive: Boolean(options.keepalive),
     });
   } catch (_) {
     // fetch rejects only when no answer arrived (offline, connection reset, aborted).

@@ -81,6 +81,8 @@ class Workspace {
     this.elapsedMs = 0;
     this.visibleSince = performance.now();
     this.saveTimer = 0;
+    /** A change the server has not been sent yet (flushed when the annotator leaves). */
+    this.draftUnsaved = false;
     this.submitting = false;
     /** The submit that got no answer (or a refusal), frozen for its retry (submit_retry.js).
      * @type {PendingSubmit|null} */
@@ -89,7 +91,11 @@ class Workspace {
     this.testMode = false;
     /** While a notice stands in place of the item, the keys do nothing. */
     this.paused = false;
-    document.addEventListener("visibilitychange", () => this.trackVisibility());
+    document.addEventListener("visibilitychange", () => {
+      this.trackVisibility();
+      if (document.visibilityState === "hidden") this.flushDraft();
+    });
+    window.addEventListener("pagehide", () => this.flushDraft());
     document.addEventListener("keydown", (e) => this.onKey(e));
     document.addEventListener("mouseup", () => this.endDrag());
   }
@@ -600,6 +606,7 @@ class Workspace {
     sets.appendChild(el("p", gettext("Each set has its number, colour and underline; a hatched word is in several sets."), "muted keys"));
     const controls = el("div", undefined, "controls");
     controls.appendChild(this.button(gettext("Undo (z)"), "secondary", () => this.undo()));
+    controls.appendChild(this.button(gettext("Redo (y)"), "secondary", () => this.redo()));
     controls.appendChild(this.button(gettext("Clear set"), "secondary", () => this.clearSet(false)));
     sets.appendChild(controls);
     side.appendChild(sets);
@@ -674,6 +681,7 @@ class Workspace {
       [["n"], gettext("Start a new rationale set")],
       [["1", "…", "9"], gettext("Choose rationale set 1 to 9")],
       [["z"], gettext("Undo the last change")],
+      [["y"], gettext("Redo what was undone")],
       [["Enter"], gettext("Submit")],
       [["?"], gettext("Show these shortcuts")],
       [["Esc"], gettext("Close this dialog")],
@@ -875,14 +883,26 @@ class Workspace {
 
   changed() {
     this.renderLegend();
+    this.draftUnsaved = true;
     window.clearTimeout(this.saveTimer);
     this.saveTimer = window.setTimeout(() => this.saveDraft(), 600);
     try { localStorage.setItem(this.localKey(), JSON.stringify(this.serialize())); } catch (_) { /* full */ }
   }
 
-  async saveDraft() {
+  /** A change not yet on the server goes now, in a request that outlives the page: the
+   * annotator is leaving (pagehide) or hiding the tab, and the 600 ms autosave would not come. */
+  flushDraft() {
+    if (!this.draftUnsaved) return;
+    window.clearTimeout(this.saveTimer);
+    this.saveDraft({ keepalive: true });
+  }
+
+  /** @param {{keepalive?: boolean}} [options] */
+  async saveDraft(options = {}) {
     if (!this.assignment || this.submitting || this.testMode) return;
-    const response = await api(`/api/assignments/${this.assignment.id}/draft/`, "PUT", { draft: this.serialize() });
+    this.draftUnsaved = false;
+    const response = await api(`/api/assignments/${this.assignment.id}/draft/`, "PUT", { draft: this.serialize() }, options);
+    if (!response.ok) this.draftUnsaved = true;
     this.root.dataset.draftSaved = response.ok ? "true" : "false";
     if (response.ok) this.showMessage(gettext("Draft saved."), "muted");
     else {
@@ -979,7 +999,10 @@ class Workspace {
     } else if (/^[1-9]$/.test(event.key) && Number(event.key) <= this.rationale.count) {
       this.rationale.choose(Number(event.key) - 1);
       this.renderLegend();
-    } else if (event.key === "z" || (event.key === "Z" && event.ctrlKey)) {
+    } else if (event.key === "y" || (event.key === "Y" && event.ctrlKey) || (event.key === "Z" && event.ctrlKey)) {
+      // y, Ctrl+Y and Ctrl+Shift+Z redo, as in most editors.
+      this.redo();
+    } else if (event.key === "z") {
       this.undo();
     } else if (event.key === "Enter") {
       event.preventDefault();
@@ -998,6 +1021,14 @@ class Workspace {
     if (!previous) return;
     // Only the sets step back: the label, the UUID and the time spent are not edits.
     this.rationale = RationaleSets.fromEntries(previous, this.rationale.current);
+    this.refreshAll();
+    this.changed();
+  }
+
+  redo() {
+    const next = this.history.redo(this.rationale.toEntries());
+    if (!next) return;
+    this.rationale = RationaleSets.fromEntries(next, this.rationale.current);
     this.refreshAll();
     this.changed();
   }

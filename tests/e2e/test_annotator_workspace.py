@@ -236,3 +236,42 @@ def test_a_change_made_just_before_leaving_reaches_the_server(page, live_server)
         time.sleep(0.1)
     assert assignment.draft is not None
     assert assignment.draft["sets"][0][0][1] == [2]
+
+
+def test_nothing_moves_while_annotating(page, live_server):
+    """Chromium's layout-shift entries over a scripted session (clicks, a drag that starts
+    a run, a second set, the autosave's status line) sum to 0: a badge or a message takes
+    room already reserved, so no word moves under the pointer."""
+    project = make_project(
+        items=1,
+        quota=1,
+        text=" ".join(f"word{n} ," if n % 7 == 6 else f"word{n}" for n in range(80)),
+    )
+    annotator(project, "ann")
+    login(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+    page.evaluate(
+        """() => {
+          window.layoutShifts = [];
+          new PerformanceObserver((list) => {
+            for (const entry of list.getEntries()) window.layoutShifts.push(entry.value);
+          }).observe({ type: "layout-shift" });
+        }"""
+    )
+    tokens = page.locator(".document .tok")
+
+    tokens.nth(3).click()
+    first, last = tokens.nth(10).bounding_box(), tokens.nth(14).bounding_box()
+    page.mouse.move(first["x"] + 2, first["y"] + first["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(last["x"] + 2, last["y"] + last["height"] / 2, steps=8)
+    page.mouse.up()
+    page.keyboard.press("n")
+    tokens.nth(30).click()
+    page.wait_for_function(
+        "() => document.querySelector('#workspace .message').textContent.includes('Draft saved')"
+    )
+    page.wait_for_timeout(300)
+
+    assert page.evaluate("window.layoutShifts.reduce((sum, value) => sum + value, 0)") == 0

@@ -516,8 +516,9 @@ class Workspace {
     const legend = el("div", undefined, "legend");
     legend.setAttribute("role", "group");
     legend.setAttribute("aria-label", gettext("Rationale sets"));
-    setsGroup.appendChild(legend);
+    // "New set" first: a chip added or grown on its right never moves it under the pointer.
     setsGroup.appendChild(this.button(gettext("+ New set (n)"), "secondary new-set", () => this.nextSet()));
+    setsGroup.appendChild(legend);
     row.appendChild(setsGroup);
 
     if (this.picksLabel()) {

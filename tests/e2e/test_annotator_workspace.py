@@ -275,3 +275,28 @@ def test_nothing_moves_while_annotating(page, live_server):
     page.wait_for_timeout(300)
 
     assert page.evaluate("window.layoutShifts.reduce((sum, value) => sum + value, 0)") == 0
+
+
+def test_a_drag_holds_exactly_the_run_from_its_start_to_the_pointer(page, live_server):
+    """Out to token 6 and back to 3: tokens 1 to 3, not 1 to 6 (the tokens come back to
+    what they were, here an earlier highlight on 5 is kept)."""
+    project = make_project(items=1, quota=1, text=" ".join(f"w{n}" for n in range(12)))
+    annotator(project, "ann")
+    login(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+    tokens = page.locator(".document .tok")
+    tokens.nth(5).click()
+
+    def centre(n):
+        box = tokens.nth(n).bounding_box()
+        return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    page.mouse.move(*centre(1))
+    page.mouse.down()
+    for n in (2, 3, 4, 5, 6, 5, 4, 3):
+        page.mouse.move(*centre(n), steps=3)
+    page.mouse.up()
+
+    marked = [n for n in range(12) if "sel" in tokens.nth(n).get_attribute("class").split()]
+    assert marked == [1, 2, 3, 5]

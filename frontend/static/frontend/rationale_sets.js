@@ -48,6 +48,12 @@ export class RationaleSets {
     return Boolean(this.sets[this.current].get(docid)?.has(token));
   }
 
+  /** The current set's tokens in one document (empty when it has none there).
+   * @param {string} docid @returns {Iterable<number>} */
+  tokensIn(docid) {
+    return this.sets[this.current].get(docid) ?? [];
+  }
+
   /** Adds the tokens `from` to `to` (both included, either order) of one document to the
    * current set, or removes them. A document left with no token leaves the set.
    * @param {string} docid @param {number} from @param {number} to @param {RunMode} mode */

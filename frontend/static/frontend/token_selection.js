@@ -21,6 +21,17 @@ export function runBetween(anchor, pointer) {
   };
 }
 
+/** The parts of `previous` that `next` no longer covers (none, one or two runs): the tokens
+ * a drag has come back over, which return to what they were before the drag.
+ * @param {TokenRun} previous @param {TokenRun} next @returns {TokenRun[]} */
+export function runsUncovered(previous, next) {
+  if (previous.doc !== next.doc) return [previous];
+  /** @type {TokenRun[]} */ const left = [];
+  if (previous.from < next.from) left.push({ doc: previous.doc, from: previous.from, to: Math.min(previous.to, next.from - 1) });
+  if (previous.to > next.to) left.push({ doc: previous.doc, from: Math.max(previous.from, next.to + 1), to: previous.to });
+  return left;
+}
+
 /** The token `step` tokens from `position`, going on into the next (or previous) document
  * that has tokens to highlight; the position itself when there is none that way.
  * @param {TokenPosition} position
@@ -47,8 +58,9 @@ export class TokenSelection {
     /** Where the last plain click landed: shift-click extends from here.
      * @type {TokenPosition|null} */
     this.anchor = null;
-    /** A drag in progress: where it began, and whether it adds or removes tokens.
-     * @type {{start: TokenPosition, mode: RunMode}|null} */
+    /** A drag in progress: where it began, whether it adds or removes tokens, and the run
+     * it covers now.
+     * @type {{start: TokenPosition, mode: RunMode, covered: TokenRun}|null} */
     this.drag = null;
   }
 
@@ -70,8 +82,9 @@ export class TokenSelection {
    * @param {TokenPosition} at @param {RunMode} mode @returns {TokenRun} */
   press(at, mode) {
     this.anchor = { doc: at.doc, token: at.token };
-    this.drag = { start: { doc: at.doc, token: at.token }, mode };
-    return /** @type {TokenRun} */ (runBetween(at, at));
+    const run = /** @type {TokenRun} */ (runBetween(at, at));
+    this.drag = { start: { doc: at.doc, token: at.token }, mode, covered: run };
+    return run;
   }
 
   /** A shift-press: the run from the anchor to this token, or null when there is no anchor
@@ -86,6 +99,19 @@ export class TokenSelection {
    * @param {TokenPosition} at @returns {TokenRun|null} */
   dragTo(at) {
     return this.drag ? runBetween(this.drag.start, at) : null;
+  }
+
+  /** The pointer over a token while dragging, as a step: the run the drag covers now (from
+   * where it began to the pointer, exactly) and the tokens it covered a step ago but no
+   * longer does, which go back to how they were before the drag. Null when no drag is in
+   * progress or the pointer is in another document.
+   * @param {TokenPosition} at @returns {{run: TokenRun, uncovered: TokenRun[]}|null} */
+  dragStep(at) {
+    const run = this.dragTo(at);
+    if (!run || !this.drag) return null;
+    const uncovered = runsUncovered(this.drag.covered, run);
+    this.drag.covered = run;
+    return { run, uncovered };
   }
 
   /** Ends a drag; answers whether one was in progress. */

@@ -83,6 +83,9 @@ class Workspace {
     this.saveTimer = 0;
     /** A change the server has not been sent yet (flushed when the annotator leaves). */
     this.draftUnsaved = false;
+    /** The current set's tokens in the dragged document when the drag began.
+     * @type {Set<number>} */
+    this.dragBase = new Set();
     this.submitting = false;
     /** The submit that got no answer (or a refusal), frozen for its retry (submit_retry.js).
      * @type {PendingSubmit|null} */
@@ -929,7 +932,11 @@ class Workspace {
       this.changed();
       return;
     }
-    const mode = this.rationale.has(this.docs[at.doc].doc.docid, at.token) ? "remove" : "add";
+    const docid = this.docs[at.doc].doc.docid;
+    const mode = this.rationale.has(docid, at.token) ? "remove" : "add";
+    // What the current set held in this document before the drag: tokens the drag comes
+    // back over return to it.
+    this.dragBase = new Set(this.rationale.tokensIn(docid));
     this.applyRun(this.selection.press(at, mode), mode);
     this.moveCursor(at);
   }
@@ -941,9 +948,18 @@ class Workspace {
     const target = /** @type {HTMLElement} */ (event.target);
     if (!target.classList.contains("tok") || target.dataset.i === undefined) return;
     const at = { doc: Number(target.dataset.d), token: Number(target.dataset.i) };
-    const run = this.selection.dragTo(at);
-    if (!run) return;
-    this.applyRun(run, drag.mode);
+    const step = this.selection.dragStep(at);
+    if (!step) return;
+    // Exactly the run from where the drag began to the pointer: what it covered a step
+    // ago and no longer does goes back to how it was (only those tokens are repainted).
+    const docid = this.docs[at.doc].doc.docid;
+    for (const left of step.uncovered) {
+      for (let i = left.from; i <= left.to; i += 1) {
+        this.rationale.applyRun(docid, i, i, this.dragBase.has(i) ? "add" : "remove");
+      }
+      this.paintRun(left);
+    }
+    this.applyRun(step.run, drag.mode);
     this.moveCursor(at);
   }
 

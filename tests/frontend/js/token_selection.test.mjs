@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { runBetween, stepFrom, TokenSelection } from "../../../frontend/static/frontend/token_selection.js";
+import { runBetween, runsUncovered, stepFrom, TokenSelection } from "../../../frontend/static/frontend/token_selection.js";
 
 describe("runBetween", () => {
   test("runs from the anchor to the pointer, both included", () => {
@@ -61,7 +61,7 @@ describe("TokenSelection", () => {
   test("a press is a run of the pressed token and begins a drag in its mode", () => {
     const selection = new TokenSelection();
     assert.deepEqual(selection.press({ doc: 0, token: 4 }, "remove"), { doc: 0, from: 4, to: 4 });
-    assert.deepEqual(selection.drag, { start: { doc: 0, token: 4 }, mode: "remove" });
+    assert.deepEqual(selection.drag, { start: { doc: 0, token: 4 }, mode: "remove", covered: { doc: 0, from: 4, to: 4 } });
     assert.deepEqual(selection.anchor, { doc: 0, token: 4 });
   });
 
@@ -114,5 +114,42 @@ describe("TokenSelection", () => {
     const selection = new TokenSelection(start);
     start.token = 5;
     assert.ok(selection.isCursor(0, 0));
+  });
+});
+
+describe("runsUncovered", () => {
+  test("a drag come back leaves the far end uncovered", () => {
+    assert.deepEqual(runsUncovered({ doc: 0, from: 1, to: 6 }, { doc: 0, from: 1, to: 3 }), [{ doc: 0, from: 4, to: 6 }]);
+  });
+
+  test("a drag passing back over its start leaves the other side uncovered", () => {
+    assert.deepEqual(runsUncovered({ doc: 0, from: 4, to: 8 }, { doc: 0, from: 2, to: 4 }), [{ doc: 0, from: 5, to: 8 }]);
+  });
+
+  test("a growing run uncovers nothing", () => {
+    assert.deepEqual(runsUncovered({ doc: 0, from: 4, to: 5 }, { doc: 0, from: 4, to: 9 }), []);
+  });
+});
+
+describe("dragStep", () => {
+  test("covers exactly the run from the start to the pointer at every step", () => {
+    const selection = new TokenSelection();
+    selection.press({ doc: 0, token: 1 }, "add");
+    assert.deepEqual(selection.dragStep({ doc: 0, token: 6 }), { run: { doc: 0, from: 1, to: 6 }, uncovered: [] });
+    assert.deepEqual(selection.dragStep({ doc: 0, token: 3 }), {
+      run: { doc: 0, from: 1, to: 3 },
+      uncovered: [{ doc: 0, from: 4, to: 6 }],
+    });
+    assert.deepEqual(selection.dragStep({ doc: 0, token: 0 }), {
+      run: { doc: 0, from: 0, to: 1 },
+      uncovered: [{ doc: 0, from: 2, to: 3 }],
+    });
+  });
+
+  test("answers null with no drag, or in another document", () => {
+    const selection = new TokenSelection();
+    assert.equal(selection.dragStep({ doc: 0, token: 2 }), null);
+    selection.press({ doc: 0, token: 1 }, "add");
+    assert.equal(selection.dragStep({ doc: 1, token: 2 }), null);
   });
 });

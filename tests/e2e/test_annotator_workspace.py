@@ -300,3 +300,68 @@ def test_a_drag_holds_exactly_the_run_from_its_start_to_the_pointer(page, live_s
 
     marked = [n for n in range(12) if "sel" in tokens.nth(n).get_attribute("class").split()]
     assert marked == [1, 2, 3, 5]
+
+
+def _touch_page(browser, live_server, project):
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True
+    )
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    login(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+    page.wait_for_selector("#workspace[data-ready=true]")
+    return page, context.new_cdp_session(page)
+
+
+def _centre(locator):
+    box = locator.bounding_box()
+    return {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
+
+
+def _marked(tokens, count):
+    return [n for n in range(count) if "sel" in tokens.nth(n).get_attribute("class").split()]
+
+
+def test_a_finger_taps_a_token_and_a_long_press_drags_a_run(browser, live_server):
+    """Touch selects as a phone's text selection does: a tap toggles a token; holding a
+    token starts a run that the finger then drags, out and back, without scrolling."""
+    project = make_project(items=1, quota=1, text=" ".join(f"w{n}" for n in range(12)))
+    annotator(project, "ann")
+    page, touch = _touch_page(browser, live_server, project)
+    tokens = page.locator(".document .tok")
+
+    page.touchscreen.tap(**_centre(tokens.nth(0)))
+    assert _marked(tokens, 12) == [0]
+
+    start = _centre(tokens.nth(3))
+    touch.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [start]})
+    page.wait_for_timeout(600)  # longer than the long press
+    for n in (4, 5, 6, 5):
+        touch.send(
+            "Input.dispatchTouchEvent",
+            {"type": "touchMove", "touchPoints": [_centre(tokens.nth(n))]},
+        )
+    touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+    assert _marked(tokens, 12) == [0, 3, 4, 5]
+    assert page.evaluate("window.scrollY") == 0
+
+
+def test_a_finger_that_moves_at_once_scrolls_and_selects_nothing(browser, live_server):
+    project = make_project(items=1, quota=1, text=" ".join(f"w{n}" for n in range(12)))
+    annotator(project, "ann")
+    page, touch = _touch_page(browser, live_server, project)
+    tokens = page.locator(".document .tok")
+
+    start = _centre(tokens.nth(3))
+    touch.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [start]})
+    for dy in (15, 40, 80):  # a swipe: it moves well before the long press
+        touch.send(
+            "Input.dispatchTouchEvent",
+            {"type": "touchMove", "touchPoints": [{"x": start["x"], "y": start["y"] - dy}]},
+        )
+    touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    page.wait_for_timeout(600)
+
+    assert _marked(tokens, 12) == []

@@ -33,6 +33,10 @@ import { UndoHistory } from "./undo_history.js";
 import { draftOf, draftRead } from "./workspace_draft.js";
 
 const COLOURS = 6;
+/** How long a finger holds a token before it starts a run (a phone's text selection waits about as long). */
+const LONG_PRESS_MS = 350;
+/** How far a finger may drift during that wait before it counts as scrolling. */
+const TOUCH_SLOP_PX = 10;
 const TASK_NAMES = /** @type {Record<string, string>} */ ({
   classification: gettext("Single text"),
   sentence_pair: gettext("Text pair"),
@@ -86,6 +90,9 @@ class Workspace {
     /** The current set's tokens in the dragged document when the drag began.
      * @type {Set<number>} */
     this.dragBase = new Set();
+    /** A finger down on a token, not yet a tap nor a long press.
+     * @type {{at: TokenPosition, x: number, y: number, timer: number}|null} */
+    this.touch = null;
     this.submitting = false;
     /** The submit that got no answer (or a refusal), frozen for its retry (submit_retry.js).
      * @type {PendingSubmit|null} */
@@ -100,7 +107,12 @@ class Workspace {
     });
     window.addEventListener("pagehide", () => this.flushDraft());
     document.addEventListener("keydown", (e) => this.onKey(e));
-    document.addEventListener("mouseup", () => this.endDrag());
+    // Pointer events: a mouse, a pen and a finger select alike (a finger after a long press).
+    document.addEventListener("pointermove", (e) => this.onPointerMove(e));
+    document.addEventListener("pointerup", (e) => this.onPointerUp(e));
+    document.addEventListener("pointercancel", () => this.cancelTouch());
+    // While a finger draws a run, the page must not scroll under it.
+    document.addEventListener("touchmove", (e) => { if (this.selection.drag) e.preventDefault(); }, { passive: false });
   }
 
   trackVisibility() {
@@ -822,8 +834,9 @@ class Workspace {
     if (mark) /** @type {HTMLElement} */ (mark).appendChild(el("span", gettext(" (end of gold answer)"), "sr-only"));
     box.appendChild(fragment);
     if (shown.selectable) {
-      box.addEventListener("mousedown", (e) => this.onMouseDown(/** @type {MouseEvent} */ (e)));
-      box.addEventListener("mouseover", (e) => this.onMouseOver(/** @type {MouseEvent} */ (e)));
+      box.addEventListener("pointerdown", (e) => this.onPointerDown(/** @type {PointerEvent} */ (e)));
+      // A long press selects; the browser's menu for it would cover the text.
+      box.addEventListener("contextmenu", (e) => { if (this.touch || this.selection.drag) e.preventDefault(); });
     }
     this.tokenNodes[d] = nodes;
     return box;
@@ -915,17 +928,44 @@ class Workspace {
     }
   }
 
-  /** @param {MouseEvent} event */
-  onMouseDown(event) {
+  /** The token under a point of the screen, if it is one of the item's. @param {number} x @param {number} y
+   * @returns {TokenPosition|null} */
+  tokenAt(x, y) {
+    const target = document.elementFromPoint(x, y);
+    if (!(target instanceof HTMLElement) || !target.classList.contains("tok") || target.dataset.i === undefined) return null;
+    return { doc: Number(target.dataset.d), token: Number(target.dataset.i) };
+  }
+
+  /** A mouse or a pen starts a run at once; a finger either taps a token (on release), or
+   * holds it for LONG_PRESS_MS to start a run it then drags, or moves away first to scroll.
+   * @param {PointerEvent} event */
+  onPointerDown(event) {
+    if (event.button > 0) return;
     const target = /** @type {HTMLElement} */ (event.target);
     if (!target.classList.contains("tok") || target.dataset.i === undefined) return;
+    const at = { doc: Number(target.dataset.d), token: Number(target.dataset.i) };
+    if (event.pointerType === "touch") {
+      this.cancelTouch();
+      const touch = { at, x: event.clientX, y: event.clientY, timer: 0 };
+      touch.timer = window.setTimeout(() => {
+        if (this.touch !== touch) return;
+        this.touch = null;
+        this.startRun(at, false);
+      }, LONG_PRESS_MS);
+      this.touch = touch;
+      return;
+    }
     event.preventDefault();
+    this.startRun(at, event.shiftKey);
+  }
+
+  /** @param {TokenPosition} at @param {boolean} extend */
+  startRun(at, extend) {
     // The keys select tokens again, not the label picker last clicked.
     const focused = document.activeElement;
     if (focused instanceof HTMLElement && focused !== document.body) focused.blur();
-    const at = { doc: Number(target.dataset.d), token: Number(target.dataset.i) };
     this.remember();
-    const extended = event.shiftKey ? this.selection.extendTo(at) : null;
+    const extended = extend ? this.selection.extendTo(at) : null;
     if (extended) {
       this.applyRun(extended, "add");
       this.moveCursor(at);
@@ -941,13 +981,18 @@ class Workspace {
     this.moveCursor(at);
   }
 
-  /** @param {MouseEvent} event */
-  onMouseOver(event) {
+  /** @param {PointerEvent} event */
+  onPointerMove(event) {
+    if (this.touch) {
+      // A finger that moves before the long press is scrolling, not selecting.
+      if (Math.hypot(event.clientX - this.touch.x, event.clientY - this.touch.y) > TOUCH_SLOP_PX) this.cancelTouch();
+      return;
+    }
     const drag = this.selection.drag;
     if (!drag) return;
-    const target = /** @type {HTMLElement} */ (event.target);
-    if (!target.classList.contains("tok") || target.dataset.i === undefined) return;
-    const at = { doc: Number(target.dataset.d), token: Number(target.dataset.i) };
+    // The token under the pointer (a touch keeps its first target as the event's target).
+    const at = this.tokenAt(event.clientX, event.clientY);
+    if (!at) return;
     const step = this.selection.dragStep(at);
     if (!step) return;
     // Exactly the run from where the drag began to the pointer: what it covered a step
@@ -961,6 +1006,26 @@ class Workspace {
     }
     this.applyRun(step.run, drag.mode);
     this.moveCursor(at);
+  }
+
+  /** @param {PointerEvent} event */
+  onPointerUp(event) {
+    if (this.touch) {
+      // A tap: the token toggles, as a click does.
+      const { at } = this.touch;
+      this.cancelTouch();
+      if (event.pointerType === "touch") {
+        this.startRun(at, false);
+        this.endDrag();
+      }
+      return;
+    }
+    this.endDrag();
+  }
+
+  cancelTouch() {
+    if (this.touch) window.clearTimeout(this.touch.timer);
+    this.touch = null;
   }
 
   endDrag() {

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from qc import apis, chart_apis, job_progress_apis
+from qc import apis, chart_apis, item_detail_apis, job_progress_apis
 
 app_name = "qc"
 
@@ -138,5 +138,14 @@ urlpatterns += [
         "projects/<id:project_id>/workers/import-jobs/<id:job_id>/progress/",
         job_progress_apis.WorkerImportProgressApi.as_view(),
         name="worker-import-progress",
+    ),
+]
+
+# The data manager's item page (qc/item_detail_apis.py).
+urlpatterns += [
+    path(
+        "projects/<id:project_id>/items/<id:item_id>/",
+        item_detail_apis.ItemDetailApi.as_view(),
+        name="item-detail",
     ),
 ]

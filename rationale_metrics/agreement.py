@@ -263,6 +263,18 @@ def majority_vote(matrix: np.ndarray) -> np.ndarray:
     return matrix.sum(axis=0) > matrix.shape[0] / 2
 
 
+def token_highlight_shares(token_sets: list[set[int]], n_tokens: int) -> list[float]:
+    """Per token of a document of n_tokens, the share of annotators (one token set each)
+    who highlighted it: what an item's agreement strip shows. No annotators: all zero."""
+    if not token_sets:
+        return [0.0] * n_tokens
+    counts = np.zeros(n_tokens, dtype=np.int64)
+    for tokens in token_sets:
+        inside = [t for t in tokens if 0 <= t < n_tokens]
+        counts[inside] += 1
+    return (counts / len(token_sets)).tolist()
+
+
 def summarize(values: dict[str, list[float]]) -> dict:
     return {
         name: {

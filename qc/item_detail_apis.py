@@ -1,0 +1,141 @@
+"""The data manager's item detail: one item with every annotation of every round (its
+selector is qc/item_detail_selectors.py). The serializers describe the answer for the
+OpenAPI schema; the selector builds it as plain data."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.models import Role
+from annotate.selectors import project_get_for_user
+from config.api_schema import errors
+from qc.item_detail_selectors import item_detail_get
+
+# Who reads the data manager: those who run the project, study its data or curate it.
+ITEM_READER_ROLES = (Role.ADMIN, Role.CURATOR, Role.RESEARCHER)
+
+
+class _SpanSerializer(serializers.Serializer):
+    docid = serializers.CharField()
+    start_token = serializers.IntegerField()
+    end_token = serializers.IntegerField(help_text="Exclusive.")
+
+
+class _SetSerializer(serializers.Serializer):
+    position = serializers.IntegerField(help_text="From 0, in the annotator's order.")
+    spans = _SpanSerializer(many=True)
+
+
+class _PersonSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+
+
+class _VariantSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class _FlagSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    open = serializers.BooleanField(
+        help_text="On the annotator's latest round (not superseded by a revision)."
+    )
+
+
+class _SetScoreSerializer(serializers.Serializer):
+    position = serializers.IntegerField()
+    sufficiency = serializers.IntegerField()
+    compactness = serializers.IntegerField()
+
+
+class _ReviewScoresSerializer(serializers.Serializer):
+    reviewer = serializers.CharField()
+    comprehensiveness = serializers.IntegerField()
+    sets = _SetScoreSerializer(many=True)
+
+
+class _ReviewCommentSerializer(serializers.Serializer):
+    reviewer = serializers.CharField()
+    set = serializers.IntegerField(
+        allow_null=True, help_text="The set's position; null: the whole."
+    )
+    text = serializers.CharField()
+
+
+class _ReviewSerializer(serializers.Serializer):
+    scores = _ReviewScoresSerializer(many=True)
+    comments = _ReviewCommentSerializer(many=True)
+    verdict = serializers.CharField(allow_null=True)
+
+
+class _AnnotationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    assignment_id = serializers.IntegerField()
+    round = serializers.IntegerField()
+    annotator = _PersonSerializer()
+    variant = _VariantSerializer()
+    label = serializers.CharField(allow_null=True)
+    time_spent_ms = serializers.IntegerField()
+    submitted_at = serializers.DateTimeField()
+    revision_of = serializers.IntegerField(
+        allow_null=True, help_text="The annotation of the round before, which this one revises."
+    )
+    sets = _SetSerializer(many=True)
+    flags = _FlagSerializer(many=True)
+    review = _ReviewSerializer()
+
+
+class _TextSerializer(serializers.Serializer):
+    docid = serializers.CharField()
+    role = serializers.CharField(help_text="text or question")
+    text = serializers.CharField()
+    tokens = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        help_text="Per token, [start, end) character offsets into the text.",
+    )
+
+
+class _PerturbationSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["original", "perturbed"], allow_null=True)
+    types = serializers.ListField(child=serializers.CharField())
+    original_id = serializers.IntegerField(allow_null=True)
+    perturbed_ids = serializers.ListField(child=serializers.IntegerField())
+
+
+class _ItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    annotation_id = serializers.CharField()
+    split = serializers.CharField()
+    label = serializers.CharField(allow_null=True)
+    query = serializers.CharField(allow_null=True)
+    options = serializers.ListField(child=serializers.CharField())
+    answer = serializers.JSONField(allow_null=True)
+    excluded = serializers.BooleanField()
+    marked_gold = serializers.BooleanField()
+    perturbation = _PerturbationSerializer()
+    texts = _TextSerializer(many=True)
+
+
+class ItemDetailOutputSerializer(serializers.Serializer):
+    item = _ItemSerializer()
+    annotations = _AnnotationSerializer(many=True)
+    token_agreement = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField()),
+        help_text="Per docid, per token: the share of annotators whose latest round "
+        "highlighted it.",
+    )
+    curated = serializers.JSONField(allow_null=True, help_text="The curated annotation, if any.")
+
+
+class ItemDetailApi(APIView):
+    @extend_schema(
+        operation_id="projects_items_retrieve",
+        responses={200: ItemDetailOutputSerializer, **errors(403, 404)},
+    )
+    def get(self, request, project_id: int, item_id: int):
+        project = project_get_for_user(
+            project_id=project_id, user=request.user, roles=ITEM_READER_ROLES
+        )
+        return Response(item_detail_get(project=project, item_id=item_id))

@@ -14,6 +14,7 @@ from crowd.views import consent_refused_page
 from exports.file_names import portable_file_name
 from frontend import navigation, services
 from frontend.locale import supported_language
+from qc import item_detail_selectors as qc_item_detail
 from qc import selectors as qc_selectors
 from qc.cohorts import COHORTS
 from qc.project_setup import project_missing_to_annotate, project_setup_checklist
@@ -99,6 +100,35 @@ def project_page(request, project_id: int):
 @login_required
 def project_data_page(request, project_id: int):
     return project_page_render(request, project_id, "data", "frontend/project_data.html")
+
+
+def _data_manager_rights(roles) -> dict:
+    return {
+        # Bulk actions change the data: admins only (the bulk API refuses everyone else).
+        "can_act": Role.ADMIN in roles,
+        "can_curate": bool(roles & {Role.ADMIN, Role.CURATOR}),
+    }
+
+
+@login_required
+def data_items_page(request, project_id: int):
+    def context(project, roles):
+        return {
+            **_data_manager_rights(roles),
+            "filter_choices": qc_item_detail.data_manager_filter_choices(project=project),
+        }
+
+    return project_page_render(request, project_id, "items", "frontend/data_items.html", context)
+
+
+@login_required
+def data_item_page(request, project_id: int, item_id: int):
+    def item_context(project, roles):
+        # The item must be this project's: another project's id is a 404 like the API's.
+        item = qc_item_detail.item_get(project=project, item_id=item_id)
+        return {**_data_manager_rights(roles), "item": item}
+
+    return project_page_render(request, project_id, "item", "frontend/data_item.html", item_context)
 
 
 @login_required

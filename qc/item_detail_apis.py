@@ -95,6 +95,10 @@ class _TextSerializer(serializers.Serializer):
         child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
         help_text="Per token, [start, end) character offsets into the text.",
     )
+    sentences = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(), min_length=2, max_length=2),
+        help_text="Per sentence, its [start_token, end_token).",
+    )
 
 
 class _PerturbationSerializer(serializers.Serializer):

@@ -1,6 +1,7 @@
 """One item as the data manager's item page shows it: its texts once, every annotation of
 every round with who made it, under which variant, its flags and its reviews, and per
-token the share of annotators who highlighted it.
+token the share of annotators who highlighted it; and the choices the data manager's
+filters offer.
 
 It reads quality flags and reviews, so it lives in `qc` (the data manager reads across the
 apps, docs/design/architecture.md#apps-and-layering), never in `annotate`.
@@ -10,16 +11,39 @@ from __future__ import annotations
 
 from django.db.models import Prefetch
 
-from annotate.models import Annotation, AssignmentStatus, Item, ItemDocument, Project
+from annotate.models import (
+    Annotation,
+    AssignmentStatus,
+    InstructionVariant,
+    Item,
+    ItemDocument,
+    Project,
+    ProjectMembership,
+    Role,
+)
+from annotate.perturbation_types import available_types
 from annotate.selectors import item_task_fields
 from config.exceptions import NotFoundError
-from qc.models import Review
+from qc.models import FlagKind, Review
 from rationale_metrics.agreement import token_highlight_shares
+
+
+def _live_items(project: Project):
+    return Item.objects.filter(project=project, deleted_at__isnull=True)
+
+
+def item_get(*, project: Project, item_id: int) -> Item:
+    """The project's item (not deleted), or NotFound."""
+    item = _live_items(project).filter(pk=item_id).first()
+    if item is None:
+        raise NotFoundError("item not found")
+    return item
 
 
 def _item_get(project: Project, item_id: int) -> Item:
     item = (
-        Item.objects.filter(project=project, pk=item_id, deleted_at__isnull=True)
+        _live_items(project)
+        .filter(pk=item_id)
         .select_related("project", "perturbation_of")
         .prefetch_related(
             Prefetch(
@@ -146,6 +170,7 @@ def _texts_of(item: Item) -> list[dict]:
             "role": role,
             "text": link.document.text,
             "tokens": link.document.tokens.tolist(),
+            "sentences": link.document.sentences.tolist(),
         }
         for link, role in zip(item.item_documents.all(), roles, strict=True)
     ]
@@ -218,4 +243,31 @@ def item_detail_get(*, project: Project, item_id: int) -> dict:
             annotations, {text["docid"]: len(text["tokens"]) for text in texts}
         ),
         "curated": None,
+    }
+
+
+def data_manager_filter_choices(*, project: Project) -> dict:
+    """What the data manager's set filters offer: the project's labels, variants,
+    annotators, flag kinds and perturbation types."""
+    return {
+        "labels": [str(label) for label in project.labels or []],
+        "variants": [
+            {"id": pk, "name": f"{name} v{version}"}
+            for pk, name, version in InstructionVariant.objects.filter(project=project)
+            .order_by("name", "version")
+            .values_list("pk", "name", "version")
+        ],
+        "annotators": [
+            {"id": pk, "username": username}
+            for pk, username in ProjectMembership.objects.filter(
+                project=project, role=Role.ANNOTATOR
+            )
+            .order_by("user__username")
+            .values_list("user_id", "user__username")
+        ],
+        "flag_kinds": [{"key": kind.value, "name": str(kind.label)} for kind in FlagKind],
+        "perturbation_types": [
+            {"key": t["key"], "name": t["name"]}
+            for t in available_types(project.perturbation_types)
+        ],
     }

@@ -789,6 +789,9 @@ PAGES: dict[str, Page] = {
     "password-change": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
     "project-page": page(PROJECT, *MEMBERS),
     "project-data": page(PROJECT, ADMIN),
+    # The data manager and its item page (issue 31).
+    "data-items-page": page(PROJECT, ADMIN, CURATOR, RESEARCHER),
+    "data-item-page": page(PROJECT, ADMIN, CURATOR, RESEARCHER),
     "project-instructions": page(PROJECT, ADMIN),
     "project-workers": page(PROJECT, ADMIN),
     "project-members": page(PROJECT, ADMIN),

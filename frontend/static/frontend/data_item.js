@@ -387,10 +387,13 @@ class ItemPage {
     const tokens = /** @type {number[][]} */ (text.tokens);
     /** @param {number} i */
     const tokenText = (i) => text.text.slice(tokens[i][0], tokens[i][1]);
+    /** What stands between token i and the next: the text's own spacing (none between
+     * Chinese characters), a line break read as a space. @param {number} i */
+    const gapAfter = (i) => text.text.slice(tokens[i][1], tokens[i + 1][0]).replace(/\s+/g, " ");
     for (const [start, end] of tokenRows(tokens.length, text.sentences || [])) {
       const block = el("div", undefined, "aligned-block");
       block.dataset.start = String(start);
-      const strip = this.line(gettext("Agreement"), "agreement-line", start, end, tokenText, (token, i) => {
+      const strip = this.line(gapAfter, gettext("Agreement"), "agreement-line", start, end, tokenText, (token, i) => {
         const step = shareStep(shares[i] ?? 0, SHARE_STEPS);
         token.className = `tok share-${step}`;
       });
@@ -399,7 +402,7 @@ class ItemPage {
         const key = this.keys.get(annotation.id);
         const label = `${key} · ${annotation.annotator.username} · r${annotation.round}`;
         const mine = sets.get(text.docid);
-        const line = this.line(label, "annotation-line", start, end, tokenText, (token, i) => {
+        const line = this.line(gapAfter, label, "annotation-line", start, end, tokenText, (token, i) => {
           const set = mine?.get(i);
           if (set !== undefined) {
             token.classList.add("sel", `set-${set % COLOURS}`);
@@ -413,7 +416,7 @@ class ItemPage {
           const added = new Set(changes.added);
           const removed = new Set(changes.removed);
           if (changes.added.some((t) => t >= start && t < end) || changes.removed.some((t) => t >= start && t < end)) {
-            const diffLine = this.line(interpolate(gettext("%(key)s changes since round %(round)s"), { key, round: annotation.round - 1 }, true),
+            const diffLine = this.line(gapAfter, interpolate(gettext("%(key)s changes since round %(round)s"), { key, round: annotation.round - 1 }, true),
               "diff-line", start, end, tokenText, (token, i) => {
                 if (added.has(i)) token.classList.add("added");
                 else if (removed.has(i)) token.classList.add("removed");
@@ -432,10 +435,10 @@ class ItemPage {
 
   /**
    * One line of a row: its label, then tokens start..end with the text between them.
-   * @param {string} label @param {string} cls @param {number} start @param {number} end
+   * @param {(i: number) => string} gapAfter @param {string} label @param {string} cls @param {number} start @param {number} end
    * @param {(i: number) => string} tokenText @param {(token: HTMLElement, i: number) => void} mark
    */
-  line(label, cls, start, end, tokenText, mark) {
+  line(gapAfter, label, cls, start, end, tokenText, mark) {
     const line = el("div", undefined, `aligned-line ${cls}`);
     line.appendChild(el("span", label, "line-label"));
     const body = el("span", undefined, "line-text");
@@ -444,7 +447,10 @@ class ItemPage {
       token.dataset.i = String(i);
       mark(token, i);
       body.appendChild(token);
-      if (i + 1 < end) body.appendChild(document.createTextNode(" "));
+      if (i + 1 < end) {
+        const gap = gapAfter(i);
+        if (gap) body.appendChild(document.createTextNode(gap));
+      }
     }
     line.appendChild(body);
     return line;

@@ -63,9 +63,7 @@ def test_each_status_rule(given, expected):
 
 
 def test_precedence_is_the_documented_order():
-    everything = state(
-        chains=[REVISE, REVIEWED, ACCEPT], per_variant=[3], quota=3, leases=1
-    )
+    everything = state(chains=[REVISE, REVIEWED, ACCEPT], per_variant=[3], quota=3, leases=1)
     assert item_status(everything) == REVISING  # revising outranks in review and complete
     assert item_status(state(chains=[REVIEWED, UNREVIEWED], per_variant=[2], leases=1)) == (
         IN_REVIEW

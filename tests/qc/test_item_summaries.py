@@ -4,7 +4,7 @@ submissions, reviews and verdicts, through the services that make them."""
 import pytest
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, Item, ProjectMembership, Role
+from annotate.models import Assignment, Item, ProjectMembership, Role
 from annotate.services import assignment_next
 from qc.models import ItemSummary, ItemSummaryWatermark, QualityFlag
 from qc.services.item_summaries import (
@@ -39,7 +39,9 @@ def test_a_first_refresh_writes_every_item_waiting_with_its_text_preview(db):
 
     rows = list(ItemSummary.objects.filter(project=project).order_by("item_id"))
     assert [r.status for r in rows] == ["waiting"] * 3
-    assert rows[0].texts == [{"name": "d0", "preview": "Item number 0 is a rather good film . It has a…"}]
+    assert rows[0].texts == [
+        {"name": "d0", "preview": "Item number 0 is a rather good film . It has a…"}
+    ]
     assert rows[0].variants[0]["submitted"] == 0 and rows[0].variants[0]["quota"] == 2
 
 

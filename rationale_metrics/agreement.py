@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rationale_metrics.extensions import set_f1
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.stop_words import StopWordRule, is_punctuation
 
@@ -241,6 +242,14 @@ def mean_pairwise_kappa(token_sets: list[set], n_tokens: int) -> tuple[float | N
     ]
     defined = [k for k in kappas if k is not None]
     return (sum(defined) / len(defined) if defined else None), len(kappas) - len(defined)
+
+
+def mean_pairwise_f1(token_sets: list[set]) -> float | None:
+    """An item's mean token F1 over all pairs of its annotations (symmetric: F1 does not
+    care which of the two is the reference); None with fewer than two annotations. Two
+    empty annotations score 0, as `extensions.set_f1` scores any empty side."""
+    scores = [set_f1(a, b) for i, a in enumerate(token_sets) for b in token_sets[i + 1 :]]
+    return sum(scores) / len(scores) if scores else None
 
 
 def against_majority(row: np.ndarray, majority: np.ndarray) -> dict:

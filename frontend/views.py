@@ -10,6 +10,7 @@ from annotate import account_selectors, selectors
 from annotate.models import Language, Role, TaskType
 from annotate.participants import ConsentRequiredError
 from annotate.services import invitations as invitation_services
+from annotate.services.item_bulk_actions import ITEM_BULK_ACTIONS
 from crowd.views import consent_refused_page
 from exports.file_names import portable_file_name
 from frontend import navigation, services
@@ -107,6 +108,8 @@ def _data_manager_rights(roles) -> dict:
         # Bulk actions change the data: admins only (the bulk API refuses everyone else).
         "can_act": Role.ADMIN in roles,
         "can_curate": bool(roles & {Role.ADMIN, Role.CURATOR}),
+        # The actions the bulk API knows (apps register theirs), so the pages offer no other.
+        "bulk_actions": " ".join(sorted(ITEM_BULK_ACTIONS)),
     }
 
 

@@ -7,13 +7,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.models import Role
-from annotate.selectors import project_get_for_user
 from config.api_schema import errors
-from qc.item_detail_selectors import item_detail_get
-
-# Who reads the data manager: those who run the project, study its data or curate it.
-ITEM_READER_ROLES = (Role.ADMIN, Role.CURATOR, Role.RESEARCHER)
+from qc.data_manager_serializers import ItemListRowOutputSerializer
+from qc.item_detail_selectors import item_detail_get, item_get
+from qc.item_list_selectors import item_list_project
+from qc.services.item_summaries import item_summaries_refresh
 
 
 class _SpanSerializer(serializers.Serializer):
@@ -101,24 +99,12 @@ class _TextSerializer(serializers.Serializer):
     )
 
 
-class _PerturbationSerializer(serializers.Serializer):
-    role = serializers.ChoiceField(choices=["original", "perturbed"], allow_null=True)
-    types = serializers.ListField(child=serializers.CharField())
-    original_id = serializers.IntegerField(allow_null=True)
-    perturbed_ids = serializers.ListField(child=serializers.IntegerField())
+class _ItemSerializer(ItemListRowOutputSerializer):
+    """The item's row of the list, and the item in full."""
 
-
-class _ItemSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    annotation_id = serializers.CharField()
-    split = serializers.CharField()
-    label = serializers.CharField(allow_null=True)
     query = serializers.CharField(allow_null=True)
     options = serializers.ListField(child=serializers.CharField())
     answer = serializers.JSONField(allow_null=True)
-    excluded = serializers.BooleanField()
-    marked_gold = serializers.BooleanField()
-    perturbation = _PerturbationSerializer()
     texts = _TextSerializer(many=True)
 
 
@@ -139,7 +125,7 @@ class ItemDetailApi(APIView):
         responses={200: ItemDetailOutputSerializer, **errors(403, 404)},
     )
     def get(self, request, project_id: int, item_id: int):
-        project = project_get_for_user(
-            project_id=project_id, user=request.user, roles=ITEM_READER_ROLES
-        )
-        return Response(item_detail_get(project=project, item_id=item_id))
+        project = item_list_project(project_id=project_id, user=request.user)
+        item = item_get(project=project, item_id=item_id)
+        item_summaries_refresh(project=project, item_ids=[item.pk])
+        return Response(item_detail_get(project=project, item_id=item.pk))

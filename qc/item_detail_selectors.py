@@ -24,6 +24,7 @@ from annotate.models import (
 from annotate.perturbation_types import available_types
 from annotate.selectors import item_task_fields
 from config.exceptions import NotFoundError
+from qc.item_list_selectors import item_list_items, item_list_rows
 from qc.models import FlagKind, Review
 from rationale_metrics.agreement import token_highlight_shares
 
@@ -176,40 +177,22 @@ def _texts_of(item: Item) -> list[dict]:
     ]
 
 
-def _perturbation_of(item: Item) -> dict:
-    perturbed_ids = list(
-        Item.objects.filter(perturbation_of=item, deleted_at__isnull=True)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    role = "perturbed" if item.perturbation_of_id else "original" if perturbed_ids else None
-    return {
-        "role": role,
-        "types": list(item.perturbation_types or []),
-        "original_id": item.perturbation_of_id,
-        "perturbed_ids": perturbed_ids,
-    }
-
-
 def item_detail_get(*, project: Project, item_id: int) -> dict:
     """The item page's data (the data manager contract's item detail). NotFound for an
-    item of another project, or one deleted."""
+    item of another project, or one deleted. The item's summary must be up to date
+    (qc.services.item_summaries.item_summaries_refresh)."""
     item = _item_get(project, item_id)
     annotations = _annotations_of(item)
     texts = _texts_of(item)
     revised = {a.revision_of_id for a in annotations if a.revision_of_id is not None}
+    # The list's row of the item (its status, counts, agreement), as the table shows it.
+    (row,) = item_list_rows(list(item_list_items(project=project).filter(pk=item.pk)))
     return {
         "item": {
-            "id": item.pk,
-            "annotation_id": item.annotation_id,
-            "split": item.split,
-            "label": item.label,
+            **row,
             "query": item.query,
             "options": item.options,
             "answer": item.answer,
-            "excluded": item.excluded,
-            "marked_gold": item.marked_gold,
-            "perturbation": _perturbation_of(item),
             "texts": texts,
         },
         "annotations": [

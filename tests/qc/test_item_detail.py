@@ -12,6 +12,7 @@ from annotate.models import Item, ProjectMembership, Role
 from annotate.services import annotation_submit, assignment_next
 from qc.item_detail_selectors import item_detail_get
 from qc.models import QualityFlag
+from qc.services.item_summaries import item_summaries_refresh
 from rationale_metrics.agreement import token_highlight_shares
 from tests.annotate.workflow_helpers import make_project, text_docid
 from tests.conftest import client_for
@@ -54,6 +55,12 @@ def test_every_round_is_listed_with_its_reviews_and_the_revision_it_makes(revise
     assert response.status_code == 200, response.data
     data = response.data
     assert data["item"]["id"] == item_id
+    # The list's row of the item comes with it.
+    assert data["item"]["status"] == "complete"
+    assert data["item"]["submitted"] == 1
+    assert data["item"]["annotators"] == [
+        {"id": people["annotator"].pk, "username": "annotator-zq7"}
+    ]
     (text,) = data["item"]["texts"]
     assert text["role"] == "text" and text["text"].startswith("Item number 0")
     assert len(text["tokens"]) == 14 and text["tokens"][0] == [0, 4]
@@ -101,6 +108,7 @@ def test_agreement_is_the_share_of_annotators_and_flags_say_whether_open(
     item = Item.objects.get(project=project)
     flagged = item.assignments.get(worker=workers[0]).annotation
     QualityFlag.objects.get_or_create(annotation=flagged, kind="first_tokens")
+    item_summaries_refresh(project=project, item_ids=[item.pk])
 
     data = item_detail_get(project=project, item_id=item.pk)
 
@@ -129,6 +137,7 @@ def test_the_queries_do_not_grow_with_the_annotations(db, django_capture_on_comm
                     time_spent_ms=20_000,
                 )
         item = Item.objects.get(project=project)
+        item_summaries_refresh(project=project, item_ids=[item.pk])
         with CaptureQueriesContext(connection) as queries:
             item_detail_get(project=project, item_id=item.pk)
         return len(queries)

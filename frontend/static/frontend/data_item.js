@@ -11,18 +11,12 @@
 import { confirmAction } from "./confirm_dialog.js";
 import { formatDateTime } from "./format.js";
 import { api, el, errorText, fmt } from "./http.js";
+import { flagName, statusName } from "./item_terms.js";
 import { agreementCounts, latestRounds, revisionDiff, setsByToken, shareStep, tokenRows } from "./item_rows.js";
 
 const COLOURS = 6;
 const SHARE_STEPS = 5;
 
-const FLAG_NAMES = /** @type {Record<string, string>} */ ({
-  empty: pgettext("quality flag", "empty"),
-  too_fast: pgettext("quality flag", "too fast"),
-  stopwords: pgettext("quality flag", "stopwords"),
-  first_tokens: pgettext("quality flag", "first tokens"),
-  low_agreement: pgettext("quality flag", "low agreement"),
-});
 const VERDICTS = /** @type {Record<string, string>} */ ({
   accepted: gettext("accepted"),
   revise: gettext("sent back"),
@@ -107,9 +101,10 @@ class ItemPage {
   renderActions(item) {
     this.actions.replaceChildren();
     const chips = el("span", undefined, "item-chips");
-    if (item.status) chips.appendChild(el("span", item.status_label || item.status, `status-chip status-${item.status}`));
-    if (item.marked_gold) chips.appendChild(el("span", gettext("gold"), "status-chip status-gold"));
-    if (item.excluded) chips.appendChild(el("span", gettext("excluded from exports"), "status-chip status-excluded"));
+    if (item.status) chips.appendChild(el("span", statusName(item.status), `status-chip status-${item.status}`));
+    // An item both gold and excluded has one status; the other shows as a chip beside it.
+    if (item.marked_gold && item.status !== "gold") chips.appendChild(el("span", statusName("gold"), "status-chip status-gold"));
+    if (item.excluded && item.status !== "excluded") chips.appendChild(el("span", statusName("excluded"), "status-chip status-excluded"));
     this.actions.appendChild(chips);
     const curation = this.root.dataset.curationUrl;
     if (curation) {
@@ -119,47 +114,50 @@ class ItemPage {
       this.actions.appendChild(link);
     }
     if (!this.canAct) return;
-    /** @param {string} id @param {string} label @param {() => void} act */
-    const button = (id, label, act) => {
+    const known = (this.root.dataset.bulkActions || "").split(" ");
+    /** An action the bulk API knows, as a button that asks first.
+     * @param {string} id @param {string} action @param {string} label @param {import("./confirm_dialog.js").ConfirmOptions} question */
+    const button = (id, action, label, question) => {
+      if (!known.includes(action)) return;
       const b = /** @type {HTMLButtonElement} */ (el("button", label, "secondary"));
       b.type = "button";
       b.id = id;
-      b.addEventListener("click", act);
+      b.addEventListener("click", () => this.bulk(action, question));
       this.actions.appendChild(b);
     };
     const name = item.annotation_id;
     if (item.marked_gold) {
-      button("unmark-gold", gettext("Unmark gold"), () => this.bulk("unmark_gold", {
+      button("unmark-gold", "unmark_gold", gettext("Unmark gold"), {
         title: gettext("Unmark as gold"),
         message: interpolate(gettext("Item %(name)s leaves the project's gold set."), { name }, true),
         confirmLabel: gettext("Unmark gold"),
-      }));
+      });
     } else {
-      button("mark-gold", gettext("Mark as gold"), () => this.bulk("mark_gold", {
+      button("mark-gold", "mark_gold", gettext("Mark as gold"), {
         title: gettext("Mark as gold"),
         message: interpolate(gettext("Item %(name)s joins the project's gold set."), { name }, true),
         confirmLabel: gettext("Mark as gold"),
-      }));
+      });
     }
     if (item.excluded) {
-      button("include-item", gettext("Include in exports"), () => this.bulk("include", {
+      button("include-item", "include", gettext("Include in exports"), {
         title: gettext("Include in exports"),
         message: interpolate(gettext("Item %(name)s will be exported again."), { name }, true),
         confirmLabel: gettext("Include"),
-      }));
+      });
     } else {
-      button("exclude-item", gettext("Exclude from exports"), () => this.bulk("exclude", {
+      button("exclude-item", "exclude", gettext("Exclude from exports"), {
         title: gettext("Exclude from exports"),
         message: interpolate(gettext("Item %(name)s will be left out of every export."), { name }, true),
         confirmLabel: gettext("Exclude"),
-      }));
+      });
     }
-    button("send-back", gettext("Send back for revision"), () => this.bulk("send_back", {
+    button("send-back", "send_back", gettext("Send back for revision"), {
       title: gettext("Send back for revision"),
       message: interpolate(gettext("The latest annotations of item %(name)s go back to their annotators for another round, with your comment."), { name }, true),
       confirmLabel: gettext("Send back"),
       comment: { label: gettext("Comment for the annotators"), required: true },
-    }));
+    });
   }
 
   /** @param {string} action @param {import("./confirm_dialog.js").ConfirmOptions} question */
@@ -264,7 +262,7 @@ class ItemPage {
       row.appendChild(sets);
       const flags = el("td");
       for (const flag of a.flags) {
-        flags.appendChild(el("span", FLAG_NAMES[flag.kind] || flag.kind, `flag-chip${flag.open ? "" : " closed"}`));
+        flags.appendChild(el("span", flagName(flag.kind), `flag-chip${flag.open ? "" : " closed"}`));
       }
       row.appendChild(flags);
       row.appendChild(this.reviewCell(a.review));

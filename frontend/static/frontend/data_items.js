@@ -22,7 +22,8 @@ import {
   withoutFilter,
 } from "./data_query.js";
 import { formatDateTime, formatNumber, formatTimeAgo } from "./format.js";
-import { api, el, errorText, fmt } from "./http.js";
+import { api, el, errorText } from "./http.js";
+import { flagName, ITEM_STATUSES } from "./item_terms.js";
 
 /** @typedef {import("./data_query.js").ViewState} ViewState */
 /** @typedef {{key: string, name: string}} Choice */
@@ -38,30 +39,21 @@ import { api, el, errorText, fmt } from "./http.js";
 const root = /** @type {HTMLElement} */ (document.getElementById("data-manager"));
 const projectId = root.dataset.projectId || "";
 const canAct = root.dataset.canAct === "true";
+const knownActions = (root.dataset.bulkActions || "").split(" ");
 const choices = JSON.parse(document.getElementById("data-manager-choices")?.textContent || "{}");
 const LIST_URL = `/api/projects/${projectId}/items/`;
 const VIEWS_URL = `/api/projects/${projectId}/item-views/`;
 const PAGE_URL = `/projects/${projectId}/data/items/`;
 const LAYOUT_KEY = `rw-data-manager-columns:${root.dataset.user}:${projectId}`;
 
-const STATUSES = /** @type {Choice[]} */ ([
-  { key: "waiting", name: gettext("waiting") },
-  { key: "in_progress", name: gettext("in progress") },
-  { key: "complete", name: gettext("complete") },
-  { key: "in_review", name: gettext("in review") },
-  { key: "revising", name: gettext("revising") },
-  { key: "accepted", name: gettext("accepted") },
-  { key: "discarded", name: gettext("discarded") },
-  { key: "gold", name: gettext("gold") },
-  { key: "excluded", name: gettext("excluded") },
-]);
+const STATUSES = /** @type {Choice[]} */ (ITEM_STATUSES);
 const SPLITS = /** @type {Choice[]} */ ([
   { key: "train", name: "train" }, { key: "val", name: "val" }, { key: "test", name: "test" },
 ]);
 const FLAG_CHOICES = () => /** @type {Choice[]} */ ([
   { key: "any", name: gettext("any open flag") },
   { key: "none", name: gettext("no open flag") },
-  ...(choices.flag_kinds || []),
+  ...(choices.flag_kinds || []).map((/** @type {Choice} */ k) => ({ key: k.key, name: flagName(k.key) })),
 ]);
 const PERTURBATION_ROLES = /** @type {Choice[]} */ ([
   { key: "original", name: gettext("originals with perturbed copies") },
@@ -72,11 +64,25 @@ const labelChoices = () => (choices.labels || []).map((/** @type {string} */ l) 
 const variantChoices = () => (choices.variants || []).map((/** @type {any} */ v) => ({ key: String(v.id), name: v.name }));
 const annotatorChoices = () => (choices.annotators || []).map((/** @type {any} */ a) => ({ key: String(a.id), name: a.username }));
 
+/** A funnel drawn in SVG (a font may lack the glyph). */
+function funnelIcon() {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 16 16");
+  svg.setAttribute("width", "12");
+  svg.setAttribute("height", "12");
+  svg.setAttribute("aria-hidden", "true");
+  const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", "M1.5 2h13l-5 6.2V13l-3 1.5V8.2z");
+  path.setAttribute("fill", "currentColor");
+  svg.appendChild(path);
+  return svg;
+}
+
 /** @param {Choice[]} list @param {string} key */
 const nameOf = (list, key) => list.find((c) => c.key === key)?.name ?? key;
 
 /** @param {number|null|undefined} value */
-const score = (value) => (value === null || value === undefined ? "—" : fmt(value));
+const score = (value) => (value === null || value === undefined ? "—" : formatNumber(value, 2, true));
 
 /** @type {Column[]} */
 const COLUMNS = [
@@ -137,8 +143,7 @@ const COLUMNS = [
     cell: (row) => {
       const box = el("span");
       if (!row.open_flags) return box;
-      const kinds = choices.flag_kinds || [];
-      for (const kind of row.flag_kinds || []) box.appendChild(el("span", nameOf(kinds, kind), "flag-chip"));
+      for (const kind of row.flag_kinds || []) box.appendChild(el("span", flagName(kind), "flag-chip"));
       if (!(row.flag_kinds || []).length) box.appendChild(el("span", String(row.open_flags), "flag-chip"));
       return box;
     },
@@ -270,6 +275,7 @@ class DataManager {
   /** @param {ViewState} state */
   change(state) {
     if (!sameFilter(state, this.state)) this.clearSelection();
+    this.say("", "");
     this.state = state;
     this.search.value = state.search;
     const query = queryFromState(state, { viewParam: true });
@@ -297,7 +303,6 @@ class DataManager {
       this.rows = response.data.results;
       this.count = response.data.count;
       this.estimate = Boolean(response.data.count_is_estimate);
-      this.say("", "");
       this.render();
     }
     root.dataset.ready = "true";
@@ -437,9 +442,9 @@ class DataManager {
     if (!asked) return;
     const response = await api(VIEWS_URL, "POST", { ...asked, query: queryFromState(this.state, { page: false }) });
     if (!response.ok) { this.say(errorText(response.data), "error"); return; }
-    this.say(interpolate(gettext("View “%(name)s” saved."), response.data, true), "ok");
     await this.loadViews();
     this.change({ ...this.state, view: String(response.data.id) });
+    this.say(interpolate(gettext("View “%(name)s” saved."), response.data, true), "ok");
   }
 
   /** @param {any} view */
@@ -466,9 +471,9 @@ class DataManager {
     if (!answer.confirmed) return;
     const response = await api(`${VIEWS_URL}${view.id}/`, "DELETE");
     if (!response.ok) { this.say(errorText(response.data), "error"); return; }
-    this.say(interpolate(gettext("View “%(name)s” deleted."), view, true), "ok");
     await this.loadViews();
     this.change({ ...this.state, view: "" });
+    this.say(interpolate(gettext("View “%(name)s” deleted."), view, true), "ok");
   }
 
   // ------------------------------------------------------------ filters
@@ -828,7 +833,8 @@ class DataManager {
       }
       if (column.filter) {
         const active = filterSet(column.filter, this.state);
-        const funnel = el("button", "⏷", `filter-button${active ? " active" : ""}`);
+        const funnel = el("button", undefined, `filter-button${active ? " active" : ""}`);
+        funnel.appendChild(funnelIcon());
         funnel.type = "button";
         funnel.setAttribute("aria-label", interpolate(active ? gettext("Change the filter on %(column)s") : gettext("Filter on %(column)s"), { column: column.label }, true));
         funnel.setAttribute("aria-haspopup", "dialog");
@@ -958,7 +964,7 @@ class DataManager {
     const select = /** @type {HTMLSelectElement} */ (el("select"));
     select.id = "dm-bulk-action";
     select.appendChild(el("option", gettext("Choose an action…"))).setAttribute("value", "");
-    for (const action of BULK_ACTIONS) {
+    for (const action of BULK_ACTIONS.filter((a) => knownActions.includes(a.key))) {
       const option = /** @type {HTMLOptionElement} */ (el("option", action.label));
       option.value = action.key;
       select.appendChild(option);

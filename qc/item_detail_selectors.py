@@ -116,6 +116,15 @@ def _review_of(annotation: Annotation) -> dict:
                 {"reviewer": review.reviewer.username, "set": None, "text": review.comment}
             )
     verdict = getattr(annotation, "verdict", None)
+    # Sent back from the data manager: the admin's comment stands in for reviews.
+    if verdict is not None and verdict.means.get("sent_back_by"):
+        comments.append(
+            {
+                "reviewer": verdict.means["sent_back_by"],
+                "set": None,
+                "text": verdict.means.get("comment", ""),
+            }
+        )
     return {
         "scores": [
             {

@@ -118,6 +118,27 @@ def test_the_item_page_lines_up_every_round_under_the_agreement_strip(
         f"/projects/{project.id}/curation/{item.id}/"
     )
 
+    # Mark it gold from here: a confirmation, then the page says so.
+    page.click("#mark-gold")
+    page.click(".confirm-dialog button[type=submit]")
+    page.wait_for_selector(".message.ok")
+    page.wait_for_selector("#unmark-gold")
+    assert "1 item changed" in page.inner_text(".message")
+    assert "gold" in page.inner_text(".item-chips")
+    item.refresh_from_db()
+    assert item.marked_gold
+
+    # Send it back: the comment is required, then annie's latest round gets a verdict.
+    page.click("#send-back")
+    page.click(".confirm-dialog button[type=submit]")
+    assert "Write a comment first." in page.inner_text(".confirm-dialog")
+    page.fill(".confirm-dialog textarea", "Mark the whole clause.")
+    page.click(".confirm-dialog button[type=submit]")
+    page.wait_for_selector(".message.ok")
+    latest = page.locator(".annotation-table tbody tr").nth(1)
+    latest.locator(".verdict-revise").wait_for()
+    assert "Mark the whole clause." in latest.inner_text()
+
 
 def test_a_long_document_stays_usable(browser, live_server, django_capture_on_commit_callbacks):
     words = " ".join(f"word{n}" for n in range(5000))
@@ -342,3 +363,21 @@ def test_select_all_matching_sends_the_filter_not_the_page(browser, live_server,
     assert sent.value.post_data_json["filter"] == "split=train%2Cval"
     assert "ids" not in sent.value.post_data_json
     assert Item.objects.filter(excluded=True).count() == 4
+
+
+def test_the_table_is_used_from_the_keyboard(browser, live_server, catalogue):
+    project = catalogue
+    page = open_manager(browser, live_server.url, project)
+
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "dm-search-input"
+    page.locator(".dm-table tbody tr").first.focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("x")
+    assert "1 item selected" in page.inner_text(".selection-bar")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#item-page[data-ready=true]")
+    assert page.inner_text("h1") == "Item r2"
+    # Back to the list as it was left.
+    page.click("#back-to-list")
+    page.wait_for_selector("#data-manager[data-ready=true]")

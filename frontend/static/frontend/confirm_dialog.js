@@ -20,6 +20,7 @@ export function confirmAction(options) {
   dialog.setAttribute("aria-labelledby", "confirm-title");
   const form = /** @type {HTMLFormElement} */ (el("form"));
   form.method = "dialog";
+  form.noValidate = true; // checked below, so the refusal is written in the dialog's words
   form.appendChild(el("h2", options.title)).id = "confirm-title";
   form.appendChild(el("p", options.message, "confirm-message"));
   /** @type {HTMLTextAreaElement|null} */ let comment = null;

@@ -286,12 +286,14 @@ class ItemPage {
   /** @param {any} review */
   reviewCell(review) {
     const cell = el("td", undefined, "review-cell");
+    if (review.verdict) cell.appendChild(el("span", VERDICTS[review.verdict] || review.verdict, `verdict-chip verdict-${review.verdict}`));
     if (!review.scores.length) {
-      cell.textContent = gettext("not reviewed");
-      cell.classList.add("muted");
+      if (!review.verdict) {
+        cell.textContent = gettext("not reviewed");
+        cell.classList.add("muted");
+      }
       return cell;
     }
-    if (review.verdict) cell.appendChild(el("span", VERDICTS[review.verdict] || review.verdict, `verdict-chip verdict-${review.verdict}`));
     const sets = review.scores.flatMap((/** @type {any} */ s) => s.sets);
     const line = interpolate(gettext("sufficiency %(s)s · compactness %(c)s · comprehensiveness %(w)s"), {
       s: fmt(mean(sets.map((/** @type {any} */ s) => s.sufficiency))),

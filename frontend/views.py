@@ -108,6 +108,8 @@ def _data_manager_rights(roles) -> dict:
         # Bulk actions change the data: admins only (the bulk API refuses everyone else).
         "can_act": Role.ADMIN in roles,
         "can_curate": bool(roles & {Role.ADMIN, Role.CURATOR}),
+        # The export form (its page's roles) takes the list's filter (?item_filter=).
+        "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
         # The actions the bulk API knows (apps register theirs), so the pages offer no other.
         "bulk_actions": " ".join(sorted(ITEM_BULK_ACTIONS)),
     }

@@ -274,6 +274,10 @@ def test_filter_sort_and_search_live_in_the_address(browser, live_server, catalo
     wait_for_list(page)
     assert shown_items(page) == ["r1"]
     shot(page, "data-manager-filtered")
+    # The export form takes the same filter.
+    assert page.get_attribute("#dm-export", "href") == (
+        f"/projects/{project.id}/results/?item_filter=search%3Dluminous%26kappa_min%3D0.5"
+    )
 
     # The address reproduces the view in a fresh page.
     again = open_manager(

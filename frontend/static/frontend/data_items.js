@@ -291,6 +291,11 @@ class DataManager {
     this.countBox.textContent = gettext("Loading items…");
     const query = queryFromState(this.state);
     sessionStorage.setItem(`rw-data-manager-url-${projectId}`, `${PAGE_URL}${query || this.state.view ? `?${queryFromState(this.state, { viewParam: true })}` : ""}`);
+    const exportLink = /** @type {HTMLAnchorElement|null} */ (root.querySelector("#dm-export"));
+    if (exportLink) {
+      const filter = queryFromState({ ...this.state, ordering: "" }, { page: false });
+      exportLink.href = `/projects/${projectId}/results/${filter ? `?${new URLSearchParams({ item_filter: filter })}` : ""}`;
+    }
     const response = await api(`${LIST_URL}${query ? `?${query}` : ""}`, "GET");
     if (serial !== this.loadSerial) return; // a later view was asked for meanwhile
     this.wrap.classList.remove("loading");

@@ -229,7 +229,7 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
-    # The data manager's item page (issue 31): those who run, study or curate the data.
+    # The data manager's item page: those who run, study or curate the data.
     "projects_items_retrieve": rule(
         PROJECT, ADMIN, CURATOR, RESEARCHER, note="an item of this project"
     ),
@@ -789,7 +789,7 @@ PAGES: dict[str, Page] = {
     "password-change": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
     "project-page": page(PROJECT, *MEMBERS),
     "project-data": page(PROJECT, ADMIN),
-    # The data manager and its item page (issue 31).
+    # The data manager and its item page.
     "data-items-page": page(PROJECT, ADMIN, CURATOR, RESEARCHER),
     "data-item-page": page(PROJECT, ADMIN, CURATOR, RESEARCHER),
     "project-instructions": page(PROJECT, ADMIN),

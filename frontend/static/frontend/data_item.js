@@ -195,6 +195,13 @@ class ItemPage {
       fact(gettext("Gold label"), item.label ?? gettext("(none)"), "gold-label");
     }
     if (item.majority_label) fact(gettext("Annotators' majority"), item.majority_label);
+    const curated = this.data.curated;
+    if (curated) {
+      const curator = curated.curator && typeof curated.curator === "object" ? curated.curator.username : curated.curator;
+      const who = [curator, curated.curated_at ? formatDateTime(curated.curated_at) : "", curated.rule || ""].filter(Boolean).join(" · ");
+      fact(gettext("Curated"), who || gettext("yes"), "curated-fact");
+      if (curated.label) fact(gettext("Curated label"), curated.label);
+    }
     if (item.query && !item.texts.some((/** @type {any} */ t) => t.role === "question")) fact(gettext("Question"), item.query, "query");
     if ((item.options || []).length) fact(gettext("Options"), item.options.join(" · "));
     const p = item.perturbation;
@@ -361,9 +368,11 @@ class ItemPage {
       diff: this.showChanges && a.revision_of && byId.has(a.revision_of) ? revisionDiff(byId.get(a.revision_of).sets, a.sets) : null,
     }));
     const names = textNames(this.root.dataset.taskType || "", item.texts);
+    // The curated gold, once curation has made one: a line of its own under the strip.
+    const curated = this.data.curated && Array.isArray(this.data.curated.sets) ? setsByToken(this.data.curated.sets) : null;
     box.replaceChildren();
     item.texts.forEach((/** @type {any} */ text, /** @type {number} */ n) => {
-      box.appendChild(this.alignedText(text, names[n], lines, agreement[text.docid] || []));
+      box.appendChild(this.alignedText(text, names[n], lines, agreement[text.docid] || [], curated));
     });
   }
 
@@ -371,8 +380,9 @@ class ItemPage {
    * One text: its name, the agreement strip in words, then row by row the strip and one
    * line per annotation, every line holding the same tokens so they line up.
    * @param {any} text @param {string} name @param {Array<{annotation: any, sets: Map<string, Map<number, number>>, diff: Map<string, {added: number[], removed: number[]}>|null}>} lines @param {number[]} shares
+   * @param {Map<string, Map<number, number>>|null} curated
    */
-  alignedText(text, name, lines, shares) {
+  alignedText(text, name, lines, shares, curated) {
     const panel = el("section", undefined, "panel aligned-panel");
     panel.dataset.docid = text.docid;
     const head = el("header", undefined, "panel-head");
@@ -398,6 +408,16 @@ class ItemPage {
         token.className = `tok share-${step}`;
       });
       block.appendChild(strip);
+      if (curated) {
+        const gold = curated.get(text.docid);
+        block.appendChild(this.line(gapAfter, gettext("Curated gold"), "curated-line", start, end, tokenText, (token, i) => {
+          const set = gold?.get(i);
+          if (set !== undefined) {
+            token.classList.add("sel", `set-${set % COLOURS}`);
+            token.dataset.set = String(set + 1);
+          }
+        }));
+      }
       for (const { annotation, sets, diff } of lines) {
         const key = this.keys.get(annotation.id);
         const label = `${key} · ${annotation.annotator.username} · r${annotation.round}`;

@@ -143,8 +143,11 @@ const COLUMNS = [
     cell: (row) => {
       const box = el("span");
       if (!row.open_flags) return box;
-      for (const kind of row.flag_kinds || []) box.appendChild(el("span", flagName(kind), "flag-chip"));
-      if (!(row.flag_kinds || []).length) box.appendChild(el("span", String(row.open_flags), "flag-chip"));
+      // One chip, and "+n" for the rest, so that a row stays one line high.
+      const kinds = /** @type {string[]} */ (row.flag_kinds || []);
+      box.title = kinds.map(flagName).join(", ");
+      box.appendChild(el("span", kinds.length ? flagName(kinds[0]) : String(row.open_flags), "flag-chip"));
+      if (kinds.length > 1) box.appendChild(el("span", `+${kinds.length - 1}`, "flag-chip flag-more"));
       return box;
     },
   },
@@ -186,8 +189,10 @@ function filterWords(column, state) {
   if (spec.kind === "set") return (state.sets[spec.param] || []).map((v) => nameOf(spec.options(), v)).join(", ");
   if (spec.kind === "range") {
     const { min, max } = state.ranges[spec.param] || { min: "", max: "" };
-    if (min && max) return `${formatNumber(Number(min))} – ${formatNumber(Number(max))}`;
-    return min ? `≥ ${formatNumber(Number(min))}` : `≤ ${formatNumber(Number(max))}`;
+    /** A bound as the reader's locale writes it; one that is not a number, as typed. @param {string} bound */
+    const shown = (bound) => (Number.isFinite(Number(bound)) ? formatNumber(Number(bound)) : bound);
+    if (min && max) return `${shown(min)} – ${shown(max)}`;
+    return min ? `≥ ${shown(min)}` : `≤ ${shown(max)}`;
   }
   if (spec.kind === "dates") {
     const { after, before } = state.dates[spec.param] || { after: "", before: "" };

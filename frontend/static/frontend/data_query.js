@@ -4,7 +4,7 @@
 // a saved view stores the same string without the page. Also the column layout a user
 // keeps, and what a bulk action is sent for. No DOM, so that `node --test` checks it.
 
-/** The filters the list API takes, by kind (docs: /work dm-contract, "List").
+/** The filters the list API takes (qc/filters.py, ItemListFilter), by kind.
  * set: a comma-separated list of values; range: <name>_min and <name>_max; dates:
  * <name>_after and <name>_before; choice: one value. */
 export const FILTERS = /** @type {const} */ ({

@@ -23,10 +23,10 @@ TEXT = "The pacing drags , but the final act is superb and moving ."
 SCREENSHOTS = os.environ.get("RW_SCREENSHOTS")
 
 
-def shot(page, name: str) -> None:
+def shot(page, name: str, *, full_page: bool = True) -> None:
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=full_page)
 
 
 def person(project, username, role):
@@ -157,6 +157,12 @@ def test_a_long_document_stays_usable(browser, live_server, django_capture_on_co
     page.wait_for_selector("#item-page[data-ready=true]")
 
     assert page.locator(".aligned-block").count() == 125
+    shot(page, "item-page-long", full_page=False)
+    # The whole text's strip at a glance: a click near its end goes to that part.
+    overview = page.locator(".agreement-overview")
+    box = overview.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.81, box["y"] + box["height"] / 2)
+    page.wait_for_function("() => window.scrollY > 2000")
     # No token has a listener of its own: the page's text carries one per document.
     assert page.locator(".agreement-line .tok.share-5").count() == 300
     page.locator(".aligned-block").nth(100).scroll_into_view_if_needed()

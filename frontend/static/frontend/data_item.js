@@ -12,10 +12,12 @@ import { confirmAction } from "./confirm_dialog.js";
 import { formatDateTime } from "./format.js";
 import { api, el, errorText, fmt } from "./http.js";
 import { flagName, statusName } from "./item_terms.js";
-import { agreementCounts, latestRounds, revisionDiff, setsByToken, shareStep, tokenRows } from "./item_rows.js";
+import { agreementCounts, latestRounds, revisionDiff, ROW_TOKENS, setsByToken, shareStep, tokenRows } from "./item_rows.js";
 
 const COLOURS = 6;
 const SHARE_STEPS = 5;
+/** The strip's colours by step, as data_manager.css has them (.share-0 … .share-5). */
+const SHARE_COLOURS = ["#ffffff", "#ebe9fe", "#d9d6fe", "#bdb4fe", "#9b8afb", "#5925dc"];
 
 const VERDICTS = /** @type {Record<string, string>} */ ({
   accepted: gettext("accepted"),
@@ -391,6 +393,7 @@ class ItemPage {
     head.appendChild(el("span", interpolate(gettext("%(tokens)s tokens · every annotator: %(all)s · some (disagreement): %(some)s · nobody: %(none)s"),
       { tokens: text.tokens.length, ...counts }, true), "doc-count agreement-summary"));
     panel.appendChild(head);
+    if (text.tokens.length > 3 * ROW_TOKENS) panel.appendChild(this.overview(shares, text.docid));
     const language = this.root.dataset.language || "";
     const rows = el("div", undefined, "aligned-rows");
     if (language) rows.lang = language;
@@ -451,6 +454,43 @@ class ItemPage {
     rows.addEventListener("mouseover", (event) => this.explain(event, shares, lines, text.docid));
     panel.appendChild(rows);
     return panel;
+  }
+
+  /**
+   * The whole text's strip at a glance, one pixel column per token (a long text's rows
+   * run far down the page): a click goes to the row of that token.
+   * @param {number[]} shares @param {string} docid
+   */
+  overview(shares, docid) {
+    const canvas = /** @type {HTMLCanvasElement} */ (el("canvas", undefined, "agreement-overview"));
+    canvas.width = Math.min(shares.length, 2000);
+    canvas.height = 1;
+    const counts = agreementCounts(shares);
+    canvas.setAttribute("role", "img");
+    canvas.setAttribute("aria-label", interpolate(gettext("The whole text's agreement strip: every annotator: %(all)s tokens, some (disagreement): %(some)s, nobody: %(none)s. Click to go to a part."), counts, true));
+    canvas.title = gettext("Click to go to this part of the text");
+    const context = canvas.getContext("2d");
+    if (context) {
+      const perColumn = shares.length / canvas.width;
+      for (let x = 0; x < canvas.width; x += 1) {
+        const from = Math.floor(x * perColumn);
+        const to = Math.max(from + 1, Math.floor((x + 1) * perColumn));
+        // A column of several tokens shows its most disputed: partial shares stand out.
+        const column = shares.slice(from, to);
+        const disputed = column.find((v) => v > 0 && v < 1);
+        const step = shareStep(disputed ?? Math.max(...column), SHARE_STEPS);
+        context.fillStyle = SHARE_COLOURS[step];
+        context.fillRect(x, 0, 1, 1);
+      }
+    }
+    canvas.addEventListener("click", (event) => {
+      const box = canvas.getBoundingClientRect();
+      const token = Math.floor(((event.clientX - box.left) / box.width) * shares.length);
+      const blocks = [...this.root.querySelectorAll(`.aligned-panel[data-docid="${CSS.escape(docid)}"] .aligned-block`)];
+      const target = blocks.filter((b) => Number(/** @type {HTMLElement} */ (b).dataset.start) <= token).pop();
+      target?.scrollIntoView({ block: "center" });
+    });
+    return canvas;
   }
 
   /**

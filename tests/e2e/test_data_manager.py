@@ -11,6 +11,7 @@ import pytest
 from annotate.models import Document, Item, ItemDocument, ProjectMembership, Role
 from annotate.services import annotation_submit, assignment_next
 from annotate.tokenization import tokenize_texts
+from qc.models import ItemView
 from qc.services import review_submit
 from tests.annotate.workflow_helpers import make_project, text_docid
 from tests.e2e.conftest import login
@@ -321,6 +322,31 @@ def test_a_saved_view_is_a_tab_that_reproduces_its_filter(browser, live_server, 
     page.wait_for_function("() => location.search.includes('label=neg')")
     wait_for_list(page)
     assert shown_items(page) == ["r2", "r4", "r6"]
+
+    # Narrowed, the tab says it changed until the change is saved into the view.
+    page.click("th[data-column=split] .filter-button")
+    page.check(".filter-editor input[value=test]")
+    page.click(".filter-editor button[type=submit]")
+    page.wait_for_selector(".tab-modified")
+    page.click("#view-update")
+    page.wait_for_selector(".message.ok")
+    assert ItemView.objects.get().query == "split=test&label=neg"
+    assert page.locator(".tab-modified").count() == 0
+
+    # Renamed, made private, then deleted.
+    page.click("#view-rename")
+    page.fill(".confirm-dialog input[name=view-name]", "Negative tests")
+    page.click(".confirm-dialog button[type=submit]")
+    page.wait_for_selector(".view-tab[aria-current=page]:has-text('Negative tests')")
+    page.click("#view-share")
+    page.wait_for_function(
+        "() => !document.querySelector('.view-tab[aria-current=page] .tab-shared')"
+    )
+    assert not ItemView.objects.get().shared
+    page.click("#view-delete")
+    page.click(".confirm-dialog button[type=submit]")
+    page.wait_for_function("() => !document.querySelector('.view-tab[data-view]')")
+    assert not ItemView.objects.exists()
 
 
 def test_a_bulk_action_on_the_chosen_rows_says_how_many_it_changed(browser, live_server, catalogue):

@@ -286,7 +286,11 @@ class ItemPage {
       tbody.appendChild(row);
     }
     table.appendChild(tbody);
+    // A wide table scrolls sideways: focusable, so the keyboard can scroll it too.
     const scroll = el("div", undefined, "scroll");
+    scroll.tabIndex = 0;
+    scroll.setAttribute("role", "region");
+    scroll.setAttribute("aria-label", gettext("Annotations of this item"));
     scroll.appendChild(table);
     section.appendChild(scroll);
     return section;

@@ -10,15 +10,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate import selectors, services
-from annotate.filters import ItemFilter
-from annotate.models import Item, Role
+from annotate.models import Role
 from annotate.permissions import CanCreateProjects
 from annotate.serializers import (
     AssignmentOutputSerializer,
     DraftInputSerializer,
     ImportJobCreateInputSerializer,
     ImportJobOutputSerializer,
-    ItemOutputSerializer,
     MemberInvitedOutputSerializer,
     MembershipInputSerializer,
     ProjectCreateInputSerializer,
@@ -122,31 +120,6 @@ class ImportJobDetailApi(APIView):
             selectors.import_job_get(project=project, job_id=job_id)
         )
         return Response(ImportJobOutputSerializer(job).data)
-
-
-class ItemListApi(GenericAPIView):
-    serializer_class = ItemOutputSerializer
-    filterset_class = ItemFilter
-
-    def get_queryset(self):
-        if getattr(self, "swagger_fake_view", False):
-            # The schema generator reads the filters' fields from the model, with no project.
-            return Item.objects.none()
-        project = selectors.project_get_for_user(
-            project_id=self.kwargs["project_id"],
-            user=self.request.user,
-            roles=(Role.ADMIN, Role.RESEARCHER),
-        )
-        return selectors.item_list(project=project)
-
-    @extend_schema(
-        operation_id="projects_items_list",
-        responses={200: ItemOutputSerializer(many=True), **errors(400, 403, 404)},
-    )
-    def get(self, request, project_id: int):
-        items = self.filter_queryset(self.get_queryset())
-        page = self.paginate_queryset(items)
-        return self.get_paginated_response(ItemOutputSerializer(page, many=True).data)
 
 
 def _admin_project(request, project_id: int):

@@ -288,7 +288,13 @@ class Item(models.Model):
                 fields=["project", "annotation_id"], name="item_unique_annotation_id"
             ),
         ]
-        indexes = [models.Index(fields=["project", "split"])]
+        # The data manager's first pages in id order, alone or within a split or a label
+        # (the project's items are its list; the id breaks every tie).
+        indexes = [
+            models.Index(fields=["project", "id"], name="item_project_id"),
+            models.Index(fields=["project", "split", "id"], name="item_project_split_id"),
+            models.Index(fields=["project", "label", "id"], name="item_project_label_id"),
+        ]
 
     def __str__(self) -> str:
         return self.annotation_id

@@ -159,15 +159,6 @@ def import_job_get(*, project: Project, job_id: int) -> ImportJob:
     return job
 
 
-def item_list(*, project: Project) -> QuerySet[Item]:
-    return (
-        Item.objects.filter(project=project)
-        .prefetch_related("item_documents__document")
-        .annotate(reference_set_count=Count("reference_sets", distinct=True))
-        .order_by("id")
-    )
-
-
 def assignment_with_item_documents(assignment: Assignment, *, project, variant) -> Assignment:
     """Attach the item and its documents to a just-leased assignment in one query, for
     the annotator's response (the project and variant are already loaded)."""

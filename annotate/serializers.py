@@ -12,7 +12,6 @@ from annotate.models import (
     ImportFormat,
     ImportJob,
     InstructionVariant,
-    Item,
     Language,
     Project,
     Role,
@@ -116,31 +115,6 @@ class ImportJobOutputSerializer(serializers.ModelSerializer):
 
     def get_progress(self, job) -> dict:
         return import_job_progress(job)
-
-
-class ItemOutputSerializer(serializers.ModelSerializer):
-    annotation_id = serializers.SerializerMethodField()
-    docids = serializers.SerializerMethodField()
-    reference_set_count = serializers.IntegerField(read_only=True)
-
-    class Meta:
-        model = Item
-        fields = [
-            "id",
-            "annotation_id",
-            "docids",
-            "query",
-            "query_type",
-            "label",
-            "split",
-            "reference_set_count",
-        ]
-
-    def get_annotation_id(self, item) -> str | int:
-        return item.annotation_id_value
-
-    def get_docids(self, item) -> list[str]:
-        return [link.document.docid for link in item.item_documents.all()]
 
 
 class ProjectPolicyInputSerializer(serializers.Serializer):

@@ -67,7 +67,6 @@ urlpatterns = [
         job_progress_apis.ImportJobProgressApi.as_view(),
         name="import-progress",
     ),
-    path("projects/<id:project_id>/items/", apis.ItemListApi.as_view(), name="item-list"),
     path(
         "projects/<id:project_id>/variants/",
         apis.VariantListCreateApi.as_view(),

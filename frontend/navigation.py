@@ -49,7 +49,23 @@ PROJECT_TABS: tuple[ProjectTab, ...] = (
     ProjectTab(
         "data",
         _("Data and imports"),
-        (ProjectPage("data", "project-data", _("Data and imports"), _roles(Role.ADMIN)),),
+        (
+            # The data manager: every item with its status, annotations and agreement.
+            ProjectPage(
+                "items",
+                "data-items-page",
+                _("Data manager"),
+                _roles(Role.ADMIN, Role.CURATOR, Role.RESEARCHER),
+            ),
+            ProjectPage("data", "project-data", _("Imports"), _roles(Role.ADMIN)),
+            ProjectPage(
+                "item",
+                "data-item-page",
+                _("Item"),
+                _roles(Role.ADMIN, Role.CURATOR, Role.RESEARCHER),
+                listed=False,
+            ),
+        ),
     ),
     ProjectTab(
         "instructions",

@@ -27,6 +27,12 @@ urlpatterns = [
     ),
     path("projects/<id:project_id>/", views.project_page, name="project-page"),
     path("projects/<id:project_id>/data/", views.project_data_page, name="project-data"),
+    path("projects/<id:project_id>/data/items/", views.data_items_page, name="data-items-page"),
+    path(
+        "projects/<id:project_id>/data/items/<id:item_id>/",
+        views.data_item_page,
+        name="data-item-page",
+    ),
     path(
         "projects/<id:project_id>/instructions/",
         views.project_instructions_page,

@@ -10,11 +10,13 @@ from annotate import account_selectors, selectors
 from annotate.models import Language, Role, TaskType
 from annotate.participants import ConsentRequiredError
 from annotate.services import invitations as invitation_services
+from annotate.services.item_bulk_actions import ITEM_BULK_ACTIONS
 from annotate.variant_presets import PRESET_CHANGES
 from crowd.views import consent_refused_page
 from exports.file_names import portable_file_name
 from frontend import navigation, services
 from frontend.locale import supported_language
+from qc import item_detail_selectors as qc_item_detail
 from qc import selectors as qc_selectors
 from qc.cohorts import COHORTS
 from qc.project_setup import project_missing_to_annotate, project_setup_checklist
@@ -100,6 +102,39 @@ def project_page(request, project_id: int):
 @login_required
 def project_data_page(request, project_id: int):
     return project_page_render(request, project_id, "data", "frontend/project_data.html")
+
+
+def _data_manager_rights(roles) -> dict:
+    return {
+        # Bulk actions change the data: admins only (the bulk API refuses everyone else).
+        "can_act": Role.ADMIN in roles,
+        "can_curate": bool(roles & {Role.ADMIN, Role.CURATOR}),
+        # The export form (its page's roles) takes the list's filter (?item_filter=).
+        "can_export": bool(roles & {Role.ADMIN, Role.RESEARCHER}),
+        # The actions the bulk API knows (apps register theirs), so the pages offer no other.
+        "bulk_actions": " ".join(sorted(ITEM_BULK_ACTIONS)),
+    }
+
+
+@login_required
+def data_items_page(request, project_id: int):
+    def context(project, roles):
+        return {
+            **_data_manager_rights(roles),
+            "filter_choices": qc_item_detail.data_manager_filter_choices(project=project),
+        }
+
+    return project_page_render(request, project_id, "items", "frontend/data_items.html", context)
+
+
+@login_required
+def data_item_page(request, project_id: int, item_id: int):
+    def item_context(project, roles):
+        # The item must be this project's: another project's id is a 404 like the API's.
+        item = qc_item_detail.item_get(project=project, item_id=item_id)
+        return {**_data_manager_rights(roles), "item": item}
+
+    return project_page_render(request, project_id, "item", "frontend/data_item.html", item_context)
 
 
 @login_required

@@ -9,8 +9,11 @@ one qualification record per (project, worker).
 import uuid
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from annotate.models import BackgroundJob, JobPart, JobStatus
 from config.text_limits import COMMENT_MAX_CHARS, max_chars, max_chars_constraint
@@ -595,3 +598,139 @@ class WorkerImportJob(BackgroundJob):
 
     def __str__(self) -> str:
         return f"worker import {self.pk} of {self.source_name} ({self.status})"
+
+
+# ---------------------------------------------------------------- the data manager
+
+
+class ItemStatus(models.TextChoices):
+    """qc/item_status.py says when an item is in each."""
+
+    WAITING = "waiting", _("Waiting")
+    IN_PROGRESS = "in_progress", _("In progress")
+    COMPLETE = "complete", _("Complete")
+    IN_REVIEW = "in_review", _("In review")
+    REVISING = "revising", _("Revising")
+    ACCEPTED = "accepted", _("Accepted")
+    DISCARDED = "discarded", _("Discarded")
+    GOLD = "gold", _("Gold")
+    EXCLUDED = "excluded", _("Excluded")
+
+
+def _summary_index(field: str) -> models.Index:
+    return models.Index(fields=["project", field, "item"], name=f"qc_summary_{field}")
+
+
+class ItemSummary(models.Model):
+    """What the data manager filters and sorts items by, derived from their assignments,
+    annotations, reviews and flags (qc/services/item_summaries.py keeps it up to date).
+    Computing these per request cannot scale to a million items; one row per item with an
+    index per sortable column can. Each index leads with the project and ends with the
+    item, the list's tie-breaker, so a first page is an index range scan."""
+
+    item = models.OneToOneField(
+        "annotate.Item", on_delete=models.CASCADE, primary_key=True, related_name="summary"
+    )
+    # Leads every index below; one of its own only cost writes.
+    project = models.ForeignKey(
+        "annotate.Project", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    status = models.CharField(max_length=16, choices=ItemStatus.choices)
+    # Submitted chains (an annotation and its revisions count once), all variants.
+    submitted = models.PositiveIntegerField(default=0)
+    # [{"id", "name", "submitted", "quota"}] per variant with work or active.
+    variants = models.JSONField(default=list, blank=True)
+    # [{"id", "username"}] of the annotators who submitted.
+    annotators = models.JSONField(default=list, blank=True)
+    kappa = models.FloatField(null=True, blank=True)
+    f1 = models.FloatField(null=True, blank=True)
+    open_flags = models.PositiveIntegerField(default=0)
+    flag_kinds = models.JSONField(default=list, blank=True)
+    review_score = models.FloatField(null=True, blank=True)
+    majority_label = models.CharField(max_length=255, null=True, blank=True)
+    last_activity = models.DateTimeField(null=True, blank=True)
+    # [{"name", "preview"}]: the first words of each text, written once.
+    texts = models.JSONField(default=list, blank=True)
+    # The texts and the query for full-text search (PostgreSQL only; see the GIN index).
+    search_vector = SearchVectorField(null=True, blank=True)
+    refreshed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "item"], name="qc_summary_project_item"),
+            *(
+                _summary_index(field)
+                for field in (
+                    "status",
+                    "submitted",
+                    "kappa",
+                    "f1",
+                    "open_flags",
+                    "review_score",
+                    "last_activity",
+                    "majority_label",
+                )
+            ),
+            GinIndex(fields=["search_vector"], name="qc_summary_search"),
+        ]
+
+    def __str__(self) -> str:
+        return f"summary of item {self.item_id}: {self.status}"
+
+
+class ItemSummaryWatermark(models.Model):
+    """How far a project's summaries have been brought up to date: the newest row of each
+    kind of activity seen by the last refresh, and when it ran (for leases that ran out
+    since). The next refresh looks only at what came after."""
+
+    project = models.OneToOneField(
+        "annotate.Project", on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    refreshed_at = models.DateTimeField(null=True, blank=True)
+    item_id = models.BigIntegerField(default=0)
+    assignment_id = models.BigIntegerField(default=0)
+    annotation_id = models.BigIntegerField(default=0)
+    review_id = models.BigIntegerField(default=0)
+    verdict_id = models.BigIntegerField(default=0)
+    flag_id = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"item summaries of project {self.project_id} as of {self.refreshed_at}"
+
+
+ITEM_VIEW_NAME_MAX_CHARS = 120
+ITEM_VIEW_QUERY_MAX_CHARS = 4000
+
+
+class ItemView(models.Model):
+    """A saved filter of the data manager: the list's query string under a name, seen by
+    its creator alone or, shared, by every member who may read the list."""
+
+    project = models.ForeignKey("annotate.Project", on_delete=models.CASCADE, related_name="+")
+    creator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="item_views"
+    )
+    name = models.CharField(max_length=ITEM_VIEW_NAME_MAX_CHARS)
+    query = models.TextField(blank=True, validators=max_chars(ITEM_VIEW_QUERY_MAX_CHARS))
+    shared = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "creator", "name"],
+                condition=Q(shared=False),
+                name="item_view_unique_private_name",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "name"],
+                condition=Q(shared=True),
+                name="item_view_unique_shared_name",
+            ),
+            max_chars_constraint("query", ITEM_VIEW_QUERY_MAX_CHARS, name="item_view_query_max"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

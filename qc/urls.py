@@ -1,6 +1,6 @@
 from django.urls import path
 
-from qc import apis, chart_apis, job_progress_apis
+from qc import apis, chart_apis, data_manager_apis, item_detail_apis, job_progress_apis
 
 app_name = "qc"
 
@@ -138,5 +138,36 @@ urlpatterns += [
         "projects/<id:project_id>/workers/import-jobs/<id:job_id>/progress/",
         job_progress_apis.WorkerImportProgressApi.as_view(),
         name="worker-import-progress",
+    ),
+]
+
+# The data manager (/work/briefs/dm-contract.md).
+urlpatterns += [
+    path(
+        "projects/<id:project_id>/items/", data_manager_apis.ItemListApi.as_view(), name="item-list"
+    ),
+    path(
+        "projects/<id:project_id>/items/bulk/",
+        data_manager_apis.ItemBulkApi.as_view(),
+        name="item-bulk",
+    ),
+    path(
+        "projects/<id:project_id>/item-views/",
+        data_manager_apis.ItemViewListCreateApi.as_view(),
+        name="item-view-list",
+    ),
+    path(
+        "projects/<id:project_id>/item-views/<id:view_id>/",
+        data_manager_apis.ItemViewDetailApi.as_view(),
+        name="item-view-detail",
+    ),
+]
+
+# The data manager's item page (qc/item_detail_apis.py).
+urlpatterns += [
+    path(
+        "projects/<id:project_id>/items/<id:item_id>/",
+        item_detail_apis.ItemDetailApi.as_view(),
+        name="item-detail",
     ),
 ]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rationale_metrics.extensions import set_f1
 from rationale_metrics.problems import ProblemList
 from rationale_metrics.stop_words import StopWordRule, is_punctuation
 
@@ -243,6 +244,14 @@ def mean_pairwise_kappa(token_sets: list[set], n_tokens: int) -> tuple[float | N
     return (sum(defined) / len(defined) if defined else None), len(kappas) - len(defined)
 
 
+def mean_pairwise_f1(token_sets: list[set]) -> float | None:
+    """An item's mean token F1 over all pairs of its annotations (symmetric: F1 does not
+    care which of the two is the reference); None with fewer than two annotations. Two
+    empty annotations score 0, as `extensions.set_f1` scores any empty side."""
+    scores = [set_f1(a, b) for i, a in enumerate(token_sets) for b in token_sets[i + 1 :]]
+    return sum(scores) / len(scores) if scores else None
+
+
 def against_majority(row: np.ndarray, majority: np.ndarray) -> dict:
     """One annotation (boolean tokens) against the majority: kappa (None when undefined),
     precision, recall and F1."""
@@ -261,6 +270,18 @@ def majority_vote(matrix: np.ndarray) -> np.ndarray:
     """Tokens chosen by more than half of the annotators (rows)."""
     matrix = np.asarray(matrix, dtype=bool)
     return matrix.sum(axis=0) > matrix.shape[0] / 2
+
+
+def token_highlight_shares(token_sets: list[set[int]], n_tokens: int) -> list[float]:
+    """Per token of a document of n_tokens, the share of annotators (one token set each)
+    who highlighted it: what an item's agreement strip shows. No annotators: all zero."""
+    if not token_sets:
+        return [0.0] * n_tokens
+    counts = np.zeros(n_tokens, dtype=np.int64)
+    for tokens in token_sets:
+        inside = [t for t in tokens if 0 <= t < n_tokens]
+        counts[inside] += 1
+    return (counts / len(token_sets)).tolist()
 
 
 def summarize(values: dict[str, list[float]]) -> dict:

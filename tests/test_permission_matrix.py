@@ -62,11 +62,12 @@ REVIEWER = Role.REVIEWER.value
 ANNOTATOR = Role.ANNOTATOR.value
 AUTHOR = Role.AUTHOR.value
 CHECKER = Role.CHECKER.value
+CURATOR = Role.CURATOR.value
 STAFF = "staff"
 OTHER_ADMIN = "admin of another project"
 CROWD = "crowd participant"
 
-PROJECT_ROLES = (ADMIN, RESEARCHER, REVIEWER, ANNOTATOR, AUTHOR, CHECKER)
+PROJECT_ROLES = (ADMIN, RESEARCHER, REVIEWER, ANNOTATOR, AUTHOR, CHECKER, CURATOR)
 CALLERS = (ANONYMOUS, NO_MEMBERSHIP, *PROJECT_ROLES, STAFF, OTHER_ADMIN, CROWD)
 # The crowd participant is an annotator of the project (crowd/services.py, crowd_entry).
 MEMBERS = frozenset((*PROJECT_ROLES, CROWD))
@@ -228,6 +229,10 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
+    # The data manager's item page: those who run, study or curate the data.
+    "projects_items_retrieve": rule(
+        PROJECT, ADMIN, CURATOR, RESEARCHER, note="an item of this project"
+    ),
 }
 
 
@@ -642,6 +647,7 @@ OBJECT_IDS_CHECKED = (
     "projects_exports_runs_progress_retrieve",
     "projects_imports_progress_retrieve",
     "projects_imports_retrieve",
+    "projects_items_retrieve",
     "projects_perturbations_check_create",
     "projects_perturbations_originals_retrieve",
     "projects_perturbations_retrieve",
@@ -785,6 +791,9 @@ PAGES: dict[str, Page] = {
     "password-change": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
     "project-page": page(PROJECT, *MEMBERS),
     "project-data": page(PROJECT, ADMIN),
+    # The data manager and its item page.
+    "data-items-page": page(PROJECT, ADMIN, CURATOR, RESEARCHER),
+    "data-item-page": page(PROJECT, ADMIN, CURATOR, RESEARCHER),
     "project-instructions": page(PROJECT, ADMIN),
     "project-workers": page(PROJECT, ADMIN),
     "project-members": page(PROJECT, ADMIN),

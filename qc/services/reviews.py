@@ -10,6 +10,7 @@ from annotate.services import assignment_revision_create
 from config.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from qc.models import Review, ReviewVerdict, SetScore, VerdictOutcome
 from qc.review_rules import SCALES, ReviewScores, Thresholds, verdict
+from qc.services.item_summaries import item_summaries_refresh
 from qc.services.workers import worker_verdict_record
 
 
@@ -132,4 +133,6 @@ def _decide(annotation: Annotation) -> ReviewVerdict:
     )
     if result.outcome == VerdictOutcome.REVISE:
         assignment_revision_create(annotation=annotation)
+    # The data manager shows the verdict at once, not after its next refresh.
+    item_summaries_refresh(project=project, item_ids=[annotation.assignment.item_id])
     return decided

@@ -122,6 +122,8 @@ def test_the_pages_of_each_role_run_with_no_csp_violation(site, browser, setting
         "home": ("/", "#project-form"),
         "project": (f"/projects/{project.id}/", None),
         "data": (f"/projects/{project.id}/data/", None),
+        "data-manager": (f"/projects/{project.id}/data/items/", "#data-manager[data-ready=true]"),
+        "item": (f"/projects/{project.id}/data/items/{item.id}/", "#item-page[data-ready=true]"),
         "instructions": (f"/projects/{project.id}/instructions/", None),
         "workers": (f"/projects/{project.id}/workers/", None),
         "members": (f"/projects/{project.id}/members/", "#accounts-panel[data-ready=true]"),

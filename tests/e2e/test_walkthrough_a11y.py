@@ -280,6 +280,7 @@ def project_paths(project_id: int) -> dict[str, str]:
         for name, suffix in (
             ("overview", ""),
             ("data", "data/"),
+            ("items", "data/items/"),
             ("instructions", "instructions/"),
             ("workers", "workers/"),
             ("members", "members/"),
@@ -301,6 +302,8 @@ READY = {
     "members": "#accounts-panel[data-ready=true]",
     "users": "#accounts-panel[data-ready=true]",
     "review": "#review[data-ready=true]",
+    "items": "#data-manager[data-ready=true]",
+    "item": "#item-page[data-ready=true]",
     "workspace": "#workspace[data-ready=true]",
     "assignment": "#workspace[data-ready=true]",
 }
@@ -328,6 +331,9 @@ def test_every_page_of_every_role_is_accessible(demo, browser):
         f"/projects/{fine.id}/perturbations/originals/{original.original_id}/"
     )
     admin_pages["perturb-check-fine-grained"] = f"/projects/{fine.id}/perturbations/check/"
+    # The item page of an item with annotations, reached from the data manager's rows.
+    annotated = Assignment.objects.filter(item__project=project, status="submitted").first()
+    admin_pages["item"] = f"/projects/{project.id}/data/items/{annotated.item_id}/"
     admin = walk("admin", "demo-admin", admin_pages)
     # Swagger UI's page: its language set by our script, its deep links (links nested in
     # buttons) off, its labels' colours darkened in api_docs.css; checked like every page.
@@ -340,6 +346,7 @@ def test_every_page_of_every_role_is_accessible(demo, browser):
         {
             "home": "/",
             "overview": paths["overview"],
+            "items": paths["items"],
             "agreement": paths["agreement"],
             "results": paths["results"],
             "datasheet": paths["datasheet"],

@@ -17,11 +17,13 @@ from tests.factories import UserFactory
 
 ADMIN, RESEARCHER, REVIEWER = Role.ADMIN, Role.RESEARCHER, Role.REVIEWER
 ANNOTATOR, AUTHOR, CHECKER = Role.ANNOTATOR, Role.AUTHOR, Role.CHECKER
+CURATOR = Role.CURATOR
 
 # path under /projects/<id>/ -> the roles that open it (every other member gets a 403).
 PAGES = {
     "": set(Role.values),
     "data/": {ADMIN},
+    "data/items/": {ADMIN, CURATOR, RESEARCHER},
     "instructions/": {ADMIN},
     "workers/": {ADMIN},
     "quality/": {ADMIN},
@@ -76,7 +78,8 @@ def test_a_page_of_another_project_is_not_found(db, client, role_users, project)
                 "settings",
             ],
         ),
-        (RESEARCHER, ["overview", "agreement", "results", "perturbations"]),
+        (RESEARCHER, ["overview", "data", "agreement", "results", "perturbations"]),
+        (CURATOR, ["overview", "data"]),
         (REVIEWER, ["overview", "review"]),
         (ANNOTATOR, ["overview"]),
         (AUTHOR, ["overview", "perturbations"]),

@@ -218,6 +218,38 @@ def _lease_next(project: Project, worker, variant: InstructionVariant) -> Assign
     return None
 
 
+def assignment_lease_for_worker(
+    *, project: Project, item_id: int, worker, lease_until
+) -> Assignment | None:
+    """A first-round lease of an item made for a named worker (the data manager's "assign
+    to annotators"), under their variant, open until `lease_until`. Their next "next"
+    serves it as their open lease, oldest first, so the annotators' path is unchanged.
+    None when they have had the item already or its quota under their variant is full.
+    The fill row is locked, so "next" (which skips locked fills) cannot take the slot."""
+    variant = _variant_for_worker(project, worker)
+    if Assignment.objects.filter(item_id=item_id, worker=worker).exists():
+        return None
+    ItemVariantFill.objects.select_for_update().filter(item_id=item_id, variant=variant).first()
+    slot = _take_slot(item_id, variant, 1, project.annotators_per_item)
+    if slot is None:
+        return None
+    try:
+        with transaction.atomic():
+            assignment = Assignment.objects.create(
+                item_id=item_id,
+                worker=worker,
+                variant=variant,
+                round=1,
+                slot=slot,
+                lease_expires_at=lease_until,
+            )
+    except IntegrityError:
+        return None
+    fill_change(item_id, variant.pk, +1)
+    _variant_freeze(variant)
+    return assignment
+
+
 def _owned(assignment_id: int, worker, *, lock: bool = False) -> Assignment:
     """The worker's assignment, provided their consent lets them work (read in the same
     query); else ConsentRequiredError."""

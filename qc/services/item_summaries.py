@@ -88,9 +88,10 @@ def item_summaries_refresh(*, project: Project, item_ids: Iterable[int] | None =
                 _summaries_write(project, batch)
         return len(ids)
     with transaction.atomic():
-        watermark, _ = ItemSummaryWatermark.objects.get_or_create(project=project)
         # One refresh of a project at a time: a second waits, then finds nothing new.
-        watermark = ItemSummaryWatermark.objects.select_for_update().get(pk=watermark.pk)
+        watermark, _ = ItemSummaryWatermark.objects.select_for_update().get_or_create(
+            project=project
+        )
         now = timezone.now()
         changed = _items_changed_since(project, watermark, now)
         for batch in _batches(sorted(changed)):

@@ -2,7 +2,7 @@
 
 Each action takes (project, items, acting user, args) and returns how many items it
 changed. `items` is a queryset or a list of ids, always of this project and never
-deleted ones; the caller (qc.services.item_bulk.item_bulk_run) chose them, holds the
+deleted ones, and empty when nothing matched (the action still checks its args); the caller (qc.services.item_bulk.item_bulk_run) chose them, holds the
 transaction, writes the one audit event and refreshes the items' summaries. An action
 refuses bad `args` with an ApplicationError whose message starts with the argument's name.
 

@@ -10,7 +10,7 @@ import django_filters
 from django import forms
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.forms.utils import ErrorDict, ErrorList
 from django.http import QueryDict
 
@@ -271,12 +271,15 @@ class ItemListFilter(django_filters.FilterSet):
         return items.filter(any_of)
 
     def filter_ordering(self, items, name, value):
+        """Nulls sort as the largest value on every database (PostgreSQL's own order, the
+        one its indexes hold; SQLite would put them first)."""
         descending = value.startswith("-")
         path = ORDERING_FIELDS[value.lstrip("-")]
         if path == "pk":
             return items.order_by("-pk" if descending else "pk")
-        sign = "-" if descending else ""
-        return items.order_by(f"{sign}{path}", f"{sign}pk")
+        if descending:
+            return items.order_by(F(path).desc(nulls_first=True), "-pk")
+        return items.order_by(F(path).asc(nulls_last=True), "pk")
 
 
 def item_filter_data(query: str) -> QueryDict:

@@ -115,6 +115,16 @@ def item_summaries_complete(*, project: Project) -> int:
     return len(missing)
 
 
+def item_summaries_refresh_projects() -> int:
+    """Every project that is not deleted: its summaries refreshed and completed. Returns
+    how many items were written."""
+    written = 0
+    for project in Project.objects.filter(deleted_at__isnull=True).order_by("pk"):
+        written += item_summaries_refresh(project=project)
+        written += item_summaries_complete(project=project)
+    return written
+
+
 def _batches(ids: list[int]) -> Iterator[list[int]]:
     for start in range(0, len(ids), BATCH_SIZE):
         yield ids[start : start + BATCH_SIZE]

@@ -9,6 +9,7 @@ from annotate.services import assignment_next
 from annotate.services.item_bulk_actions import ITEM_BULK_ACTIONS
 from qc.models import AuditAction, AuditEvent, ItemSummary, ItemView, ReviewVerdict
 from qc.services.item_summaries import item_summaries_refresh
+from tests.annotate.workflow_helpers import submit_first_tokens
 from tests.conftest import client_for
 from tests.factories import UserFactory
 from tests.qc.data_manager_helpers import make_world, work_on
@@ -107,6 +108,7 @@ def test_the_registry_holds_this_helpers_actions():
         "unmark_gold",
         "exclude",
         "include",
+        "assign_variant",
         "assign_annotators",
     } <= set(ITEM_BULK_ACTIONS)
 
@@ -264,3 +266,47 @@ def test_only_admins_act_in_bulk(world):
         format="json",
     )
     assert response.status_code == 404
+
+
+def test_assign_variant_offers_the_items_under_that_variant_only(world):
+    from annotate.models import ItemVariantFill, WorkerVariantBinding
+
+    variants = {v.name: v for v in world.project.variants.all()}
+    pinned = [world.items[0].pk, world.items[1].pk]
+
+    response = bulk(
+        world, action="assign_variant", ids=pinned, args={"variant": variants["guided"].pk}
+    )
+
+    assert response.json()["touched"] == 2
+    assert set(
+        ItemVariantFill.objects.filter(item_id__in=pinned).values_list("variant__name", flat=True)
+    ) == {"guided"}
+    # An annotator of the other variant is never given them, even once the rest is gone.
+    worker = world.annotators[0]
+    WorkerVariantBinding.objects.create(
+        project=world.project, worker=worker, variant=variants["plain"], seed=0
+    )
+    served = []
+    while (lease := assignment_next(project=world.project, worker=worker)) is not None:
+        served.append(lease.item_id)
+        submit_first_tokens(lease, worker)
+    assert set(served) == {i.pk for i in world.items} - set(pinned)
+    # Complete needs the pinned variant's quota only.
+    row = ItemSummary.objects.get(item_id=pinned[0])
+    assert [v["name"] for v in row.variants] == ["guided"]
+
+    back = bulk(world, action="assign_variant", ids=pinned, args={"variant": None})
+    assert back.json()["touched"] == 2
+    assert ItemVariantFill.objects.filter(item_id__in=pinned).count() == 4
+
+
+def test_assign_variant_refuses_another_projects_variant(world):
+    other = make_world(items=1)
+    variant = other.project.variants.first()
+
+    response = bulk(
+        world, action="assign_variant", ids=[world.items[0].pk], args={"variant": variant.pk}
+    )
+
+    assert response.status_code == 400 and "variant" in response.json()["detail"]

@@ -272,6 +272,11 @@ class Item(models.Model):
     import_job = models.ForeignKey(
         "ImportJob", null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
     )
+    # Annotated under this variant only (the data manager's "assign to a variant"): the
+    # item has no fill rows of the other variants, so "next" never offers it under them.
+    pinned_variant = models.ForeignKey(
+        "InstructionVariant", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # Kept out of every export (set in the data manager).
     excluded = models.BooleanField(default=False)
     # Part of the project's gold set: its curated annotation is the gold rationale.

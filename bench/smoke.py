@@ -37,6 +37,7 @@ SMOKE_RUNS: dict[str, list[str]] = {
     "import": ["--sizes", "100", "200", "--tokens", "50", "--split-sizes", "200"],
     "export": ["--sizes", "200", "400", "--repeat", "1"],
     "explain": ["--items", "1000"],
+    "data_manager": ["--smoke"],
     "workspace": ["--tokens", "300", "--toggles", "5"],
     # The demo's data is its fixed size; the agreement project and the loads are small.
     "pages": [
@@ -94,6 +95,7 @@ EXERCISES: dict[str, tuple[str, ...]] = {
     "import": DJANGO_STACK,
     "export": ("exports/", "qc/", "rationale_metrics/", *DJANGO_STACK),
     "explain": ("exports/", "rationale_metrics/", *DJANGO_STACK),
+    "data_manager": ("qc/", *DJANGO_STACK),
     "workspace": ("frontend/", *DJANGO_STACK),
     "pages": ("frontend/", "qc/", "exports/", "crowd/", "locale/", *DJANGO_STACK),
     "load": ("frontend/", "qc/", "crowd/", *DJANGO_STACK),

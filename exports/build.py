@@ -66,6 +66,7 @@ from exports.selection import (
     perturbation_link,
     selected_items,
 )
+from qc.services.item_summaries import item_summaries_refresh
 from rationale_metrics.eraser_writer import (
     DatasetSink,
     ExportDocument,
@@ -318,6 +319,8 @@ def export_plan(
 ) -> ExportPlan:
     """Check everything that can be checked before writing, and freeze the selection."""
     worker_id = export_params_check(project=project, params=params)
+    if params.item_filter is not None:
+        item_summaries_refresh(project=project)
     selected = selected_items(project, params, worker_id)
     item_pks = np.fromiter(
         selected.order_by("pk").values_list("pk", flat=True).iterator(chunk_size=10_000),

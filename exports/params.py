@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 
 from config.exceptions import ApplicationError
 from qc.cohorts import COHORTS
+from qc.filters import ItemListFilter, item_filter_data, item_filter_problems
 
 SELECTIONS = ("submitted", "accepted", "reference")
 AGGREGATIONS = ("majority", "union", "annotator", "all_sets", "accepted_sets", "reference")
@@ -32,6 +33,8 @@ class ExportParams:
     seed: int = 0
     layout: str = "docs"
     archive: str = "zip"
+    # The data manager's query string (qc/filters.py): export only the items it matches.
+    item_filter: str | None = None
 
     def as_dict(self) -> dict:
         data = asdict(self)
@@ -91,6 +94,10 @@ def export_params_from(raw: dict) -> ExportParams:
             problems.append(
                 "aggregation: 'accepted_sets' takes the sets of accepted annotations; use selection 'accepted'"
             )
+        if params.item_filter is not None:
+            problem = item_filter_problem(params.item_filter)
+            if problem:
+                problems.append(f"item_filter: {problem}")
         if params.cohort and params.cohort not in COHORTS:
             problems.append(f"cohort: {params.cohort!r} is not one of {', '.join(COHORTS)}")
         if params.layout == BENCHMARK_LAYOUT and params.splits != "keep":
@@ -107,3 +114,13 @@ def export_params_from(raw: dict) -> ExportParams:
             "invalid export parameters: " + "; ".join(problems), extra={"problems": problems}
         )
     return params
+
+
+def item_filter_problem(query) -> str | None:
+    """Why the data manager's list would refuse this query string, if it would."""
+    if not isinstance(query, str):
+        return "the item list's query string, as text"
+    filters = ItemListFilter(data=item_filter_data(query), queryset=None)
+    if filters.is_valid():
+        return None
+    return item_filter_problems(filters)

@@ -17,6 +17,7 @@ from annotate.benchmark_mapping import benchmark_task
 from annotate.models import Annotation, Assignment, AssignmentStatus, Item, Project, RationaleSpan
 from exports.aggregation import AnnotationRow, QualityTally
 from exports.params import ExportParams
+from qc.filters import ItemListFilter, item_filter_data
 from qc.models import VerdictOutcome
 from qc.selectors import flag_counts
 
@@ -119,7 +120,15 @@ def _submitted_assignments(project: Project, params: ExportParams, worker_id: in
 
 
 def selected_items(project: Project, params: ExportParams, worker_id: int | None) -> QuerySet:
-    items = Item.objects.filter(project=project)
+    """The items to export: never an excluded or deleted one; with an item filter, only
+    those the data manager's list shows for it (its summaries are brought up to date when
+    the export is planned)."""
+    items = Item.objects.filter(project=project, excluded=False, deleted_at__isnull=True)
+    if params.item_filter is not None:
+        items = ItemListFilter(
+            data=item_filter_data(params.item_filter),
+            queryset=items.filter(summary__project=project),
+        ).qs.order_by()
     if params.selection != "reference":
         items = items.filter(
             pk__in=_submitted_assignments(project, params, worker_id).values("item_id")

@@ -7,6 +7,7 @@ from config.api_fields import (
 )
 from exports.models import Export
 from exports.params import AGGREGATIONS, ARCHIVES, LAYOUTS, SEED_MAX, SELECTIONS, SPLIT_MODES
+from qc.models import ITEM_VIEW_QUERY_MAX_CHARS
 
 # The longest name each parameter can match: a variant's name, a user name, a cohort's name.
 VARIANT_NAME_MAX_LENGTH = 120
@@ -28,6 +29,13 @@ class ExportCreateInputSerializer(serializers.Serializer):
     seed = StrictIntegerField(min_value=0, max_value=SEED_MAX, default=0)
     layout = serializers.ChoiceField(choices=LAYOUTS, default="docs")
     archive = serializers.ChoiceField(choices=ARCHIVES, default="zip")
+    item_filter = StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=ITEM_VIEW_QUERY_MAX_CHARS,
+        help_text="The data manager's query string: export only the items it matches.",
+    )
 
 
 def _json_writable(value):

@@ -10,8 +10,9 @@ import django_filters
 from django import forms
 from django.contrib.postgres.search import SearchQuery
 from django.db import connection
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.forms.utils import ErrorDict, ErrorList
+from django.http import QueryDict
 
 from annotate.models import Assignment, AssignmentStatus, Item, ItemDocument, Split
 from qc.models import FlagKind, ItemStatus, QualityFlag
@@ -175,6 +176,7 @@ class ItemListFilter(django_filters.FilterSet):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self._refused: dict[str, list[str]] = {}
         for name in ("submitted_min", "submitted_max"):
             self.form.fields[name] = forms.IntegerField(required=False, min_value=0)
 
@@ -269,9 +271,25 @@ class ItemListFilter(django_filters.FilterSet):
         return items.filter(any_of)
 
     def filter_ordering(self, items, name, value):
+        """Nulls sort as the largest value on every database (PostgreSQL's own order, the
+        one its indexes hold; SQLite would put them first)."""
         descending = value.startswith("-")
         path = ORDERING_FIELDS[value.lstrip("-")]
         if path == "pk":
             return items.order_by("-pk" if descending else "pk")
-        sign = "-" if descending else ""
-        return items.order_by(f"{sign}{path}", f"{sign}pk")
+        if descending:
+            return items.order_by(F(path).desc(nulls_first=True), "-pk")
+        return items.order_by(F(path).asc(nulls_last=True), "pk")
+
+
+def item_filter_data(query: str) -> QueryDict:
+    """A saved or passed-on query string as the filters' data: the filter alone, without
+    the page it was on or the order of its rows."""
+    data = QueryDict(query.lstrip("?"), mutable=True)
+    for name in ("page", "page_size", "ordering"):
+        data.pop(name, None)
+    return data
+
+
+def item_filter_problems(filters: ItemListFilter) -> str:
+    return "; ".join(f"{name}: {' '.join(map(str, m))}" for name, m in filters.errors.items())

@@ -95,7 +95,7 @@ def _row(item: Item, copies: list[tuple[int, list[str]]]) -> dict:
         },
         "excluded": item.excluded,
         "marked_gold": item.marked_gold,
-        # Set by curation (issue 31 §2), which lands on its own branch.
+        # TODO(curation merge): whether the item has a curated annotation.
         "curated": False,
         "last_activity": summary.last_activity,
     }

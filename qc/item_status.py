@@ -11,7 +11,8 @@ The rules, first match wins:
 4. revising     the newest annotation of some chain was sent back (a "revise" verdict)
                 and its revision is not submitted yet;
 5. in_review    the newest annotation of some chain has a review but no verdict yet;
-6. complete     every active variant has `annotators_per_item` submitted chains;
+6. complete     every active variant (or the one variant the item is pinned to) has
+                `annotators_per_item` submitted chains;
 7. in_progress  some lease is open or some annotation submitted;
 8. waiting      nothing has happened to the item yet.
 """

@@ -2,7 +2,7 @@ from celery import shared_task
 
 from config.job_chunks import chunk_run_or_fail
 from qc import agreement
-from qc.services import checks
+from qc.services import checks, item_summaries
 
 
 @shared_task(acks_late=True)
@@ -61,3 +61,10 @@ def worker_import_execute(job_id: int) -> str:
     from qc.services.worker_import_jobs import worker_import_run
 
     return worker_import_run(job_id=job_id).status
+
+
+@shared_task
+def item_summaries_refresh_all() -> int:
+    """Started by Celery beat (CELERY_BEAT_SCHEDULE): every live project's item summaries,
+    so that the data manager opens fast even when nobody opened it for a while."""
+    return item_summaries.item_summaries_refresh_projects()

@@ -49,7 +49,7 @@ from crowd.models import StudyLink
 from crowd.platforms import Arrival
 from crowd.services import crowd_consent_record, crowd_entry, study_link_create
 from exports.models import ExplainerRun, Export
-from qc.models import ProjectWorker, QualificationStatus, WorkerImportJob
+from qc.models import ItemView, ProjectWorker, QualificationStatus, WorkerImportJob
 from tests.annotate.perturbation_helpers import original_item
 from tests.annotate.workflow_helpers import make_project, submit_first_tokens
 from tests.factories import UserFactory
@@ -92,6 +92,7 @@ REPORTERS = (ADMIN, RESEARCHER)
 REVIEWERS = (ADMIN, REVIEWER)
 WORKERS = (ANNOTATOR, CROWD)
 PERTURBATION_STEP = (ADMIN, AUTHOR, CHECKER)
+DATA_READERS = (ADMIN, RESEARCHER, CURATOR)
 
 # One row per operation id of the OpenAPI schema.
 API: dict[str, Rule] = {
@@ -140,7 +141,6 @@ API: dict[str, Rule] = {
     "projects_imports_create": rule(PROJECT, *ADMINS),
     "projects_imports_retrieve": rule(PROJECT, *ADMINS, note="an import of this project"),
     "projects_imports_progress_retrieve": rule(PROJECT, *ADMINS, note="an import of this project"),
-    "projects_items_list": rule(PROJECT, *REPORTERS),
     # Instructions.
     "projects_variants_list": rule(PROJECT, *REPORTERS),
     "projects_variants_create": rule(PROJECT, *ADMINS),
@@ -232,6 +232,18 @@ API: dict[str, Rule] = {
     # The data manager's item page: those who run, study or curate the data.
     "projects_items_retrieve": rule(
         PROJECT, ADMIN, CURATOR, RESEARCHER, note="an item of this project"
+    ),
+    # The data manager: the list and saved views for those who read the
+    # project's data, bulk actions for its admins.
+    "projects_items_list": rule(PROJECT, *DATA_READERS),
+    "projects_items_bulk_create": rule(PROJECT, *ADMINS),
+    "projects_item_views_list": rule(PROJECT, *DATA_READERS),
+    "projects_item_views_create": rule(PROJECT, *DATA_READERS),
+    "projects_item_views_partial_update": rule(
+        PROJECT, ADMIN, RESEARCHER, note="a view seen by the caller: its creator, or an admin"
+    ),
+    "projects_item_views_destroy": rule(
+        PROJECT, ADMIN, RESEARCHER, note="a view seen by the caller: its creator, or an admin"
     ),
 }
 
@@ -333,6 +345,15 @@ def _build_world() -> World:
         invited_by=users[ADMIN],
     )
 
+    # A view the researcher shared with the project: theirs to change, and an admin's.
+    item_view = ItemView.objects.create(
+        project=project,
+        creator=users[RESEARCHER],
+        name="matrix view",
+        query="split=train",
+        shared=True,
+    )
+
     other_export = Export.objects.create(project=other_project, params={}, status="succeeded")
     objects = {
         "project_id": project,
@@ -350,6 +371,7 @@ def _build_world() -> World:
         "worker_id": candidate.worker,
         "accounts/user_id": subject,
         "invitation_id": invitation,
+        "view_id": item_view,
     }
     other_ids = {
         "project_id": other_project.pk,
@@ -499,6 +521,9 @@ def _body(operation_id: str, world: World):
             "token": "abcdef",
         },
         "projects_qualification_answers_create": {"gold_item": 1, "rationale_sets": [[]]},
+        "projects_items_bulk_create": {"action": "mark_gold", "ids": [objects["item_id"].pk]},
+        "projects_item_views_create": {"name": "matrix view 2", "query": "split=test"},
+        "projects_item_views_partial_update": {"name": "matrix view renamed"},
     }
     multipart = {
         "projects_imports_create": lambda: {
@@ -620,6 +645,8 @@ OBJECT_IDS_CHECKED = (
     "invitations_accept_create",
     "invitations_decline_create",
     "projects_invitations_withdraw_create",
+    "projects_item_views_destroy",
+    "projects_item_views_partial_update",
     "annotations_review_retrieve",
     "annotations_reviews_create",
     "assignments_draft_update",

@@ -2,7 +2,7 @@
 
 Each action takes (project, items, acting user, args) and returns how many items it
 changed. `items` is a queryset or a list of ids, always of this project and never
-deleted ones; the caller (qc.services.item_bulk.item_bulk_run) chose them, holds the
+deleted ones, and empty when nothing matched (the action still checks its args); the caller (qc.services.item_bulk.item_bulk_run) chose them, holds the
 transaction, writes the one audit event and refreshes the items' summaries. An action
 refuses bad `args` with an ApplicationError whose message starts with the argument's name.
 
@@ -20,8 +20,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotate.models import Item, Project, ProjectMembership, Role
-from annotate.services.assignments import assignment_lease_for_worker
+from annotate.models import InstructionVariant, Item, Project, ProjectMembership, Role
+from annotate.services.assignments import assignment_lease_for_worker, item_variant_pin
 from config.exceptions import ApplicationError
 
 ItemBulkAction = Callable[[Project, "QuerySet[Item] | list[int]", object, dict], int]
@@ -82,11 +82,31 @@ def items_assign_annotators(project: Project, items, acting_user, args: dict) ->
     return touched
 
 
+def items_assign_variant(project: Project, items, acting_user, args: dict) -> int:
+    """Annotate the items under one variant only (args: {"variant": id}), or under every
+    active variant again (args: {"variant": null}); see item_variant_pin."""
+    if "variant" not in args:
+        raise ApplicationError("variant: the id of one of the project's active variants, or null")
+    chosen = args["variant"]
+    variant = None
+    if chosen is not None:
+        if isinstance(chosen, bool) or not isinstance(chosen, int):
+            raise ApplicationError(
+                "variant: the id of one of the project's active variants, or null"
+            )
+        variant = InstructionVariant.objects.filter(project=project, pk=chosen, active=True).first()
+        if variant is None:
+            raise ApplicationError(f"variant: {chosen} is not an active variant of this project")
+    item_ids = list(_items(project, items).order_by("pk").values_list("pk", flat=True))
+    return item_variant_pin(project=project, item_ids=item_ids, variant=variant)
+
+
 ITEM_BULK_ACTIONS: dict[str, ItemBulkAction] = {
     "mark_gold": _flag_set("marked_gold", True),
     "unmark_gold": _flag_set("marked_gold", False),
     "exclude": _flag_set("excluded", True),
     "include": _flag_set("excluded", False),
+    "assign_variant": items_assign_variant,
     "assign_annotators": items_assign_annotators,
 }
 

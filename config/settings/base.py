@@ -306,6 +306,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": AGREEMENT_SWEEP_INTERVAL_SECONDS,
         "options": {"expires": AGREEMENT_SWEEP_INTERVAL_SECONDS},
     },
+    # The data manager's item summaries of every project brought up to date, and those an
+    # import that committed late left without one written (qc/services/item_summaries.py).
+    "item-summaries-refresh": {
+        "task": "qc.tasks.item_summaries_refresh_all",
+        "schedule": env.float("ITEM_SUMMARIES_INTERVAL_SECONDS", default=300.0),
+        "options": {"expires": 60},
+    },
     # What killed exports leave: silent running exports failed, their parts and local work
     # folders removed (exports/services.py, export_work_sweep).
     "export-work-sweep": {

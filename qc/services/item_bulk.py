@@ -61,9 +61,13 @@ def item_bulk_run(
     args = args or {}
     with transaction.atomic():
         chosen = item_bulk_selection(project=project, ids=ids, item_filter=item_filter)
-        touched = 0
-        for start in range(0, len(chosen), BULK_BATCH_SIZE):
-            touched += run(project, chosen[start : start + BULK_BATCH_SIZE], acting_user, args)
+        # At least one call, with no items when nothing matched: bad args are refused
+        # whatever the selection.
+        batches = [
+            chosen[start : start + BULK_BATCH_SIZE]
+            for start in range(0, len(chosen), BULK_BATCH_SIZE)
+        ] or [[]]
+        touched = sum(run(project, batch, acting_user, args) for batch in batches)
         item_summaries_refresh(project=project, item_ids=chosen)
         details = {"action": action, "args": args, "matched": len(chosen), "touched": touched}
         if ids is not None:

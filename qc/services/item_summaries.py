@@ -88,9 +88,10 @@ def item_summaries_refresh(*, project: Project, item_ids: Iterable[int] | None =
                 _summaries_write(project, batch)
         return len(ids)
     with transaction.atomic():
-        watermark, _ = ItemSummaryWatermark.objects.get_or_create(project=project)
         # One refresh of a project at a time: a second waits, then finds nothing new.
-        watermark = ItemSummaryWatermark.objects.select_for_update().get(pk=watermark.pk)
+        watermark, _ = ItemSummaryWatermark.objects.select_for_update().get_or_create(
+            project=project
+        )
         now = timezone.now()
         changed = _items_changed_since(project, watermark, now)
         for batch in _batches(sorted(changed)):
@@ -112,6 +113,16 @@ def item_summaries_complete(*, project: Project) -> int:
         with transaction.atomic():
             _summaries_write(project, batch)
     return len(missing)
+
+
+def item_summaries_refresh_projects() -> int:
+    """Every project that is not deleted: its summaries refreshed and completed. Returns
+    how many items were written."""
+    written = 0
+    for project in Project.objects.filter(deleted_at__isnull=True).order_by("pk"):
+        written += item_summaries_refresh(project=project)
+        written += item_summaries_complete(project=project)
+    return written
 
 
 def _batches(ids: list[int]) -> Iterator[list[int]]:
@@ -175,7 +186,7 @@ def _summaries_write(project: Project, item_ids: list[int]) -> None:
     items = {
         row["pk"]: row
         for row in Item.objects.filter(project=project, pk__in=item_ids).values(
-            "pk", "excluded", "marked_gold"
+            "pk", "excluded", "marked_gold", "pinned_variant_id"
         )
     }
     if not items:
@@ -261,7 +272,8 @@ def _summaries_write(project: Project, item_ids: list[int]) -> None:
     for item_id, item in items.items():
         work = by_item[item_id]
         item_newest = newest_by_item[item_id]
-        variant_rows = _variant_counts(work, variants, project.annotators_per_item)
+        pinned = item["pinned_variant_id"]
+        variant_rows = _variant_counts(work, variants, project.annotators_per_item, pinned)
         chains = tuple(
             ChainState(
                 verdict=verdicts.get(a["annotation__pk"]),
@@ -281,7 +293,9 @@ def _summaries_write(project: Project, item_ids: list[int]) -> None:
                 marked_gold=item["marked_gold"],
                 chains=chains,
                 submitted_per_variant=tuple(
-                    v["submitted"] for v in variant_rows if variants[v["id"]]["active"]
+                    v["submitted"]
+                    for v in variant_rows
+                    if (v["id"] == pinned if pinned else variants[v["id"]]["active"])
                 ),
                 quota=project.annotators_per_item,
                 open_leases=open_leases,
@@ -348,9 +362,12 @@ def majority_label(labels: Iterable[str | None]) -> str | None:
     return min(counts, key=lambda label: (-counts[label], label))
 
 
-def _variant_counts(work: list[dict], variants: dict[int, dict], quota: int) -> list[dict]:
+def _variant_counts(
+    work: list[dict], variants: dict[int, dict], quota: int, pinned: int | None
+) -> list[dict]:
     """Submitted chains per variant (a first-round annotation and its revisions count
-    once), for every active variant and every variant the item has work under."""
+    once), for every variant the item is offered under (the active ones, or the one it is
+    pinned to) and every variant it has work under."""
     submitted = Counter(
         a["variant_id"]
         for a in work
@@ -360,7 +377,7 @@ def _variant_counts(work: list[dict], variants: dict[int, dict], quota: int) -> 
     return [
         {"id": pk, "name": variant["name"], "submitted": submitted[pk], "quota": quota}
         for pk, variant in sorted(variants.items())
-        if variant["active"] or pk in worked
+        if (pk == pinned if pinned else variant["active"]) or pk in worked
     ]
 
 

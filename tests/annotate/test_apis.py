@@ -217,34 +217,6 @@ def test_duplicate_project_name_is_refused(db, project):
     assert "already exists" in response.data["detail"]
 
 
-@pytest.mark.parametrize(
-    ("who", "status"),
-    [("admin", 200), ("researcher", 200), ("reviewer", 403), ("annotator", 403), ("outsider", 404)],
-)
-def test_item_list_permissions(db, project, role_users, who, status):
-    response = client_for(role_users[who]).get(reverse("annotate:item-list", args=[project.id]))
-
-    assert response.status_code == status
-
-
-def test_item_list_filters_by_split_with_few_queries(
-    db, project, role_users, django_assert_max_num_queries
-):
-    from tests.factories import ItemFactory
-
-    for n in range(30):
-        ItemFactory(project=project, split="train" if n % 2 else "test")
-    client = client_for(role_users["researcher"])
-
-    with django_assert_max_num_queries(8):
-        response = client.get(
-            reverse("annotate:item-list", args=[project.id]), {"split": "train", "limit": 100}
-        )
-
-    assert response.data["count"] == 15
-    assert all(r["split"] == "train" and len(r["docids"]) == 1 for r in response.data["results"])
-
-
 def test_openapi_schema_and_docs_are_served(db, client):
     schema = client.get("/api/schema/")
     docs = client.get("/api/docs/")

@@ -4,11 +4,11 @@ error codes each operation answers."""
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
-# Every list the API answers in pages (DRF's LimitOffsetPagination).
+# Every list the API answers in pages (DRF's LimitOffsetPagination); the data manager's
+# item list pages by number instead (its own test below).
 PAGINATED = {
     "projects_list",
     "projects_imports_list",
-    "projects_items_list",
     "projects_exports_list",
     "projects_exports_runs_list",
     "projects_perturbations_list",
@@ -59,10 +59,14 @@ def test_every_paginated_list_takes_limit_and_offset_and_answers_a_page(schema):
     assert found == PAGINATED
 
 
-def test_the_item_list_describes_its_filters(schema):
+def test_the_item_list_describes_its_filters_and_pages_by_number(schema):
     operation = schema["paths"]["/api/projects/{project_id}/items/"]["get"]
+    page = _resolve(schema, operation["responses"]["200"]["content"]["application/json"]["schema"])
 
-    assert {"split", "label"} <= {p["name"] for p in operation["parameters"]}
+    assert {"split", "label", "status", "search", "ordering", "kappa_min", "page", "page_size"} <= {
+        p["name"] for p in operation["parameters"]
+    }
+    assert set(page["required"]) >= {"count", "count_is_estimate", "results"}
 
 
 def test_bodies_are_json_or_multipart_and_text_says_when_it_may_be_blank(schema):

@@ -110,6 +110,8 @@ def sweeper(celery_worker_process, tmp_path):
                 "JOB_HEARTBEAT_TIMEOUT_SECONDS": "2",
                 # Not the quality checks' sweep: its flags would join the report's figures.
                 "QC_CHECK_INTERVAL_SECONDS": "86400",
+                # Nor the data manager's summaries: their work would compete for the CPU.
+                "ITEM_SUMMARIES_INTERVAL_SECONDS": "86400",
                 "CELERY_TRACE_LOG_LEVEL": "INFO",
             },
             beat=True,

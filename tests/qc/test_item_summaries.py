@@ -164,3 +164,21 @@ def test_plain_figures():
     assert review_score(1, [(1, 1), (1, 1)]) == 0.0
     assert text_preview("one two") == "one two"
     assert text_preview(" ".join(str(n) for n in range(20))) == "0 1 2 3 4 5 6 7 8 9 10 11…"
+
+
+def test_beat_refreshes_every_project_and_writes_missing_summaries(db):
+    from django.conf import settings
+
+    from qc.tasks import item_summaries_refresh_all
+
+    first, second = make_project(items=2), make_project(items=3)
+    item_summaries_refresh(project=first)
+    ItemSummary.objects.filter(project=first).delete()  # as if committed below the watermark
+
+    assert "qc.tasks.item_summaries_refresh_all" in {
+        entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()
+    }
+    item_summaries_refresh_all.delay()
+
+    assert ItemSummary.objects.filter(project=first).count() == 2
+    assert ItemSummary.objects.filter(project=second).count() == 3

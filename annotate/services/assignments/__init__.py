@@ -14,6 +14,7 @@ from annotate.services.assignments.fill_counters import (
     fill_change,
     fill_rows_rebuild,
     fill_rows_sync,
+    item_variant_pin,
     project_fill_rows_sync,
 )
 from annotate.services.assignments.leasing import (
@@ -51,6 +52,7 @@ __all__ = [
     "fill_change",
     "fill_rows_rebuild",
     "fill_rows_sync",
+    "item_variant_pin",
     "label_problem",
     "leases_expire",
     "project_fill_rows_sync",

@@ -4,7 +4,7 @@ assignments; kept exact by the transactions that lease, skip, expire and late-su
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Subquery, Value
+from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from annotate.models import (
@@ -61,11 +61,10 @@ def _fill_rows_create(project: Project, variant: InstructionVariant) -> int:
     # Two plain scans and a set difference: an anti-join here met a freshly imported
     # table without statistics and PostgreSQL planned it as a nested loop over both.
     have = set(ItemVariantFill.objects.filter(variant=variant).values_list("item_id", flat=True))
-    missing = [
-        pk
-        for pk in Item.objects.filter(project=project).order_by().values_list("pk", flat=True)
-        if pk not in have
-    ]
+    offered = Item.objects.filter(project=project).exclude(
+        Q(pinned_variant__isnull=False) & ~Q(pinned_variant=variant)
+    )
+    missing = [pk for pk in offered.order_by().values_list("pk", flat=True) if pk not in have]
     created = 0
     for start in range(0, len(missing), 5000):
         chunk = missing[start : start + 5000]
@@ -106,3 +105,38 @@ def fill_rows_rebuild(*, project: Project) -> int:
         for start in range(0, len(wrong), 5000):
             ItemVariantFill.objects.filter(pk__in=wrong[start : start + 5000]).update(live=actual)
     return len(wrong)
+
+
+def item_variant_pin(
+    *, project: Project, item_ids: list[int], variant: InstructionVariant | None
+) -> int:
+    """Annotate these items under `variant` only (None: under every active variant again),
+    by their fill rows: those of the other variants are removed, so "next" stops offering
+    the items under them (leases already out finish as they are), and the missing ones are
+    created. Returns how many items changed. The caller holds the transaction."""
+    items = Item.objects.filter(project=project, pk__in=item_ids)
+    changing = list(
+        items.exclude(pinned_variant=variant).order_by("pk").values_list("pk", flat=True)
+        if variant is not None
+        else items.filter(pinned_variant__isnull=False).order_by("pk").values_list("pk", flat=True)
+    )
+    if not changing:
+        return 0
+    Item.objects.filter(pk__in=changing).update(pinned_variant=variant)
+    offered = (
+        [variant]
+        if variant is not None
+        else list(InstructionVariant.objects.filter(project=project, active=True))
+    )
+    if variant is not None:
+        others = ItemVariantFill.objects.filter(item_id__in=changing).exclude(variant=variant)
+        # Locked in a fixed order first, as the services that move fills lock them.
+        list(others.select_for_update().order_by("pk").values_list("pk", flat=True))
+        others.delete()
+    for chosen in offered:
+        live = _live_counts(chosen, changing)
+        ItemVariantFill.objects.bulk_create(
+            [ItemVariantFill(item_id=i, variant=chosen, live=live.get(i, 0)) for i in changing],
+            ignore_conflicts=True,
+        )
+    return len(changing)

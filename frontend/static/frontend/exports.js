@@ -95,7 +95,8 @@ if (panel) {
     const data = new FormData(form);
     /** @type {Record<string, any>} */ const body = {};
     for (const key of ["selection", "aggregation", "splits", "layout", "archive"]) body[key] = data.get(key);
-    for (const key of ["variant", "annotator", "cohort"]) if (data.get(key)) body[key] = data.get(key);
+    // item_filter: the data manager's query string ("Export this view" links here with it).
+    for (const key of ["variant", "annotator", "cohort", "item_filter"]) if (data.get(key)) body[key] = data.get(key);
     body.seed = Number(data.get("seed") || 0);
     if (body.splits === "ratios") body.ratios = String(data.get("ratios")).split(",").map(Number);
     const response = await api(base, "POST", body);

@@ -1,0 +1,211 @@
+"""The data manager's first pages use an index, never a sequential scan of the big tables
+(PostgreSQL only, as bench/explain.py checks the hot path).
+
+How: a project of a few thousand items with summaries, assignments and flags, beside
+another project, with planner statistics (ANALYZE). Then, for the first page of each
+single filter and each sort, the plan under `enable_seqscan = off`: the planner still
+answers with a sequential scan when no index can serve the query, so a plan free of them
+proves one can. Sorts also run with `enable_sort = off`: an index then delivers the rows
+in order, where a missing index shows as a Sort node (an Incremental Sort, which orders
+only the ties within the index's order, is fine). Timings are bench/data_manager.py's.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from django.db import connection
+from django.http import QueryDict
+from django.utils import timezone
+
+from annotate.models import (
+    Annotation,
+    Assignment,
+    AssignmentStatus,
+    Document,
+    InstructionVariant,
+    Item,
+    ItemDocument,
+    Project,
+)
+from qc.filters import ORDERING_FIELDS, ItemListFilter
+from qc.item_list_selectors import item_list_items
+from qc.models import ItemSummary, QualityFlag
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.usefixtures("postgres_only")
+
+ITEMS = 3_000
+BIG_TABLES = (
+    "annotate_item",
+    "qc_itemsummary",
+    "annotate_assignment",
+    "annotate_annotation",
+    "qc_qualityflag",
+    "annotate_itemdocument",
+)
+STATUSES = ["waiting", "in_progress", "complete", "in_review", "accepted"]
+
+
+def _project(name: str, rng: random.Random) -> tuple[Project, list[int], list[int], list[int]]:
+    project = Project.objects.create(name=name, labels=["neg", "pos"])
+    variants = [
+        InstructionVariant.objects.create(project=project, name=f"v{n}", text="Highlight.").pk
+        for n in range(3)
+    ]
+    workers = [UserFactory(username=f"{name}-w{n}").pk for n in range(9)]
+    documents = Document.objects.bulk_create(
+        Document(
+            project=project,
+            docid=f"d{n}",
+            text=f"film {n} {rng.choice(['dog', 'cat', 'bird'])} plot",
+            tokens=[[0, 4]],
+            sentences=[[0, 1]],
+            token_count=4,
+            text_sha256=str(n),
+            tokenizer="test",
+        )
+        for n in range(ITEMS)
+    )
+    items = Item.objects.bulk_create(
+        Item(
+            project=project,
+            annotation_id=f"i{n}",
+            label=rng.choice(["neg", "pos"]),
+            split=rng.choice(["train", "val", "test"]),
+            query=f"question {n}",
+        )
+        for n in range(ITEMS)
+    )
+    ItemDocument.objects.bulk_create(
+        ItemDocument(item=item, document=document, position=0)
+        for item, document in zip(items, documents, strict=True)
+    )
+    return project, [i.pk for i in items], variants, workers
+
+
+def _work(project, item_ids, variants, workers, rng) -> None:
+    now = timezone.now()
+    assignments = Assignment.objects.bulk_create(
+        Assignment(
+            item_id=item_id,
+            worker_id=workers[(k + n) % len(workers)],
+            variant_id=variants[n],
+            slot=0,
+            status=AssignmentStatus.SUBMITTED,
+            lease_expires_at=now,
+            submitted_at=now,
+        )
+        for k, item_id in enumerate(item_ids)
+        for n in range(3)
+    )
+    annotations = Annotation.objects.bulk_create(Annotation(assignment=a) for a in assignments)
+    QualityFlag.objects.bulk_create(
+        QualityFlag(annotation=a, kind=rng.choice(["empty", "too_fast"]))
+        for a in annotations
+        if rng.random() < 0.05
+    )
+    ItemSummary.objects.bulk_create(
+        ItemSummary(
+            item_id=item_id,
+            project=project,
+            status=rng.choice(STATUSES),
+            submitted=rng.randint(0, 3),
+            kappa=rng.random(),
+            f1=rng.random(),
+            open_flags=rng.choice([0, 0, 0, 1]),
+            review_score=rng.random(),
+            majority_label=rng.choice(["neg", "pos"]),
+            last_activity=now,
+        )
+        for item_id in item_ids
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE qc_itemsummary SET search_vector = to_tsvector('simple', 'film plot ' || item_id)"
+        )
+
+
+@pytest.fixture(scope="module")
+def project(django_db_setup, django_db_blocker):
+    rng = random.Random(7)
+    with django_db_blocker.unblock():
+        from django.db import transaction
+
+        with transaction.atomic():
+            built = []
+            for name in ("plans", "plans-other"):
+                project, item_ids, variants, workers = _project(name, rng)
+                _work(project, item_ids, variants, workers, rng)
+                built.append((project, variants, workers))
+            with connection.cursor() as cursor:
+                for table in BIG_TABLES:
+                    cursor.execute(f"ANALYZE {table}")
+            yield built[0]
+            transaction.set_rollback(True)
+
+
+def _plan(project: Project, query: str, *, no_sort: bool) -> str:
+    filters = ItemListFilter(data=QueryDict(query), queryset=item_list_items(project=project))
+    assert filters.is_valid(), filters.errors
+    page = filters.qs[:50]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        if no_sort:
+            cursor.execute("SET LOCAL enable_sort = off")
+        plan = page.explain()
+        cursor.execute("RESET enable_seqscan")
+        cursor.execute("RESET enable_sort")
+    return plan
+
+
+def _scans(plan: str) -> list[str]:
+    return [t for t in BIG_TABLES if f"Seq Scan on {t}" in plan]
+
+
+def _filters(variants, workers) -> list[str]:
+    return [
+        "search=dog",
+        "status=complete",
+        "split=test",
+        "label=pos",
+        "majority_label=neg",
+        f"variant={variants[1]}",
+        f"annotator={workers[2]}",
+        "flag=any",
+        "flag=none",
+        "flag=empty",
+        "perturbation=perturbed",
+        "perturbation=original",
+        "kappa_min=0.9",
+        "kappa_max=0.1",
+        "f1_min=0.9",
+        "review_score_max=0.05",
+        "submitted_min=3",
+        "last_activity_after=2000-01-01T00:00:00Z",
+    ]
+
+
+def test_the_first_page_of_each_single_filter_uses_an_index(project, db):
+    project, variants, workers = project
+    problems = {}
+    for query in _filters(variants, workers):
+        plan = _plan(project, query, no_sort=False)
+        if _scans(plan):
+            problems[query] = plan
+    assert not problems, "\n\n".join(f"{q}:\n{p}" for q, p in problems.items())
+
+
+@pytest.mark.parametrize("column", sorted(ORDERING_FIELDS))
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_the_first_page_of_each_sort_comes_in_index_order(project, db, column, sign):
+    project, _, _ = project
+
+    plan = _plan(project, f"ordering={sign}{column}", no_sort=True)
+
+    assert not _scans(plan), plan
+    # An incremental sort orders only rows of equal key among the index's (ties by id).
+    full_sorts = [line for line in plan.splitlines() if re.match(r"\s*(->\s+)?Sort\s+\(", line)]
+    assert not full_sorts, plan

@@ -107,6 +107,7 @@ class ImportJobListCreateApi(GenericAPIView):
             acting_user=request.user,
             upload=data.validated_data["file"],
             source_format=data.validated_data.get("source_format"),
+            mapping=data.validated_data.get("mapping"),
         )
         job.refresh_from_db()
         return Response(ImportJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)

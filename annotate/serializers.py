@@ -90,6 +90,25 @@ class ProjectCreateInputSerializer(serializers.Serializer):
 class ImportJobCreateInputSerializer(serializers.Serializer):
     file = serializers.FileField()
     source_format = serializers.ChoiceField(choices=ImportFormat.choices, required=False)
+    # A JSON object in the multipart body: which column of a Hugging Face dataset fills
+    # which role of an item (annotate/hf_mapping.py); absent: guessed from the names.
+    mapping = serializers.JSONField(
+        binary=True,
+        required=False,
+        help_text="Hugging Face datasets only: a JSON object naming, per role (text, "
+        "documents, label, id, split, query, query_type, rationale_spans, rationale_tokens, "
+        "perturbation_of, perturbation_types), the column that fills it. Roles left out are "
+        "guessed from the column names.",
+    )
+
+    def validate_mapping(self, value):
+        if not isinstance(value, dict) or not all(
+            isinstance(v, str | list | type(None)) for v in value.values()
+        ):
+            raise serializers.ValidationError(
+                "a JSON object naming, per role, a column (or a list of text columns)"
+            )
+        return value
 
 
 class ImportJobOutputSerializer(serializers.ModelSerializer):
@@ -103,6 +122,7 @@ class ImportJobOutputSerializer(serializers.ModelSerializer):
             "project",
             "source_format",
             "source_name",
+            "options",
             "status",
             "progress",
             "problems",

@@ -27,6 +27,7 @@ A row is one instance:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -371,7 +372,7 @@ def hf_push_to_hub(*, folder, repo_id: str, token: str | None = None, private: b
         raise ApplicationError(
             "pushing to the hub needs huggingface_hub: pip install 'rationale-workbench[hf]'"
         ) from exc
-    api = HfApi(token=token)
+    api = HfApi(token=token or os.environ.get("HF_TOKEN"))
     api.create_repo(repo_id=repo_id, repo_type="dataset", private=private, exist_ok=True)
     commit = api.upload_folder(
         folder_path=str(folder),

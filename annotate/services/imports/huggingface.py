@@ -476,6 +476,9 @@ def hf_checked(
                 ),
                 problems,
             )
+            names = columns[resolved["label"]].label_names if resolved.get("label") else None
+            if names and not project.labels:
+                labels = list(names)  # a ClassLabel states the label set, in its order
         problems.raise_if_any()
     return HfChecked(resolved, columns, rows, fingerprints, labels, first_row_of)
 

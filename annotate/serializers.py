@@ -111,6 +111,60 @@ class ImportJobCreateInputSerializer(serializers.Serializer):
         return value
 
 
+class HfMappingInputSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="A .parquet or .arrow file, or a .zip of a dataset folder"
+    )
+    mapping = serializers.JSONField(
+        binary=True,
+        required=False,
+        help_text="As for an import: per role, a column; roles left out are guessed.",
+    )
+
+    def validate_mapping(self, value):
+        return ImportJobCreateInputSerializer().validate_mapping(value)
+
+
+class HfColumnSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.CharField()
+    label_names = serializers.ListField(child=serializers.CharField(), allow_null=True)
+
+
+class HfFileSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    split = serializers.CharField(allow_blank=True)
+    rows = serializers.IntegerField()
+
+
+class HfSampleSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    row = serializers.IntegerField()
+    id = serializers.CharField()
+    label = serializers.CharField(allow_null=True)
+    split = serializers.CharField(allow_blank=True)
+    texts = serializers.ListField(child=serializers.CharField())
+    rationale_sets = serializers.IntegerField()
+    perturbation_of = serializers.CharField(allow_null=True)
+
+
+class ProblemSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+
+
+class HfMappingOutputSerializer(serializers.Serializer):
+    files = HfFileSerializer(many=True)
+    rows = serializers.IntegerField()
+    columns = HfColumnSerializer(many=True)
+    roles = serializers.ListField(child=serializers.CharField())
+    mapping = serializers.DictField(help_text="per role, its column (text may be a list)")
+    problems = ProblemSerializer(many=True)
+    sample = HfSampleSerializer(many=True)
+
+
 class ImportJobOutputSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)

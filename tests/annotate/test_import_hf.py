@@ -8,13 +8,16 @@ import datasets
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from annotate.models import (
     Document,
     ImportFormat,
+    ImportJob,
     Item,
     ItemDocument,
     RationaleSet,
@@ -28,6 +31,7 @@ from exports.params import ExportParams
 from exports.services import export_build, export_write_datasheet
 from rationale_metrics.eraser_writer import DirectorySink, ZipSink
 from rationale_metrics.problems import DataValidationError
+from tests.conftest import client_for
 from tests.factories import ProjectFactory
 from tests.hypothesis_budget import examples
 
@@ -408,3 +412,121 @@ def test_the_command_takes_a_mapping_and_refuses_a_malformed_one(db, tmp_path, c
         call_command("import_eraser", str(project.pk), str(path), "--mapping", "text")
 
     assert Item.objects.get(project=project).label == "pos"
+
+
+# ---------------------------------------------------------------- the API
+
+
+def parquet_bytes(tmp_path, columns: dict) -> bytes:
+    return write_parquet(tmp_path / f"{uuid.uuid4().hex}.parquet", columns).read_bytes()
+
+
+def test_the_preview_shows_columns_and_the_guessed_mapping_and_writes_nothing(
+    db, project, role_users, tmp_path
+):
+    body = parquet_bytes(tmp_path, {"body": ["A superb film .", "Dull ."], "label": ["pos", "neg"]})
+    url = reverse("annotate:import-hf-mapping", args=[project.id])
+
+    guessed = client_for(role_users["admin"]).post(
+        url, {"file": SimpleUploadedFile("train.parquet", body)}, format="multipart"
+    )
+    mapped = client_for(role_users["admin"]).post(
+        url,
+        {"file": SimpleUploadedFile("train.parquet", body), "mapping": '{"text": "body"}'},
+        format="multipart",
+    )
+
+    assert guessed.status_code == 200, guessed.content
+    assert guessed.data["columns"] == [
+        {"name": "body", "type": "string", "label_names": None},
+        {"name": "label", "type": "string", "label_names": None},
+    ]
+    assert guessed.data["mapping"] == {"label": "label"}
+    assert [p["field"] for p in guessed.data["problems"]] == ["mapping.text"]
+    assert mapped.status_code == 200
+    assert mapped.data["mapping"] == {"label": "label", "text": "body"}
+    assert mapped.data["problems"] == []
+    assert [(s["id"], s["label"], s["split"]) for s in mapped.data["sample"]] == [
+        ("train-0", "pos", "train"),
+        ("train-1", "neg", "train"),
+    ]
+    assert not Item.objects.filter(project=project).exists()
+
+
+def test_the_preview_refuses_a_file_of_another_format_by_its_field(db, project, role_users):
+    response = client_for(role_users["admin"]).post(
+        reverse("annotate:import-hf-mapping", args=[project.id]),
+        {"file": SimpleUploadedFile("texts.jsonl", b'{"text": "a"}\n')},
+        format="multipart",
+    )
+
+    assert response.status_code == 400
+    assert response.data["field"] == "file"
+
+
+def test_an_upload_with_a_mapping_imports_through_the_job(
+    db, project, role_users, tmp_path, django_capture_on_commit_callbacks
+):
+    body = parquet_bytes(
+        tmp_path, {"review": ["A superb film .", "Dull ."], "stars": ["pos", "neg"]}
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(role_users["admin"]).post(
+            reverse("annotate:import-list", args=[project.id]),
+            {
+                "file": SimpleUploadedFile("test-00000-of-00001.parquet", body),
+                "mapping": '{"text": "review", "label": "stars"}',
+            },
+            format="multipart",
+        )
+
+    assert response.status_code == 202, response.content
+    job = ImportJob.objects.get(pk=response.data["id"])
+    assert (job.source_format, job.status) == ("hf", "succeeded"), job.problems
+    assert job.options == {"mapping": {"text": "review", "label": "stars"}}
+    assert sorted(
+        Item.objects.filter(project=project).values_list("annotation_id", "label", "split")
+    ) == [
+        ("test-0", "pos", "test"),
+        ("test-1", "neg", "test"),
+    ]
+
+
+def test_an_upload_whose_mapping_names_an_absent_column_fails_naming_it(
+    db, project, role_users, tmp_path, django_capture_on_commit_callbacks
+):
+    body = parquet_bytes(tmp_path, {"review": ["A superb film ."]})
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(role_users["admin"]).post(
+            reverse("annotate:import-list", args=[project.id]),
+            {"file": SimpleUploadedFile("x.parquet", body), "mapping": '{"text": "body"}'},
+            format="multipart",
+        )
+
+    job = ImportJob.objects.get(pk=response.data["id"])
+    assert job.status == "failed"
+    assert [(p["file"], p["field"]) for p in job.problems] == [("x.parquet", "mapping.text")]
+    assert not Item.objects.filter(project=project).exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "mapping", "field"),
+    [
+        ("x.parquet", "not json", "mapping"),
+        ("x.parquet", '["text"]', "mapping"),
+        ("x.jsonl", '{"text": "review"}', "mapping"),
+    ],
+)
+def test_a_malformed_mapping_is_a_400_naming_the_field(
+    db, project, role_users, name, mapping, field
+):
+    response = client_for(role_users["admin"]).post(
+        reverse("annotate:import-list", args=[project.id]),
+        {"file": SimpleUploadedFile(name, b"{}\n"), "mapping": mapping},
+        format="multipart",
+    )
+
+    assert response.status_code == 400
+    assert field in response.data or response.data.get("field") == field

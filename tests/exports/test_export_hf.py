@@ -201,7 +201,7 @@ def test_a_project_without_a_label_set_exports_its_labels_as_text(db, tmp_path):
 def test_the_command_exports_hf_and_pushes_to_the_hub_with_the_token(
     perturbed,
     tmp_path,
-    monkeypatch,  # noqa: F811
+    monkeypatch,
 ):
     pushed = {}
 

@@ -26,10 +26,12 @@ from django.conf import settings
 from django.db import transaction
 
 from annotate.hf_mapping import (
+    ROLES,
     SPLIT_NAMES,
     Column,
     MappedDocument,
     MappedRow,
+    kind_text,
     mapping_guess,
     mapping_problems,
     offsets_problem,
@@ -60,6 +62,7 @@ from annotate.services.imports.records import (
 )
 from annotate.task_types import options_from_query
 from annotate.tokenization import tokenize_texts, tokenizer_name
+from config.exceptions import ApplicationError, TooLargeError
 from rationale_metrics.eraser import Evidence, Instance
 from rationale_metrics.problems import DataValidationError, ProblemList
 
@@ -121,11 +124,13 @@ def _arrow_table_kind(path: Path) -> str:
         return "arrow_stream"
 
 
-def _table_opened(root: Path, path: Path) -> HfTable:
+def _table_opened(root: Path, path: Path, label: str) -> HfTable:
+    """A data file; named by its path in the folder, or, a file on its own, by `label` (an
+    upload's own name, whose split the stored file's name may hide)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    name = path.relative_to(root).as_posix() if path != root else path.name
+    name = path.relative_to(root).as_posix() if path != root else label
     if path.suffix == ".parquet":
         meta = pq.read_metadata(str(path))
         schema_meta = pq.read_schema(str(path)).metadata or {}
@@ -231,7 +236,7 @@ def hf_tables(path: Path, label: str) -> Iterator[list[HfTable]]:
         tables = []
         for file in files:
             try:
-                tables.append(_table_opened(root, file))
+                tables.append(_table_opened(root, file, label))
             except Exception as exc:  # pyarrow's errors: a file that is not what it says
                 name = file.relative_to(root).as_posix() if root != file else file.name
                 problems.add(name, None, None, f"cannot read this file: {exc}")
@@ -672,3 +677,88 @@ def hf_import(
             [(i.instance.key, i.original, i.perturbation_types) for i in fresh if i.original],
         )
     return summary
+
+
+# ---------------------------------------------------------------- the mapping, before an import
+
+PREVIEW_ROWS = 5
+PREVIEW_CHECKED_ROWS = 200
+
+
+def _preview_text(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def hf_mapping_preview(*, path: Path, label: str, mapping: dict | None) -> dict:
+    """What an import of the dataset at `path` would read, before anything is written: its
+    columns with their types, the mapping (given, else guessed), the mapping's problems and
+    those of its first rows, and its first items as mapped. Reads the files' schemas and
+    first rows only; DataValidationError when the files cannot be read."""
+    with hf_tables(path, label) as tables:
+        problems = ProblemList()
+        columns = hf_columns(tables, problems)
+        resolved = hf_mapping_resolved(mapping, columns)
+        for problem in mapping_problems(resolved, columns):
+            problems.add(label, None, problem.field, problem.message)
+        sample = []
+        if not problems:
+            checked = 0
+            for table, index, raw in _unit_rows(tables, 0, PREVIEW_CHECKED_ROWS):
+                mapped, found = row_mapped(raw, index, table.split, resolved, columns)
+                checked += 1
+                for problem in found:
+                    problems.add(table.name, index, problem.field, problem.message)
+                if mapped is not None and len(sample) < PREVIEW_ROWS:
+                    sample.append(
+                        {
+                            "file": table.name,
+                            "row": index,
+                            "id": mapped.annotation_id,
+                            "label": mapped.label,
+                            "split": _row_split(mapped, table),
+                            "texts": [_preview_text(d.text) for d in mapped.documents],
+                            "rationale_sets": len(mapped.rationale_sets),
+                            "perturbation_of": mapped.perturbation_of,
+                        }
+                    )
+        return {
+            "files": [{"name": t.name, "split": t.split, "rows": t.rows} for t in tables],
+            "rows": sum(t.rows for t in tables),
+            "columns": [
+                {"name": name, "type": kind_text(column.kind), "label_names": column.label_names}
+                for name, column in columns.items()
+            ],
+            "roles": list(ROLES),
+            "mapping": resolved,
+            "problems": [p.as_dict() for p in problems],
+            "sample": sample,
+        }
+
+
+def hf_mapping_preview_upload(*, upload, mapping: dict | None) -> dict:
+    """hf_mapping_preview of an uploaded file (kept in a temporary file meanwhile)."""
+    name = PurePosixPath(upload.name).name
+    if upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
+        raise TooLargeError(
+            f"{name}: {upload.size} bytes is over the upload limit of "
+            f"{settings.IMPORT_MAX_UPLOAD_BYTES} bytes",
+            extra={"limit_bytes": settings.IMPORT_MAX_UPLOAD_BYTES},
+        )
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix not in (*DATA_SUFFIXES, ".zip"):
+        raise ApplicationError(
+            f"file: {name!r} is not a Hugging Face dataset: expected a .parquet or .arrow "
+            "file, or a .zip of a dataset folder",
+            extra={"field": "file"},
+        )
+    with tempfile.TemporaryDirectory(prefix="hf-preview-") as tmp:
+        path = Path(tmp) / name
+        with open(path, "wb") as out:
+            for block in upload.chunks():
+                out.write(block)
+        try:
+            return hf_mapping_preview(path=path, label=name, mapping=mapping)
+        except DataValidationError as exc:
+            raise ApplicationError(
+                str(exc), extra={"problems": [p.as_dict() for p in exc.problems]}
+            ) from exc

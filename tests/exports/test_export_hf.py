@@ -16,7 +16,10 @@ from exports.huggingface import SHARD_ROWS, hf_row, shard_names
 from exports.params import ExportParams
 from exports.services import export_build, export_write_datasheet
 from rationale_metrics.eraser_writer import DirectorySink
-from tests.annotate.test_perturbations_export import perturbed  # noqa: F401 - a fixture
+from tests.annotate import test_perturbations_export
+
+# Items with perturbations of several types, their author and their checker.
+perturbed = test_perturbations_export.perturbed
 
 REFERENCE = {"selection": "reference", "aggregation": "reference"}
 
@@ -42,7 +45,7 @@ def card_metadata(folder):
     return yaml.safe_load(front), body
 
 
-def test_load_dataset_reads_the_folder_with_its_features(perturbed, tmp_path):  # noqa: F811
+def test_load_dataset_reads_the_folder_with_its_features(perturbed, tmp_path):
     project, _, (first, second) = perturbed
     out = tmp_path / "hf"
 
@@ -66,7 +69,7 @@ def test_load_dataset_reads_the_folder_with_its_features(perturbed, tmp_path):  
     assert document["offsets"] == stored.tokens.tolist()
 
 
-def test_the_card_carries_the_metadata_the_hub_reads_and_the_datasheet(perturbed, tmp_path):  # noqa: F811
+def test_the_card_carries_the_metadata_the_hub_reads_and_the_datasheet(perturbed, tmp_path):
     project, _, _ = perturbed
     out = tmp_path / "hf"
 
@@ -89,7 +92,7 @@ def test_the_card_carries_the_metadata_the_hub_reads_and_the_datasheet(perturbed
     assert "Highlight the words that decide." in body
 
 
-def test_a_stated_licence_is_the_hubs_identifier_or_other_with_its_name(perturbed, tmp_path):  # noqa: F811
+def test_a_stated_licence_is_the_hubs_identifier_or_other_with_its_name(perturbed, tmp_path):
     from exports.datasheet_info import datasheet_info_update
 
     project, users, _ = perturbed
@@ -250,7 +253,7 @@ def test_the_command_exports_hf_and_pushes_to_the_hub_with_the_token(
     )
 
 
-def test_push_to_hub_needs_the_hf_layout_and_a_folder(perturbed, tmp_path):  # noqa: F811
+def test_push_to_hub_needs_the_hf_layout_and_a_folder(perturbed, tmp_path):
     project, _, _ = perturbed
 
     with pytest.raises(CommandError, match="--push-to-hub"):

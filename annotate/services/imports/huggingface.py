@@ -702,10 +702,8 @@ def hf_mapping_preview(*, path: Path, label: str, mapping: dict | None) -> dict:
             problems.add(label, None, problem.field, problem.message)
         sample = []
         if not problems:
-            checked = 0
             for table, index, raw in _unit_rows(tables, 0, PREVIEW_CHECKED_ROWS):
                 mapped, found = row_mapped(raw, index, table.split, resolved, columns)
-                checked += 1
                 for problem in found:
                     problems.add(table.name, index, problem.field, problem.message)
                 if mapped is not None and len(sample) < PREVIEW_ROWS:
@@ -760,5 +758,5 @@ def hf_mapping_preview_upload(*, upload, mapping: dict | None) -> dict:
             return hf_mapping_preview(path=path, label=name, mapping=mapping)
         except DataValidationError as exc:
             raise ApplicationError(
-                str(exc), extra={"problems": [p.as_dict() for p in exc.problems]}
+                str(exc), extra={"problems": [str(p) for p in exc.problems]}
             ) from exc

@@ -228,8 +228,8 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
-    # Hugging Face datasets (issue 33 §3): the columns and mapping an import would read,
-    # shown before an import is started; as imports, the project's admins only.
+    # Hugging Face datasets (docs/howto/huggingface.md): the columns and mapping an import
+    # would read, shown before an import is started; as imports, the project's admins only.
     "projects_imports_hf_mapping_create": rule(PROJECT, *ADMINS),
 }
 

@@ -530,3 +530,19 @@ def test_a_malformed_mapping_is_a_400_naming_the_field(
 
     assert response.status_code == 400
     assert field in response.data or response.data.get("field") == field
+
+
+def test_a_role_given_as_null_stays_empty_and_a_given_text_replaces_the_guessed_documents():
+    from annotate.hf_mapping import Column
+    from annotate.services.imports.huggingface import hf_mapping_resolved
+
+    columns = {
+        "text": Column("string"),
+        "documents": Column(("list", ("struct", {"text": "string"}))),
+        "label": Column("string"),
+        "body": Column("string"),
+    }
+
+    assert hf_mapping_resolved(None, columns) == {"documents": "documents", "label": "label"}
+    assert hf_mapping_resolved({"label": None, "documents": None}, columns) == {"text": "text"}
+    assert hf_mapping_resolved({"text": "body"}, columns) == {"text": "body", "label": "label"}

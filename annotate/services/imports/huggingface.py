@@ -346,9 +346,9 @@ def hf_mapping_resolved(mapping: dict | None, columns: dict[str, Column]) -> dic
     if not mapping:
         return guess
     resolved = {k: v for k, v in guess.items() if k not in mapping}
-    if "documents" in mapping:
+    if mapping.get("documents"):
         resolved.pop("text", None)
-    if "text" in mapping:
+    if mapping.get("text"):
         resolved.pop("documents", None)
     resolved.update({k: v for k, v in mapping.items() if v is not None})
     return resolved

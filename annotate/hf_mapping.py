@@ -111,12 +111,15 @@ def kind_text(kind) -> str:
     return "{" + ", ".join(f"{k}: {kind_text(v)}" for k, v in kind[1].items()) + "}"
 
 
-def mapping_guess(columns: dict[str, Column]) -> dict[str, Any]:
+def mapping_guess(columns: dict[str, Column], settled: Iterable[str] = ()) -> dict[str, Any]:
     """The default mapping: per role, the first usual name the dataset has (case-insensitive);
-    the documents column rules out the text column."""
+    the documents column rules out the text column. Roles in `settled` are left out (a
+    mapping gives them)."""
     by_lower = {name.lower(): name for name in columns}
     guess: dict[str, Any] = {}
     for role in ROLES:
+        if role in settled:
+            continue
         for name in GUESSES[role]:
             if name in by_lower:
                 guess[role] = by_lower[name]
@@ -340,7 +343,9 @@ def _sets(
                     problems.append(
                         RowProblem(name, "a span names no docid, and the row has several documents")
                     )
-                elif not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end:
+                elif (
+                    not isinstance(start, int) or not isinstance(end, int) or not 0 <= start <= end
+                ):
                     problems.append(RowProblem(name, f"span [{start}, {end}) is not a token range"))
                 else:
                     spans.append((str(docid), start, end))

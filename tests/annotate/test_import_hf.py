@@ -80,7 +80,8 @@ def items(draw, documents_per_item: int):
                             st.tuples(
                                 st.integers(0, documents_per_item - 1),
                                 st.floats(0, 0.99),
-                                st.floats(0.01, 1),
+                                # None: an empty span, as ERASER's movies data has some.
+                                st.none() | st.floats(0.01, 1),
                             ),
                             min_size=1,
                             max_size=2,
@@ -122,7 +123,7 @@ def project_with(drawn, task_type) -> tuple:
             for s, (doc, low, high) in enumerate(group):
                 n = documents[doc].token_count
                 start = min(int(low * n), n - 1)
-                end = max(start + 1, min(n, int(high * n) + 1))
+                end = start if high is None else max(start + 1, min(n, int(high * n) + 1))
                 RationaleSpan.objects.create(
                     rationale_set=rset,
                     document=documents[doc],
@@ -546,3 +547,22 @@ def test_a_role_given_as_null_stays_empty_and_a_given_text_replaces_the_guessed_
     assert hf_mapping_resolved(None, columns) == {"documents": "documents", "label": "label"}
     assert hf_mapping_resolved({"label": None, "documents": None}, columns) == {"text": "text"}
     assert hf_mapping_resolved({"text": "body"}, columns) == {"text": "body", "label": "label"}
+
+
+def test_a_backwards_span_is_named_and_an_empty_one_is_kept(db, tmp_path):
+    spans = [[{"start_token": 2, "end_token": 1}]], [[{"start_token": 1, "end_token": 1}]]
+    bad = write_parquet(
+        tmp_path / "bad.parquet", {"text": ["A film ."], "rationale_spans": [spans[0]]}
+    )
+    good = write_parquet(
+        tmp_path / "good.parquet", {"text": ["A film ."], "rationale_spans": [spans[1]]}
+    )
+
+    [problem] = problems_of(ProjectFactory(labels=[]), bad)
+    project = ProjectFactory(labels=[])
+    dataset_import(project=project, path=good)
+
+    assert (problem["line"], problem["field"]) == (0, "rationale_spans")
+    assert "[2, 1) is not a token range" in problem["message"]
+    [rset] = Item.objects.get(project=project).reference_sets.all()
+    assert [(s.start_token, s.end_token) for s in rset.spans.all()] == [(1, 1)]

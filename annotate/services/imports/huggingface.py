@@ -342,14 +342,14 @@ def _unit_rows(tables: list[HfTable], start: int, stop: int) -> Iterator[tuple[H
 def hf_mapping_resolved(mapping: dict | None, columns: dict[str, Column]) -> dict:
     """The given mapping, or the guess from the column names for the roles it leaves out
     (a role given as null stays unmapped)."""
-    guess = mapping_guess(columns)
     if not mapping:
-        return guess
-    resolved = {k: v for k, v in guess.items() if k not in mapping}
+        return mapping_guess(columns)
+    settled = set(mapping)
     if mapping.get("documents"):
-        resolved.pop("text", None)
+        settled.add("text")
     if mapping.get("text"):
-        resolved.pop("documents", None)
+        settled.add("documents")
+    resolved = mapping_guess(columns, settled)
     resolved.update({k: v for k, v in mapping.items() if v is not None})
     return resolved
 

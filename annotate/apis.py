@@ -15,6 +15,8 @@ from annotate.permissions import CanCreateProjects
 from annotate.serializers import (
     AssignmentOutputSerializer,
     DraftInputSerializer,
+    HfMappingInputSerializer,
+    HfMappingOutputSerializer,
     ImportJobCreateInputSerializer,
     ImportJobOutputSerializer,
     MemberInvitedOutputSerializer,
@@ -105,9 +107,33 @@ class ImportJobListCreateApi(GenericAPIView):
             acting_user=request.user,
             upload=data.validated_data["file"],
             source_format=data.validated_data.get("source_format"),
+            mapping=data.validated_data.get("mapping"),
         )
         job.refresh_from_db()
         return Response(ImportJobOutputSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ImportHfMappingApi(APIView):
+    """A Hugging Face dataset's columns and the mapping an import would read it with,
+    checked on its first rows; nothing is written."""
+
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        operation_id="projects_imports_hf_mapping_create",
+        request=HfMappingInputSerializer,
+        responses={200: HfMappingOutputSerializer, **errors(400, 403, 404)},
+    )
+    def post(self, request, project_id: int):
+        selectors.project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ADMIN,)
+        )
+        data = HfMappingInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        preview = services.hf_mapping_preview_upload(
+            upload=data.validated_data["file"], mapping=data.validated_data.get("mapping")
+        )
+        return Response(HfMappingOutputSerializer(preview).data)
 
 
 class ImportJobDetailApi(APIView):

@@ -718,6 +718,7 @@ class ImportFormat(models.TextChoices):
     JSONL = "jsonl", "JSONL of raw texts"
     CSV = "csv", "CSV of raw texts"
     BENCHMARK = "benchmark", "Fine-grained benchmark JSONL"
+    HF = "hf", "Hugging Face dataset (Parquet, Arrow, or a folder or zip of them)"
 
 
 def import_upload_path(job: ImportJob, filename: str) -> str:
@@ -773,6 +774,9 @@ class ImportJob(BackgroundJob):
     upload = models.FileField(upload_to=import_upload_path, max_length=500)
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
     problems = models.JSONField(default=list, blank=True)
+    # What the format reads the upload with: a Hugging Face dataset's column mapping
+    # ({"mapping": {role: column}}, annotate/hf_mapping.py).
+    options = models.JSONField(default=dict, blank=True)
     # Each run of the job has its own; its chunks and its last step act only while the job
     # still runs under it (a job started again supersedes them).
     attempt = models.CharField(max_length=32, blank=True)

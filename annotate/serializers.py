@@ -89,6 +89,79 @@ class ProjectCreateInputSerializer(serializers.Serializer):
 class ImportJobCreateInputSerializer(serializers.Serializer):
     file = serializers.FileField()
     source_format = serializers.ChoiceField(choices=ImportFormat.choices, required=False)
+    # A JSON object in the multipart body: which column of a Hugging Face dataset fills
+    # which role of an item (annotate/hf_mapping.py); absent: guessed from the names.
+    mapping = serializers.JSONField(
+        binary=True,
+        required=False,
+        help_text="Hugging Face datasets only: a JSON object naming, per role (text, "
+        "documents, label, id, split, query, query_type, rationale_spans, rationale_tokens, "
+        "perturbation_of, perturbation_types), the column that fills it. Roles left out are "
+        "guessed from the column names.",
+    )
+
+    def validate_mapping(self, value):
+        if not isinstance(value, dict) or not all(
+            isinstance(v, str | list | type(None)) for v in value.values()
+        ):
+            raise serializers.ValidationError(
+                "a JSON object naming, per role, a column (or a list of text columns)"
+            )
+        return value
+
+
+class HfMappingInputSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="A .parquet or .arrow file, or a .zip of a dataset folder"
+    )
+    mapping = serializers.JSONField(
+        binary=True,
+        required=False,
+        help_text="As for an import: per role, a column; roles left out are guessed.",
+    )
+
+    def validate_mapping(self, value):
+        return ImportJobCreateInputSerializer().validate_mapping(value)
+
+
+class HfColumnSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.CharField()
+    label_names = serializers.ListField(child=serializers.CharField(), allow_null=True)
+
+
+class HfFileSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    split = serializers.CharField(allow_blank=True)
+    rows = serializers.IntegerField()
+
+
+class HfSampleSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    row = serializers.IntegerField()
+    id = serializers.CharField()
+    label = serializers.CharField(allow_null=True)
+    split = serializers.CharField(allow_blank=True)
+    texts = serializers.ListField(child=serializers.CharField())
+    rationale_sets = serializers.IntegerField()
+    perturbation_of = serializers.CharField(allow_null=True)
+
+
+class ProblemSerializer(serializers.Serializer):
+    file = serializers.CharField()
+    line = serializers.IntegerField(allow_null=True)
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+
+
+class HfMappingOutputSerializer(serializers.Serializer):
+    files = HfFileSerializer(many=True)
+    rows = serializers.IntegerField()
+    columns = HfColumnSerializer(many=True)
+    roles = serializers.ListField(child=serializers.CharField())
+    mapping = serializers.DictField(help_text="per role, its column (text may be a list)")
+    problems = ProblemSerializer(many=True)
+    sample = HfSampleSerializer(many=True)
 
 
 class ImportJobOutputSerializer(serializers.ModelSerializer):
@@ -102,6 +175,7 @@ class ImportJobOutputSerializer(serializers.ModelSerializer):
             "project",
             "source_format",
             "source_name",
+            "options",
             "status",
             "progress",
             "problems",

@@ -58,6 +58,11 @@ urlpatterns = [
         name="import-list",
     ),
     path(
+        "projects/<id:project_id>/imports/hf-mapping/",
+        apis.ImportHfMappingApi.as_view(),
+        name="import-hf-mapping",
+    ),
+    path(
         "projects/<id:project_id>/imports/<id:job_id>/",
         apis.ImportJobDetailApi.as_view(),
         name="import-detail",

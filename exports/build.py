@@ -52,7 +52,8 @@ from config.exceptions import ApplicationError
 from exports.aggregation import evidences_for, tally_item
 from exports.benchmark import benchmark_plan_check, benchmark_write_chunk
 from exports.datasheet import datasheet_build, datasheet_markdown
-from exports.params import BENCHMARK_LAYOUT, ExportParams
+from exports.huggingface import hf_card, hf_dataset_write, hf_document_record
+from exports.params import BENCHMARK_LAYOUT, HF_LAYOUT, ExportParams
 from exports.selection import (
     CHUNK,
     DOCUMENTS_KEY,
@@ -450,8 +451,10 @@ def write_document_chunk(
     folder: Path,
     prefix: str,
     should_cancel: Callable[[], bool] | None = None,
+    layout: str = "docs",
 ) -> tuple[dict[str, Path], int]:
-    """Write the documents `pks` (in key order) as `docs.jsonl` lines into a local part."""
+    """Write the documents `pks` (in key order) as `docs.jsonl` lines into a local part
+    (for the `hf` layout, as its document records)."""
     files = PartFiles(folder, prefix)
     count = 0
     try:
@@ -459,6 +462,9 @@ def write_document_chunk(
         for start in range(0, len(pks), CHUNK):
             if should_cancel and should_cancel():
                 raise ExportCancelled
+            if layout == HF_LAYOUT:
+                count += _hf_documents_write(pks[start : start + CHUNK], handle)
+                continue
             for document in _document_rows(pks[start : start + CHUNK]).values():
                 document.check()
                 handle.write(
@@ -472,6 +478,20 @@ def write_document_chunk(
     finally:
         written = files.close()
     return written, count
+
+
+def _hf_documents_write(pks: list[int], handle) -> int:
+    rows = (
+        Document.objects.filter(pk__in=pks)
+        .order_by("pk")
+        .values_list("docid", "text", "tokens", "sentences")
+    )
+    count = 0
+    for docid, text, tokens, sentences in rows:
+        record = hf_document_record(docid, text, tokens.tolist(), sentences)
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        count += 1
+    return count
 
 
 class PartReader(Protocol):
@@ -513,6 +533,16 @@ def assemble_dataset(
 
     if params.layout == BENCHMARK_LAYOUT:
         copy((p[LINES_KEY] for p in item_parts if LINES_KEY in p), benchmark_file_name(project))
+        return
+    if params.layout == HF_LAYOUT:
+        hf_dataset_write(
+            project=project,
+            split_parts={split: [p[split] for p in item_parts if split in p] for split in SPLITS},
+            document_parts=list(document_parts),
+            open_part=reader.open,
+            sink=sink,
+            pulse=pulse,
+        )
         return
     for split in SPLITS:
         copy((p[split] for p in item_parts if split in p), f"{split}.jsonl")
@@ -570,6 +600,7 @@ def export_build(
                 folder=folder,
                 prefix=f"docs-{index:05d}",
                 should_cancel=should_cancel,
+                layout=params.layout,
             )
             document_parts.append(files[DOCUMENTS_KEY].name)
         assemble_dataset(
@@ -601,7 +632,10 @@ def export_write_datasheet(
     sink.write_text(
         "datasheet.json", json.dumps(sheet, indent=2, sort_keys=True, default=str) + "\n"
     )
-    sink.write_text("datasheet.md", datasheet_markdown(sheet))
+    markdown = datasheet_markdown(sheet)
+    sink.write_text("datasheet.md", markdown)
+    if params.layout == HF_LAYOUT:
+        sink.write_text("README.md", hf_card(project, sheet, stats.instances, markdown))
     return sheet
 
 

@@ -14,7 +14,10 @@ AGGREGATIONS = ("majority", "union", "annotator", "all_sets", "accepted_sets", "
 SPLIT_MODES = ("keep", "ratios")
 # "benchmark": the fine-grained benchmark's own format (exports/benchmark.py) instead of ERASER.
 BENCHMARK_LAYOUT = "benchmark"
-LAYOUTS = ("docs", "docs.jsonl", BENCHMARK_LAYOUT)
+# "hf": a folder `datasets.load_dataset` reads: Parquet shards per split and a dataset card
+# (exports/huggingface.py).
+HF_LAYOUT = "hf"
+LAYOUTS = ("docs", "docs.jsonl", BENCHMARK_LAYOUT, HF_LAYOUT)
 ARCHIVES = ("zip", "directory")
 # A seed is any 32-bit unsigned integer (numpy's and most tools' range). Beyond it a number
 # is a typo, and one beyond 64 bits could not even be written back as JSON by the API.

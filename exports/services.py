@@ -297,7 +297,11 @@ def export_chunk_run(
                 units, figures = len(pks), stats.as_json()
             else:
                 files, units = write_document_chunk(
-                    pks=pks, folder=folder, prefix=prefix, should_cancel=pulse.should_stop
+                    pks=pks,
+                    folder=folder,
+                    prefix=prefix,
+                    should_cancel=pulse.should_stop,
+                    layout=params.layout,
                 )
                 figures = None
             stored = {

@@ -245,6 +245,9 @@ API: dict[str, Rule] = {
     "projects_item_views_destroy": rule(
         PROJECT, ADMIN, RESEARCHER, note="a view seen by the caller: its creator, or an admin"
     ),
+    # Hugging Face datasets (docs/howto/huggingface.md): the columns and mapping an import
+    # would read, shown before an import is started; as imports, the project's admins only.
+    "projects_imports_hf_mapping_create": rule(PROJECT, *ADMINS),
 }
 
 

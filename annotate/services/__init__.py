@@ -12,6 +12,7 @@ from annotate.services.assignments import (
 from annotate.services.imports import (
     ImportSummary,
     dataset_import,
+    hf_mapping_preview_upload,
     import_job_create,
     import_job_run,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "assignment_revision_create",
     "assignment_skip",
     "dataset_import",
+    "hf_mapping_preview_upload",
     "import_job_create",
     "import_job_run",
     "leases_expire",

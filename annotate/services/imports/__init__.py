@@ -5,12 +5,13 @@ and nothing is written; re-importing the same data creates nothing new.
 One module per step of a job: `check` (the whole upload), `split` (into chunks, sent to
 the workers), `prepare` (a chunk: tokenize, hash, stage), `publish` (write every chunk's
 rows in one transaction, under the project's lock, by the one conflict rule); one module
-per format with its own reading: `eraser`, `raw_text`, `benchmark`; `run` starts and runs
+per format with its own reading: `eraser`, `raw_text`, `benchmark`, `huggingface`; `run` starts and runs
 imports; `job` keeps the job's row (progress, liveness, ending); `records` is the plain
 data the steps hand each other. The rest of the code uses what this module exports.
 """
 
 from annotate.services.imports.check import detect_import_format
+from annotate.services.imports.huggingface import hf_mapping_preview_upload
 from annotate.services.imports.job import (
     PARTS_ROOT,
     import_job_fail,
@@ -31,6 +32,7 @@ __all__ = [
     "ImportSummary",
     "dataset_import",
     "detect_import_format",
+    "hf_mapping_preview_upload",
     "import_chunk_run",
     "import_job_create",
     "import_job_fail",

@@ -18,6 +18,12 @@ from annotate.services.imports.benchmark import (
     benchmark_conflicts,
 )
 from annotate.services.imports.eraser import eraser_checked, eraser_conflicts
+from annotate.services.imports.huggingface import (
+    HF_ZIP_MEMBERS,
+    hf_checked,
+    hf_chunk_plan,
+    hf_conflicts,
+)
 from annotate.services.imports.publish import holdings_read
 from annotate.services.imports.raw_text import raw_conflicts, raw_rows_checked
 from annotate.services.imports.records import ProgressThrottle
@@ -36,12 +42,27 @@ class CheckedUpload:
     plan: Callable[[int, int], dict] | None = None
 
 
+def _zip_first_member(head: bytes) -> str:
+    """The name of a zip's first member, from its local file header (at the start)."""
+    if len(head) < 30 or head[:4] != b"PK\x03\x04":
+        return ""
+    length = int.from_bytes(head[26:28], "little")
+    return head[30 : 30 + length].decode("utf-8", "replace")
+
+
 def detect_import_format(filename: str, head: bytes = b"") -> str:
-    """The format of a file named `filename` whose first bytes are `head`: a .zip is ERASER;
-    a first line with `sent_id` and `sample_type` is the fine-grained benchmark's, whatever
-    the extension (its published files end in .txt or .jsonl); else .jsonl or .csv raw texts."""
+    """The format of a file named `filename` whose first bytes are `head`: a .parquet or
+    .arrow file is a Hugging Face dataset, and so is a .zip whose first member is a data
+    file or a `datasets` listing (as the `hf` export and `save_to_disk` write them); another
+    .zip is ERASER; a first line with `sent_id` and `sample_type` is the fine-grained
+    benchmark's, whatever the extension (its published files end in .txt or .jsonl); else
+    .jsonl or .csv raw texts."""
     lowered = filename.lower()
+    if lowered.endswith((".parquet", ".arrow")):
+        return ImportFormat.HF
     if lowered.endswith(".zip"):
+        if _zip_first_member(head).endswith(HF_ZIP_MEMBERS):
+            return ImportFormat.HF
         return ImportFormat.ERASER
     if looks_like_benchmark(head):
         return ImportFormat.BENCHMARK
@@ -50,8 +71,9 @@ def detect_import_format(filename: str, head: bytes = b"") -> str:
     if lowered.endswith(".csv"):
         return ImportFormat.CSV
     raise ApplicationError(
-        f"cannot tell the format of {filename!r}: expected a .zip (ERASER), .jsonl or .csv "
-        "file, or the fine-grained benchmark's JSON lines"
+        f"cannot tell the format of {filename!r}: expected a .zip (ERASER, or a Hugging Face "
+        "dataset), a .parquet or .arrow file, a .jsonl or .csv file, or the fine-grained "
+        "benchmark's JSON lines"
     )
 
 
@@ -101,9 +123,23 @@ def _benchmark_checked(job: ImportJob, path: Path, progress: ProgressThrottle) -
     )
 
 
+def _hf_checked(job: ImportJob, path: Path, progress: ProgressThrottle) -> CheckedUpload:
+    checked = hf_checked(
+        job.project, path, job.source_name, (job.options or {}).get("mapping"), progress
+    )
+    held = holdings_read(job.project)
+    hf_conflicts(held, checked, tokenizer_name(job.project.language)).raise_if_any()
+    return CheckedUpload(
+        units=len(checked.rows),
+        labels=checked.labels,
+        plan=lambda start, stop: hf_chunk_plan(checked, start, stop),
+    )
+
+
 _CHECKS = {
     ImportFormat.JSONL: _raw_checked,
     ImportFormat.CSV: _raw_checked,
     ImportFormat.ERASER: _eraser_checked,
     ImportFormat.BENCHMARK: _benchmark_checked,
+    ImportFormat.HF: _hf_checked,
 }

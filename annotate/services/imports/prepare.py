@@ -24,6 +24,7 @@ from django.utils import timezone
 from annotate.models import ImportFormat, ImportJob, ImportPart, JobStatus
 from annotate.services.imports.benchmark import benchmark_staged_records
 from annotate.services.imports.eraser import eraser_staged_records
+from annotate.services.imports.huggingface import hf_staged_records
 from annotate.services.imports.job import (
     import_failure,
     import_job_end,
@@ -111,11 +112,18 @@ def _benchmark_records(
     )
 
 
+def _hf_records(
+    job: ImportJob, path: Path, start: int, stop: int, plan: dict, problems: ProblemList
+) -> Iterator[dict]:
+    return hf_staged_records(job.project, path, job.source_name, plan["mapping"], start, stop, plan)
+
+
 _STAGES = {
     ImportFormat.JSONL: _raw_records,
     ImportFormat.CSV: _raw_records,
     ImportFormat.ERASER: _eraser_records,
     ImportFormat.BENCHMARK: _benchmark_records,
+    ImportFormat.HF: _hf_records,
 }
 
 
@@ -123,6 +131,8 @@ def _chunk_share(source_format: str, start: int, stop: int, plan: dict) -> str:
     """A chunk's share of the upload as its user counts (from 1)."""
     if source_format == ImportFormat.BENCHMARK:
         return f"instances {start + 1}-{stop}"
+    if source_format == ImportFormat.HF:
+        return f"rows {start + 1}-{stop} of the dataset"
     if source_format != ImportFormat.ERASER:
         return f"rows {start + 1}-{stop}"
     documents, shares = plan["documents"], []

@@ -20,6 +20,11 @@ from annotate.services.background_jobs import job_attempt_begin
 from annotate.services.imports.benchmark import benchmark_import
 from annotate.services.imports.check import detect_import_format, file_head
 from annotate.services.imports.eraser import eraser_import
+from annotate.services.imports.huggingface import (
+    folder_holds_hf_dataset,
+    hf_import,
+    zip_holds_hf_dataset,
+)
 from annotate.services.imports.publish import after_import, tables_analyze
 from annotate.services.imports.raw_text import raw_import
 from annotate.services.imports.records import ImportSummary, ProgressCallback, ProgressThrottle
@@ -36,22 +41,22 @@ def dataset_import(
     source_format: str | None = None,
     label: str | None = None,
     progress: ProgressCallback | None = None,
+    mapping: dict | None = None,
 ) -> ImportSummary:
-    """Import a dataset file or directory into `project`.
+    """Import a dataset file or directory into `project`; `mapping` names a Hugging Face
+    dataset's columns (annotate/hf_mapping.py; None: guessed from their names).
 
     Raises DataValidationError with every problem found; in that case nothing is written.
     """
     path = Path(path)
     label = label or path.name
     if source_format is None:
-        source_format = (
-            ImportFormat.ERASER
-            if path.is_dir()
-            else detect_import_format(path.name, file_head(path))
-        )
+        source_format = _format_of(path)
     throttled = ProgressThrottle(progress)
     try:
-        if source_format == ImportFormat.ERASER:
+        if source_format == ImportFormat.HF:
+            summary = hf_import(project, path, label, mapping, throttled)
+        elif source_format == ImportFormat.ERASER:
             summary = eraser_import(project, path, label, throttled)
         elif not path.is_file():
             problems = ProblemList()
@@ -71,9 +76,24 @@ def dataset_import(
         raise DataValidationError(problems) from exc
 
 
+def _format_of(path: Path) -> str:
+    """A path's format: a folder of Parquet or Arrow files, or a zip of them, is a Hugging
+    Face dataset; another folder is ERASER; a file is told by its name and first bytes."""
+    if path.is_dir():
+        return ImportFormat.HF if folder_holds_hf_dataset(path) else ImportFormat.ERASER
+    if path.suffix.lower() == ".zip" and zip_holds_hf_dataset(path):
+        return ImportFormat.HF
+    return detect_import_format(path.name, file_head(path))
+
+
 @transaction.atomic
 def import_job_create(
-    *, project: Project, acting_user, upload, source_format: str | None = None
+    *,
+    project: Project,
+    acting_user,
+    upload,
+    source_format: str | None = None,
+    mapping: dict | None = None,
 ) -> ImportJob:
     if source_format is None:
         head = upload.read(SNIFF_BYTES)
@@ -81,6 +101,11 @@ def import_job_create(
         source_format = detect_import_format(upload.name, head)
     if source_format not in ImportFormat.values:
         raise ApplicationError(f"unknown import format {source_format!r}")
+    if mapping is not None and source_format != ImportFormat.HF:
+        raise ApplicationError(
+            "mapping: only a Hugging Face dataset (format hf) is read with a column mapping",
+            extra={"field": "mapping"},
+        )
     if upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
         raise TooLargeError(
             f"{Path(upload.name).name}: {upload.size} bytes is over the upload limit of "
@@ -93,6 +118,7 @@ def import_job_create(
         source_format=source_format,
         source_name=Path(upload.name).name,
         upload=upload,
+        options={"mapping": mapping} if mapping is not None else {},
     )
     # Not at the top: the tasks module imports this package to run its steps.
     from annotate.tasks import import_job_execute

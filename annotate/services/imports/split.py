@@ -45,6 +45,7 @@ _CHUNK_PHASE = {
     ImportFormat.CSV: "tokenizing",
     ImportFormat.ERASER: "preparing",
     ImportFormat.BENCHMARK: "preparing",
+    ImportFormat.HF: "preparing",
 }
 
 

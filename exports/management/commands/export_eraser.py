@@ -7,7 +7,8 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.management.arguments import project_from_argument
 from config.exceptions import ApplicationError
 from exports import services, work
-from exports.params import AGGREGATIONS, LAYOUTS, SELECTIONS, export_params_from
+from exports.huggingface import hf_push_to_hub
+from exports.params import AGGREGATIONS, HF_LAYOUT, LAYOUTS, SELECTIONS, export_params_from
 from qc.cohorts import COHORTS
 from rationale_metrics.eraser_writer import DirectorySink, DocumentNotExportable, ZipSink
 
@@ -80,12 +81,27 @@ class Command(BaseCommand):
             "--layout",
             choices=LAYOUTS,
             default="docs",
-            help="ERASER documents as docs/ or docs.jsonl; or 'benchmark': the fine-grained "
-            "benchmark's own format, one <task>_<language>.jsonl with every chosen item",
+            help="ERASER documents as docs/ or docs.jsonl; 'benchmark': the fine-grained "
+            "benchmark's own format, one <task>_<language>.jsonl with every chosen item; or "
+            "'hf': a folder datasets.load_dataset reads (Parquet shards per split, a dataset "
+            "card)",
+        )
+        parser.add_argument(
+            "--push-to-hub",
+            metavar="REPO",
+            help="with --layout hf and a folder: then upload the folder to this dataset "
+            "repository on the Hugging Face hub (created, private, if absent), with the "
+            "token in HF_TOKEN or saved by `hf auth login`; needs the network and the [hf] "
+            "extra",
         )
 
     def handle(self, *args, project, out, **options):
         target, kind = checked_target(out)
+        if options["push_to_hub"] and (options["layout"] != HF_LAYOUT or kind != "directory"):
+            raise CommandError(
+                "--push-to-hub uploads a folder in the hf layout: give --layout hf and a "
+                "folder, not a .zip"
+            )
         raw = {
             "selection": options["selection"],
             "aggregation": options["aggregation"],
@@ -134,3 +150,13 @@ class Command(BaseCommand):
                 f"exported {counts} instances and {stats.documents} documents to {target}"
             )
         )
+        if options["push_to_hub"]:
+            try:
+                url = hf_push_to_hub(folder=target, repo_id=options["push_to_hub"])
+            except ApplicationError as exc:
+                raise CommandError(str(exc)) from exc
+            except Exception as exc:  # the hub's errors: no network, a refused token
+                raise CommandError(
+                    f"exported to {target}, but pushing to {options['push_to_hub']} failed: {exc}"
+                ) from exc
+            self.stdout.write(self.style.SUCCESS(f"pushed {target} to the hub: {url}"))

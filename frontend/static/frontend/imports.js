@@ -3,6 +3,7 @@
 // Everything from the server is inserted as text (textContent), never as markup.
 
 import { formatNumber } from "./format.js";
+import { hfMapping } from "./hf_mapping.js";
 import { api, el, errorText } from "./http.js";
 import { jobProgressList } from "./progress.js";
 
@@ -28,6 +29,7 @@ if (panel) {
   const tbody = /** @type {HTMLElement} */ (panel.querySelector("#import-jobs tbody"));
   const form = /** @type {HTMLFormElement} */ (panel.querySelector("#import-form"));
   const status = /** @type {HTMLElement} */ (panel.querySelector(".import-status"));
+  const columns = hfMapping(form, `${base}hf-mapping/`, panel.dataset.taskType === "sentence_pair");
   // A live bar for each import still running: counts, time left, then how it ended.
   const live = el("div");
   status.after(live);
@@ -96,13 +98,17 @@ if (panel) {
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const response = await api(base, "POST", new FormData(form));
+    const body = new FormData(form);
+    const mapping = columns.mapping();
+    if (mapping) body.append("mapping", JSON.stringify(mapping));
+    const response = await api(base, "POST", body);
     if (!response.ok) {
       say(errorText(response.data), true);
       // The file stays chosen when the upload never arrived, so that Import can be pressed again.
       if (response.networkError) return;
     }
     form.reset();
+    columns.reset();
     refresh();
   });
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from qc import apis, chart_apis, job_progress_apis
+from qc import apis, chart_apis, curation_apis, job_progress_apis
 
 app_name = "qc"
 
@@ -138,5 +138,24 @@ urlpatterns += [
         "projects/<id:project_id>/workers/import-jobs/<id:job_id>/progress/",
         job_progress_apis.WorkerImportProgressApi.as_view(),
         name="worker-import-progress",
+    ),
+]
+
+# Curation: adjudicated gold rationale sets (qc/curation_apis.py).
+urlpatterns += [
+    path(
+        "projects/<id:project_id>/curation/queue/",
+        curation_apis.CurationQueueApi.as_view(),
+        name="curation-queue",
+    ),
+    path(
+        "projects/<id:project_id>/curation/items/<id:item_id>/",
+        curation_apis.CurationItemApi.as_view(),
+        name="curation-item",
+    ),
+    path(
+        "projects/<id:project_id>/curation/auto-merge/",
+        curation_apis.CurationAutoMergeApi.as_view(),
+        name="curation-auto-merge",
     ),
 ]

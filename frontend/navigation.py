@@ -85,6 +85,22 @@ PROJECT_TABS: tuple[ProjectTab, ...] = (
         ),
     ),
     ProjectTab(
+        "curation",
+        _("Curation"),
+        (
+            ProjectPage(
+                "curation", "curation-page", _("Curation queue"), _roles(Role.ADMIN, Role.CURATOR)
+            ),
+            ProjectPage(
+                "curation-item",
+                "curation-item-page",
+                _("Curate an item"),
+                _roles(Role.ADMIN, Role.CURATOR),
+                listed=False,
+            ),
+        ),
+    ),
+    ProjectTab(
         "agreement",
         _("Agreement"),
         (

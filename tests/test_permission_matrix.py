@@ -62,11 +62,12 @@ REVIEWER = Role.REVIEWER.value
 ANNOTATOR = Role.ANNOTATOR.value
 AUTHOR = Role.AUTHOR.value
 CHECKER = Role.CHECKER.value
+CURATOR = Role.CURATOR.value
 STAFF = "staff"
 OTHER_ADMIN = "admin of another project"
 CROWD = "crowd participant"
 
-PROJECT_ROLES = (ADMIN, RESEARCHER, REVIEWER, ANNOTATOR, AUTHOR, CHECKER)
+PROJECT_ROLES = (ADMIN, RESEARCHER, REVIEWER, ANNOTATOR, AUTHOR, CHECKER, CURATOR)
 CALLERS = (ANONYMOUS, NO_MEMBERSHIP, *PROJECT_ROLES, STAFF, OTHER_ADMIN, CROWD)
 # The crowd participant is an annotator of the project (crowd/services.py, crowd_entry).
 MEMBERS = frozenset((*PROJECT_ROLES, CROWD))
@@ -91,6 +92,7 @@ REPORTERS = (ADMIN, RESEARCHER)
 REVIEWERS = (ADMIN, REVIEWER)
 WORKERS = (ANNOTATOR, CROWD)
 PERTURBATION_STEP = (ADMIN, AUTHOR, CHECKER)
+CURATORS = (ADMIN, CURATOR)
 
 # One row per operation id of the OpenAPI schema.
 API: dict[str, Rule] = {
@@ -228,6 +230,14 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
+    # Curation: adjudicated gold rationale sets (issue 31). Curators and admins only; the
+    # curator role opens nothing else.
+    "projects_curation_queue_retrieve": rule(PROJECT, *CURATORS),
+    "projects_curation_items_retrieve": rule(PROJECT, *CURATORS, note="an item of this project"),
+    "projects_curation_items_update": rule(PROJECT, *CURATORS, note="an item of this project"),
+    "projects_curation_auto_merge_create": rule(
+        PROJECT, *CURATORS, note="items of this project only"
+    ),
 }
 
 
@@ -494,6 +504,14 @@ def _body(operation_id: str, world: World):
             "token": "abcdef",
         },
         "projects_qualification_answers_create": {"gold_item": 1, "rationale_sets": [[]]},
+        "projects_curation_items_update": {
+            "version": 0,
+            "sets": [[{"docid": "d0", "start_token": 0, "end_token": 1}]],
+        },
+        "projects_curation_auto_merge_create": {
+            "rule": {"test": "unanimous"},
+            "ids": [objects["item_id"].pk],
+        },
     }
     multipart = {
         "projects_imports_create": lambda: {
@@ -633,6 +651,8 @@ OBJECT_IDS_CHECKED = (
     "projects_crowd_links_retrieve",
     "projects_crowd_links_sessions_retrieve",
     "projects_crowd_links_verify_create",
+    "projects_curation_items_retrieve",
+    "projects_curation_items_update",
     "projects_exports_cancel_create",
     "projects_exports_download_retrieve",
     "projects_exports_progress_retrieve",
@@ -789,6 +809,8 @@ PAGES: dict[str, Page] = {
     "quality-page": page(PROJECT, ADMIN),
     "project-pipeline": page(PROJECT, ADMIN),
     "review-page": page(PROJECT, ADMIN, REVIEWER),
+    "curation-page": page(PROJECT, *CURATORS),
+    "curation-item-page": page(PROJECT, *CURATORS),
     "agreement-page": page(PROJECT, *REPORTERS),
     "project-results": page(PROJECT, *REPORTERS),
     "datasheet-page": page(PROJECT, *REPORTERS),

@@ -17,7 +17,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.models import Item, ItemDocument, Project
-from config.exceptions import ApplicationError, ConflictError
+from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from qc.curation_rules import HAND, AutoMergeRule, auto_merge
 from qc.curation_selectors import (
     ItemTokens,
@@ -96,7 +96,7 @@ def curated_annotation_save(
         .first()
     )
     if item is None:
-        raise ApplicationError("item: not an item of this project")
+        raise NotFoundError("item not found in this project")
     item = Item.objects.prefetch_related("item_documents__document").get(pk=item.pk)
     existing = CuratedAnnotation.objects.select_related("curator").filter(item=item).first()
     current = existing.version if existing else 0

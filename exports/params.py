@@ -9,7 +9,16 @@ from config.exceptions import ApplicationError
 from qc.cohorts import COHORTS
 
 SELECTIONS = ("submitted", "accepted", "reference")
-AGGREGATIONS = ("majority", "union", "annotator", "all_sets", "accepted_sets", "reference")
+# "curated": the curators' gold sets (qc's CuratedAnnotation); uncurated items are left out.
+AGGREGATIONS = (
+    "majority",
+    "union",
+    "annotator",
+    "all_sets",
+    "accepted_sets",
+    "reference",
+    "curated",
+)
 SPLIT_MODES = ("keep", "ratios")
 # "benchmark": the fine-grained benchmark's own format (exports/benchmark.py) instead of ERASER.
 BENCHMARK_LAYOUT = "benchmark"
@@ -90,6 +99,11 @@ def export_params_from(raw: dict) -> ExportParams:
         if params.aggregation == "accepted_sets" and params.selection != "accepted":
             problems.append(
                 "aggregation: 'accepted_sets' takes the sets of accepted annotations; use selection 'accepted'"
+            )
+        if params.aggregation == "curated" and params.selection == "reference":
+            problems.append(
+                "aggregation: 'curated' exports the curated gold of annotated items; use "
+                "selection 'submitted' or 'accepted'"
             )
         if params.cohort and params.cohort not in COHORTS:
             problems.append(f"cohort: {params.cohort!r} is not one of {', '.join(COHORTS)}")

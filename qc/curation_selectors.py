@@ -22,7 +22,13 @@ from annotate.models import (
 )
 from annotate.serializers import item_for_annotator
 from config.exceptions import ApplicationError, NotFoundError
-from qc.curation_rules import HAND, pairwise_agreement, token_shares
+from qc.curation_rules import (
+    HAND,
+    GoldAgreement,
+    annotation_tokens,
+    pairwise_agreement,
+    token_shares,
+)
 from qc.models import CuratedAnnotation, CuratedSpan, CurationRequest, FlagKind, QualityFlag
 
 QUEUE_ORDERS = ("disagreement", "id")
@@ -433,4 +439,46 @@ def curation_progress(*, project: Project) -> dict:
         "left": with_annotations.filter(curated__isnull=True).count(),
         "queued": queued.count(),
         "queued_left": queued.filter(Q(item__curated__isnull=True)).count(),
+    }
+
+
+# ---------------------------------------------------------------- figures against the gold
+
+
+def curated_gold_agreement(*, project: Project) -> dict | None:
+    """Each annotator's and each variant's token F1 and kappa against the curated gold, over
+    the curated items' current annotations (the ones the curators adjudicated); None when
+    the project has no curated item yet."""
+    curated = dict(
+        CuratedAnnotation.objects.filter(
+            item__project=project, item__deleted_at__isnull=True
+        ).values_list("pk", "item_id")
+    )
+    if not curated:
+        return None
+    rules = dict(CuratedAnnotation.objects.filter(pk__in=list(curated)).values_list("pk", "rule"))
+    numbering = item_tokens_of(curated.values())
+    gold_sets = curated_sets_as_tokens(curated, numbering)
+    by_item = annotations_as_tokens(
+        current_annotations(project).filter(assignment__item_id__in=list(curated.values())),
+        numbering,
+    )
+    tally = GoldAgreement()
+    for curated_id, item_id in sorted(curated.items(), key=lambda pair: pair[1]):
+        gold = frozenset().union(*gold_sets.get(curated_id, []))
+        tally.add_item(
+            [
+                (a.worker_name, a.variant_name, annotation_tokens(a.sets))
+                for a in by_item.get(item_id, [])
+            ],
+            gold,
+            numbering[item_id].n_tokens,
+        )
+    return {
+        "items": len(curated),
+        "curated_by_hand": sum(rule == HAND for rule in rules.values()),
+        "curated_by_rule": sum(rule != HAND for rule in rules.values()),
+        "measure": "each current annotation's token F1 and Cohen's kappa against the curated "
+        "gold (the union of its sets), mean per annotator and per variant",
+        **tally.summary(),
     }

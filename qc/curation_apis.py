@@ -12,7 +12,13 @@ from annotate.selectors import project_get_for_user
 from config.api_schema import errors
 from config.exceptions import ApplicationError
 from qc.curation_rules import AutoMergeRule
-from qc.curation_selectors import curation_queue, curation_state, page_from, queue_filter_from
+from qc.curation_selectors import (
+    curation_queue,
+    curation_state,
+    page_from,
+    queue_filter_from,
+    queue_items,
+)
 from qc.curation_serializers import (
     AutoMergeInputSerializer,
     AutoMergeOutputSerializer,
@@ -105,11 +111,16 @@ class CurationAutoMergeApi(APIView):
         chosen = data.validated_data
         if "ids" in chosen:
             items, chosen_by = chosen["ids"], {"ids": chosen["ids"]}
+        elif "filter" in chosen:
+            items = _items_by_filter(project, chosen["filter"])
+            chosen_by = {"filter": chosen["filter"]}
         else:
-            items, chosen_by = (
-                _items_by_filter(project, chosen["filter"]),
-                {"filter": chosen["filter"]},
-            )
+            query = QueryDict(chosen["queue"])
+            try:
+                items = queue_items(project=project, chosen=queue_filter_from(query))
+            except ApplicationError as problem:
+                raise ApplicationError(f"queue: {problem.message}") from None
+            chosen_by = {"queue": chosen["queue"]}
         report = curation_auto_merge(
             project=project,
             curator=request.user,

@@ -243,6 +243,7 @@ def curation_state(*, project: Project, item_id: int) -> dict:
     return {
         "item": {"id": item.pk, **shown, "marked_gold": item.marked_gold},
         "labels": project.labels,
+        "language": project.language,
         "n_tokens": numbering.n_tokens,
         "annotations": [
             {
@@ -332,7 +333,8 @@ def _queue_annotations(project: Project, chosen: QueueFilter) -> QuerySet[Annota
     return annotations
 
 
-def _queue_items(project: Project, chosen: QueueFilter) -> QuerySet[Item]:
+def queue_items(*, project: Project, chosen: QueueFilter) -> QuerySet[Item]:
+    """The items the queue's filter matches, in no order."""
     annotations = _queue_annotations(project, chosen)
     items = Item.objects.filter(
         project=project, deleted_at__isnull=True, pk__in=annotations.values("assignment__item_id")
@@ -368,7 +370,7 @@ def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_siz
     Sorting by disagreement computes every matching item's agreement in this process: fine
     for the tens of thousands of items a curation pass takes, not for a million (the data
     manager filters those down first)."""
-    items = _queue_items(project, chosen)
+    items = queue_items(project=project, chosen=chosen)
     ids = list(items.order_by("pk").values_list("pk", flat=True))
     agreement: dict[int, tuple] = {}
     if chosen.order == "disagreement":

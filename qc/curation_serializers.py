@@ -29,17 +29,22 @@ class AutoMergeRuleSerializer(serializers.Serializer):
 
 
 class AutoMergeInputSerializer(serializers.Serializer):
-    """The items by ids or by the data manager's filter (its query string), and the rule."""
+    """The items by ids, by the data manager's filter (its query string) or by the curation
+    queue's filter (its query string), and the rule."""
 
     rule = AutoMergeRuleSerializer()
     ids = serializers.ListField(
         child=StrictIntegerField(), required=False, max_length=ID_LIST_MAX, min_length=1
     )
     filter = StrictCharField(required=False, allow_blank=True, max_length=4000)
+    queue = StrictCharField(required=False, allow_blank=True, max_length=4000)
 
     def validate(self, attrs):
-        if ("ids" in attrs) == ("filter" in attrs):
-            raise serializers.ValidationError({"ids": "give either ids or filter, not both"})
+        given = [name for name in ("ids", "filter", "queue") if name in attrs]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {"ids": "choose the items one way: ids, filter or queue"}
+            )
         return attrs
 
 

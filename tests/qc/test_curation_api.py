@@ -194,6 +194,20 @@ def test_auto_merge_by_filter_takes_the_items_the_filter_matches(curation):
 
     assert response.status_code == 200, response.data
     assert response.data["matched"] == 3
+    by_queue = client_for(people["admin"]).post(
+        reverse("qc:curation-auto-merge", args=[project.pk]),
+        {"rule": {"test": "unanimous"}, "queue": "state=uncurated&order=id"},
+        format="json",
+    )
+    assert by_queue.status_code == 200, by_queue.data
+    assert by_queue.data["matched"] == 1  # i1: the two others were curated just above
+    assert by_queue.data["skipped_because"] == {"annotators disagree": 1}
+    bad_queue = client_for(people["admin"]).post(
+        reverse("qc:curation-auto-merge", args=[project.pk]),
+        {"rule": {"test": "unanimous"}, "queue": "order=random"},
+        format="json",
+    )
+    assert bad_queue.status_code == 400 and "queue: order" in bad_queue.data["detail"]
     bad = client_for(people["admin"]).post(
         reverse("qc:curation-auto-merge", args=[project.pk]),
         {"rule": {"test": "unanimous"}, "filter": "colour=red"},

@@ -82,14 +82,10 @@ PROJECT_TABS: tuple[ProjectTab, ...] = (
             ProjectPage(
                 "review", "review-page", _("Review queue"), _roles(Role.ADMIN, Role.REVIEWER)
             ),
-        ),
-    ),
-    ProjectTab(
-        "curation",
-        _("Curation"),
-        (
+            # Adjudicating reviewed work into gold sets: the pipeline's last step (a tab of
+            # its own would push the admin's last tabs off a laptop's width).
             ProjectPage(
-                "curation", "curation-page", _("Curation queue"), _roles(Role.ADMIN, Role.CURATOR)
+                "curation", "curation-page", _("Curation"), _roles(Role.ADMIN, Role.CURATOR)
             ),
             ProjectPage(
                 "curation-item",

@@ -197,12 +197,24 @@ root.querySelectorAll("[data-page]").forEach((button) => button.addEventListener
   turnPage(/** @type {HTMLElement} */ (button).dataset.page === "next" ? 1 : -1);
 }));
 
+/** A unanimous rule keeps the annotators' sets as they are: no threshold, no merge. */
+function ruleFields() {
+  const unanimous = /** @type {HTMLSelectElement} */ (ruleForm.elements.namedItem("test")).value === "unanimous";
+  for (const name of ["threshold", "merge"]) {
+    /** @type {HTMLInputElement} */ (ruleForm.elements.namedItem(name)).disabled = unanimous;
+  }
+}
+ruleForm.addEventListener("change", ruleFields);
+ruleFields();
+
 /** "Curate by rule": every item of the list's filter, all pages. */
 ruleForm.addEventListener("submit", async (event) => {
   event.preventDefault();
   clearFormErrors(ruleForm);
   const data = new FormData(ruleForm);
-  const rule = { test: String(data.get("test")), threshold: Number(data.get("threshold")), merge: String(data.get("merge")) };
+  const test = String(data.get("test"));
+  const rule = test === "unanimous" ? { test }
+    : { test, threshold: Number(data.get("threshold")), merge: String(data.get("merge")) };
   const result = /** @type {HTMLElement} */ (root.querySelector(".rule-result"));
   result.textContent = gettext("Curating…");
   result.className = "rule-result muted";

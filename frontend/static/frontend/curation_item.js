@@ -245,6 +245,27 @@ function renderMatrix() {
   document.addEventListener("mouseup", () => selection.release());
 }
 
+/** The row names (gold, A1, A2, ..., %) at the start of every line the words wrap into, so
+ * that each line reads on its own: measured after layout, again when the width changes. */
+function labelLines() {
+  matrix.querySelectorAll(".cm-labels.repeat").forEach((node) => node.remove());
+  matrix.querySelectorAll(".cm-line").forEach((line) => {
+    const first = line.querySelector(".cm-labels");
+    if (!first) return;
+    let top = /** @type {HTMLElement} */ (first).offsetTop;
+    for (const node of [...line.children]) {
+      const column = /** @type {HTMLElement} */ (node);
+      if (!column.classList.contains("cm-col") || column === first) continue;
+      if (column.offsetTop > top) {
+        const labels = /** @type {HTMLElement} */ (first.cloneNode(true));
+        labels.classList.add("repeat");
+        line.insertBefore(labels, column);
+        top = column.offsetTop;
+      }
+    }
+  });
+}
+
 function paintGold() {
   const docs = state.item.documents;
   matrix.querySelectorAll(".cm-tok").forEach((node) => {
@@ -405,6 +426,7 @@ function show(data) {
   kInput.value = String(Math.min(most, Math.floor(data.annotations.length / 2) + 1));
   renderFacts();
   renderMatrix();
+  labelLines();
   renderAnnotations();
   renderAnswer();
   renderCuratedBy();
@@ -474,7 +496,10 @@ async function save() {
     const reload = el("button", gettext("Load the saved version"), "secondary");
     reload.type = "button";
     reload.addEventListener("click", () => load());
-    message.replaceChildren(el("span", interpolate(gettext("Not saved: %(detail)s"), response.data, true)), " ", reload);
+    const text = el("span", interpolate(gettext("Not saved: another curator saved this item meanwhile (version %(version)s). Load the saved version to see it before you change it."),
+      response.data, true));
+    text.title = String(response.data.detail);
+    message.replaceChildren(text, " ", reload);
     message.className = "message error";
     root.dataset.conflict = "true";
     return false;
@@ -595,6 +620,11 @@ root.querySelectorAll("[data-action]").forEach((button) => {
   button.addEventListener("click", () => ACTIONS[String(/** @type {HTMLElement} */ (button).dataset.action)]());
 });
 document.addEventListener("keydown", onKey);
+let resizing = 0;
+window.addEventListener("resize", () => {
+  window.clearTimeout(resizing);
+  resizing = window.setTimeout(() => { if (state) labelLines(); }, 150);
+});
 window.addEventListener("beforeunload", (event) => {
   if (dirty) event.preventDefault();
 });

@@ -230,8 +230,8 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
-    # Curation: adjudicated gold rationale sets (issue 31). Curators and admins only; the
-    # curator role opens nothing else.
+    # Curation: adjudicated gold rationale sets (docs/design/architecture.md#curation).
+    # Curators and admins only; the curator role opens nothing else.
     "projects_curation_queue_retrieve": rule(PROJECT, *CURATORS),
     "projects_curation_items_retrieve": rule(PROJECT, *CURATORS, note="an item of this project"),
     "projects_curation_items_update": rule(PROJECT, *CURATORS, note="an item of this project"),

@@ -527,7 +527,7 @@ async function next() {
   if (!following) {
     const back = el("a", gettext("Back to the queue"));
     back.href = String(root.dataset.queueUrl);
-    message.replaceChildren(gettext("No item is left to curate with this filter. "), back);
+    message.replaceChildren(gettext("No item is left to curate with this filter."), " ", back);
     message.className = "message ok";
     root.dataset.done = "true";
     return;

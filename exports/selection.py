@@ -154,7 +154,7 @@ def selected_items(project: Project, params: ExportParams, worker_id: int | None
 
 
 def curated_only(items: QuerySet) -> QuerySet:
-    return items.filter(curated__isnull=False)
+    return items.filter(curated_annotation__isnull=False)
 
 
 def curated_rows(chunk: list[int]) -> dict[int, CuratedRow]:

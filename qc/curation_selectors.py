@@ -347,9 +347,9 @@ def queue_items(*, project: Project, chosen: QueueFilter) -> QuerySet[Item]:
     if chosen.queued:
         items = items.filter(curation_request__isnull=False)
     if chosen.state == "uncurated":
-        items = items.filter(curated__isnull=True)
+        items = items.filter(curated_annotation__isnull=True)
     elif chosen.state == "curated":
-        items = items.filter(curated__isnull=False)
+        items = items.filter(curated_annotation__isnull=False)
     return items
 
 
@@ -394,7 +394,12 @@ def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_siz
     rows = {
         row["pk"]: row
         for row in Item.objects.filter(pk__in=shown).values(
-            "pk", "annotation_id", "split", "label", "curated__rule", "curation_request__pk"
+            "pk",
+            "annotation_id",
+            "split",
+            "label",
+            "curated_annotation__rule",
+            "curation_request__pk",
         )
     }
     flags: dict[int, set[str]] = defaultdict(set)
@@ -413,7 +418,7 @@ def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_siz
             "kappa": agreement[pk][0],
             "f1": agreement[pk][1],
             "flags": sorted(flags.get(pk, set())),
-            "curated_rule": rows[pk]["curated__rule"],
+            "curated_rule": rows[pk]["curated_annotation__rule"],
             "queued": rows[pk]["curation_request__pk"] is not None,
         }
         for pk in shown
@@ -438,9 +443,9 @@ def curation_progress(*, project: Project) -> dict:
         "items": total,
         "curated_by_hand": by_hand,
         "curated_by_rule": by_rule,
-        "left": with_annotations.filter(curated__isnull=True).count(),
+        "left": with_annotations.filter(curated_annotation__isnull=True).count(),
         "queued": queued.count(),
-        "queued_left": queued.filter(Q(item__curated__isnull=True)).count(),
+        "queued_left": queued.filter(Q(item__curated_annotation__isnull=True)).count(),
     }
 
 

@@ -608,7 +608,9 @@ class CuratedAnnotation(models.Model):
     `version` counts saves: a save names the version it started from and is refused (409)
     when another curator saved in the meantime, so no one's work is lost silently."""
 
-    item = models.OneToOneField("annotate.Item", on_delete=models.CASCADE, related_name="curated")
+    item = models.OneToOneField(
+        "annotate.Item", on_delete=models.CASCADE, related_name="curated_annotation"
+    )
     curator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

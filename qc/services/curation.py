@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotate.models import Item, ItemDocument, Project
+from annotate.models import Item, ItemDocument, Project, TaskType
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from qc.curation_rules import HAND, AutoMergeRule, auto_merge
 from qc.curation_selectors import (
@@ -75,6 +75,46 @@ def curated_sets_check(raw_sets, item: Item) -> list[list[SpanRow]]:
         raise ApplicationError(str(problem).replace("rationale_sets", "sets", 1)) from None
 
 
+def curated_label_check(project: Project, item: Item, label: str | None) -> None:
+    """A gold label names one of the project's labels (a multiple-choice item's: one of its
+    own options); None keeps the item's own label."""
+    if label is None:
+        return
+    allowed = (
+        [str(o) for o in item.options]
+        if project.task_type == TaskType.MULTIPLE_CHOICE
+        else list(project.labels or [])
+    )
+    if allowed and label not in allowed:
+        raise ApplicationError(f"label: {label!r} is not one of {', '.join(allowed)}")
+
+
+def curated_answer_check(project: Project, answer) -> None:
+    """A gold answer belongs to reading comprehension only: {"none": true}, or the answer's
+    text (with, optionally, where it stands: document, start_char, end_char)."""
+    if answer is None:
+        return
+    if project.task_type != TaskType.READING_COMPREHENSION:
+        raise ApplicationError("answer: only a reading-comprehension item has a gold answer")
+    if not isinstance(answer, dict):
+        raise ApplicationError('answer: {"text": ...} or {"none": true}')
+    if answer == {"none": True}:
+        return
+    text = answer.get("text")
+    unknown = set(answer) - {"text", "document", "start_char", "end_char"}
+    places = [answer.get(k) for k in ("document", "start_char", "end_char")]
+    if (
+        not isinstance(text, str)
+        or not text.strip()
+        or unknown
+        or any(p is not None and (type(p) is not int or p < 0) for p in places)
+    ):
+        raise ApplicationError(
+            'answer: {"text": the answer as the passage words it} (document, start_char and '
+            'end_char optional, whole numbers) or {"none": true}'
+        )
+
+
 @transaction.atomic
 def curated_annotation_save(
     *,
@@ -108,8 +148,8 @@ def curated_annotation_save(
             extra={"version": current},
         )
     rows = curated_sets_check(sets, item)
-    if label is not None and project.labels and label not in project.labels:
-        raise ApplicationError(f"label: {label!r} is not one of {', '.join(project.labels)}")
+    curated_label_check(project, item, label)
+    curated_answer_check(project, answer)
     candidates = set(
         current_annotations(project).filter(assignment__item=item).values_list("pk", flat=True)
     )

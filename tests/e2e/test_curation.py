@@ -65,6 +65,12 @@ def test_curating_an_item_by_hand(page, live_server, curation):
     page.keyboard.press("Enter")
     page.wait_for_selector("#curation-item[data-ready=true]")
     assert page.locator(".annotation-entry").count() == 3
+    # "?" lists every shortcut; Esc closes the list.
+    page.keyboard.press("?")
+    page.wait_for_selector("#curation-item-shortcuts[open]")
+    assert "Words marked by at least k annotators" in page.inner_text("#curation-item-shortcuts")
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#curation-item-shortcuts:not([open])", state="attached")
     # "superb" (token 15) was marked by all three annotators: the darkest share.
     assert "share-8" in page.get_attribute(".cm-tok[data-i='15'] ~ .cm-share", "class")
 

@@ -2,6 +2,8 @@
 (never touching an annotator's work), a batch curated by rule, the queue and its progress."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.models import Annotation, RationaleSpan
@@ -117,6 +119,14 @@ def test_a_stale_version_is_refused_with_the_current_one(curation):
         ),
         ({"version": 0, "sets": [], "label": "maybe"}, "label"),
         ({"version": 0, "sets": [], "sources": [999999]}, "sources"),
+        ({"version": 0, "sets": [], "answer": {"text": "a plot"}}, "answer"),
+        (
+            {
+                "version": 0,
+                "sets": [[{"docid": "d1", "start_token": 0, "end_token": 2}]] * 2000,
+            },
+            "sets",
+        ),
     ],
 )
 def test_bad_input_is_refused_naming_the_field(curation, body, field):
@@ -282,3 +292,51 @@ def test_curation_start_puts_items_into_the_pass(curation):
     )
     assert [row["id"] for row in queue["results"]] == ids
     assert Annotation.objects.count() == 9
+
+
+def test_a_reading_comprehension_item_takes_a_gold_answer():
+    project, people, _ = make_curation_project(
+        {"i0": HIGHLIGHTS["i0"]}, task_type="reading_comprehension"
+    )
+    item = item_of(project, "i0")
+    client = client_for(people["curator"])
+
+    saved = client.put(
+        _item_url(project, item),
+        {"version": 0, "sets": [], "answer": {"text": "a rather good film"}},
+        format="json",
+    )
+    none = client.put(
+        _item_url(project, item),
+        {"version": 1, "sets": [], "answer": {"none": True}},
+        format="json",
+    )
+    bad = client.put(
+        _item_url(project, item), {"version": 2, "sets": [], "answer": {"text": " "}}, format="json"
+    )
+
+    assert saved.status_code == 200 and saved.data["curated"]["answer"] == {
+        "text": "a rather good film"
+    }
+    assert none.status_code == 200 and none.data["curated"]["answer"] == {"none": True}
+    assert bad.status_code == 400 and "answer" in bad.data["detail"]
+
+
+@pytest.mark.parametrize("url_name", ["qc:curation-queue", "qc:curation-item"])
+def test_the_queries_do_not_grow_with_the_items(url_name):
+    """The queue page and one item's state each read in a fixed number of queries."""
+
+    def queries(n_items: int) -> int:
+        highlights = {f"i{n}": HIGHLIGHTS[f"i{n % 3}"] for n in range(n_items)}
+        project, people, _ = make_curation_project(highlights)
+        client = client_for(people["curator"])
+        args = (
+            [project.pk]
+            if url_name == "qc:curation-queue"
+            else [project.pk, item_of(project, "i1").pk]
+        )
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(reverse(url_name, args=args)).status_code == 200
+        return len(captured)
+
+    assert queries(6) == queries(3)

@@ -40,23 +40,36 @@ from rationale_metrics.span_rules import RationaleSetsProblem, SpanRow, rational
 AUTO_MERGE_MAX_ITEMS = 20_000
 
 
-def _document_ids(item: Item) -> dict[str, int]:
-    return {link.document.docid: link.document_id for link in item.item_documents.all()}
+def _documents_of(item_ids) -> dict[tuple[int, str], int]:
+    """(item id, docid) -> document id, for the items' documents."""
+    return {
+        (item_id, docid): document_id
+        for item_id, docid, document_id in ItemDocument.objects.filter(
+            item_id__in=list(item_ids)
+        ).values_list("item_id", "document__docid", "document_id")
+    }
 
 
-def _write_sets(curated: CuratedAnnotation, sets: list[list[SpanRow]], documents: dict) -> None:
-    rows = CuratedSet.objects.bulk_create(
-        CuratedSet(curated=curated, position=position) for position in range(len(sets))
+def _gold_sets_write(gold: list[tuple[CuratedAnnotation, list[list[SpanRow]]]]) -> None:
+    """Each curated annotation's gold sets and their spans, in order: three inserts for any
+    number of curated annotations."""
+    documents = _documents_of({curated.item_id for curated, _ in gold})
+    set_rows = CuratedSet.objects.bulk_create(
+        CuratedSet(curated=curated, position=position)
+        for curated, sets in gold
+        for position in range(len(sets))
     )
+    numbered = iter(set_rows)
     CuratedSpan.objects.bulk_create(
         CuratedSpan(
-            curated_set=row,
-            document_id=documents[docid],
+            curated_set=set_row,
+            document_id=documents[(curated.item_id, docid)],
             start_token=start,
             end_token=end,
             position=position,
         )
-        for row, spans in zip(rows, sets, strict=True)
+        for curated, sets in gold
+        for spans, set_row in zip(sets, numbered)  # noqa: B905 - numbered runs on across items
         for position, (docid, start, end) in enumerate(spans)
     )
 
@@ -170,7 +183,7 @@ def curated_annotation_save(
         curated.label, curated.answer, curated.version = label, answer, current + 1
         curated.save()
     curated.sources.set(chosen)
-    _write_sets(curated, rows, _document_ids(item))
+    _gold_sets_write([(curated, rows)])
     AuditEvent.objects.create(
         project=project,
         actor=curator,
@@ -217,8 +230,8 @@ def curation_auto_merge(
     marked with the rule's name. Items already curated (by hand or by rule) are left as
     they are. Returns how many were chosen, merged and skipped, with the reasons counted."""
     ids = _merge_candidates(project, items)
-    # Locked in id order, as every other writer of these rows locks them: a curator saving
-    # one of them by hand waits for this batch, then sees its version.
+    # The items locked in id order (a save by hand locks its one item the same way): a
+    # curator saving one of them waits for this batch, then finds its version changed.
     list(
         Item.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk").values("pk")
     )
@@ -239,40 +252,14 @@ def curation_auto_merge(
         if outcome.sets is None:
             skipped[outcome.skipped or "skipped"] += 1
             continue
-        sets = [[row for row in tokens.spans(codes)] for codes in outcome.sets]
+        sets = [tokens.spans(codes) for codes in outcome.sets]
         merged.append((pk, sets, [a.id for a in annotations]))
     now = timezone.now()
     rows = CuratedAnnotation.objects.bulk_create(
         CuratedAnnotation(item_id=pk, curator=curator, curated_at=now, rule=rule.name)
         for pk, _, _ in merged
     )
-    documents: dict[tuple[int, str], int] = {
-        (item_id, docid): document_id
-        for item_id, docid, document_id in ItemDocument.objects.filter(
-            item_id__in=[pk for pk, _, _ in merged]
-        ).values_list("item_id", "document__docid", "document_id")
-    }
-    set_rows = CuratedSet.objects.bulk_create(
-        CuratedSet(curated=curated, position=position)
-        for curated, (_, sets, _) in zip(rows, merged, strict=True)
-        for position in range(len(sets))
-    )
-    spans = []
-    set_iter = iter(set_rows)
-    for pk, sets, _ in merged:
-        for spans_of_set in sets:
-            set_row = next(set_iter)
-            spans.extend(
-                CuratedSpan(
-                    curated_set=set_row,
-                    document_id=documents[(pk, docid)],
-                    start_token=start,
-                    end_token=end,
-                    position=position,
-                )
-                for position, (docid, start, end) in enumerate(spans_of_set)
-            )
-    CuratedSpan.objects.bulk_create(spans)
+    _gold_sets_write([(curated, sets) for curated, (_, sets, _) in zip(rows, merged, strict=True)])
     through = CuratedAnnotation.sources.through
     through.objects.bulk_create(
         through(curatedannotation_id=curated.pk, annotation_id=annotation_id)

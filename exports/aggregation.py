@@ -10,6 +10,7 @@ from array import array
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from qc.curation_rules import GoldAgreement
 from rationale_metrics.agreement import mean_pairwise_kappa
 from rationale_metrics.eraser_writer import ExportEvidence, runs_of
 
@@ -29,6 +30,24 @@ class AnnotationRow:
             for docid, start, end in spans:
                 chosen[docid].update(range(start, end))
         return chosen
+
+
+@dataclass(frozen=True)
+class CuratedRow:
+    """An item's curated gold (qc's CuratedAnnotation) as plain rows."""
+
+    rule: str
+    label: str | None
+    sets: list[list[Span]]  # in set order, spans in position order
+
+    def tokens(self, offsets: dict[str, int]) -> set[int]:
+        """The gold's tokens (any set) numbered across the item's documents."""
+        return {
+            offsets[docid] + t
+            for spans in self.sets
+            for docid, start, end in spans
+            for t in range(start, end)
+        }
 
 
 def _kappas() -> array:
@@ -97,10 +116,21 @@ class QualityTally:
         return tally
 
 
-def evidences_for(annotations: list[AnnotationRow], aggregation: str) -> list[list[ExportEvidence]]:
+def evidences_for(
+    annotations: list[AnnotationRow], aggregation: str, curated: CuratedRow | None = None
+) -> list[list[ExportEvidence]]:
     """`majority`: tokens chosen by more than half the annotators, one group of runs;
     `union`: tokens chosen by anyone; `annotator` / `all_sets` / `accepted_sets` (the
-    rows are then accepted annotations only): every set is a group."""
+    rows are then accepted annotations only): every set is a group; `curated`: each of the
+    curators' gold sets is a group (none without a curated gold)."""
+    if aggregation == "curated":
+        if curated is None:
+            return []
+        return [
+            [ExportEvidence(docid, start, end) for docid, start, end in spans]
+            for spans in curated.sets
+            if spans
+        ]
     if aggregation in ("annotator", "all_sets", "accepted_sets"):
         return [
             [ExportEvidence(docid, start, end) for docid, start, end in spans]
@@ -142,3 +172,30 @@ def tally_item(
         tally.kappa_excluded[name] += excluded
         if mean is not None:
             tally.kappa_per_variant[name].append(mean)
+
+
+def tally_against_gold(
+    annotations: list[AnnotationRow],
+    curated: CuratedRow,
+    doc_lengths: dict[str, int],
+    stats_gold: GoldAgreement,
+) -> None:
+    """Each annotation of an item (its tokens in any set) against the item's curated gold,
+    by worker id and variant: token F1 and kappa over the item's documents."""
+    offsets, total = {}, 0
+    for docid, length in doc_lengths.items():
+        offsets[docid] = total
+        total += length
+    gold = curated.tokens(offsets)
+    stats_gold.add_item(
+        [
+            (
+                str(a.worker_id),
+                a.variant,
+                {offsets[d] + t for d, tokens in a.tokens().items() for t in tokens},
+            )
+            for a in annotations
+        ],
+        gold,
+        total,
+    )

@@ -37,7 +37,7 @@ from annotate.models import (
     TaskType,
 )
 from config.exceptions import ApplicationError
-from exports.aggregation import evidences_for, tally_item
+from exports.aggregation import evidences_for, tally_against_gold, tally_item
 from exports.params import ExportParams
 from exports.selection import (
     CHUNK,
@@ -47,6 +47,7 @@ from exports.selection import (
     PartFiles,
     annotation_rows,
     benchmark_file_name,
+    curated_rows,
     perturbation_link,
     selected_items,
 )
@@ -71,6 +72,12 @@ def benchmark_export_check(*, project: Project, params: ExportParams) -> None:
             f"aggregation: {params.aggregation!r} keeps every annotator's sets apart, but the "
             f"benchmark's {task} format holds one set per sentence: choose majority, union, "
             "annotator or reference"
+        )
+    if task != "sentiment" and params.aggregation == "curated":
+        raise ApplicationError(
+            f"aggregation: a curated gold may hold several sets per item, but the benchmark's "
+            f"{task} format holds one set per sentence: choose majority, union, annotator or "
+            "reference"
         )
 
 
@@ -194,14 +201,19 @@ def _chunk_rows(
         groups = _reference_groups(chunk)
     else:
         annotations = annotation_rows(project, params, worker_id, chunk, stats.tally.flags)
+        curated = curated_rows(chunk)
         groups = {}
         for item in items:
             rows = annotations[item["pk"]]
+            gold = curated.get(item["pk"])
             lengths = {documents[d][0]: len(documents[d][2]) for _, d in item_documents[item["pk"]]}
             tally_item(rows, lengths, stats.tally)
+            if gold is not None:
+                stats.count_curated(gold.rule)
+                tally_against_gold(rows, gold, lengths, stats.gold)
             groups[item["pk"]] = [
                 [(ev.docid, ev.start_token, ev.end_token) for ev in group]
-                for group in evidences_for(rows, params.aggregation)
+                for group in evidences_for(rows, params.aggregation, gold)
             ]
             stats.empty_evidence_items += not groups[item["pk"]]
     out = []

@@ -49,7 +49,7 @@ from annotate.models import (
     Split,
 )
 from config.exceptions import ApplicationError
-from exports.aggregation import evidences_for, tally_item
+from exports.aggregation import evidences_for, tally_against_gold, tally_item
 from exports.benchmark import benchmark_plan_check, benchmark_write_chunk
 from exports.datasheet import datasheet_build, datasheet_markdown
 from exports.huggingface import hf_card, hf_dataset_write, hf_document_record
@@ -64,6 +64,8 @@ from exports.selection import (
     PartFiles,
     annotation_rows,
     benchmark_file_name,
+    curated_only,
+    curated_rows,
     perturbation_link,
     selected_items,
 )
@@ -268,6 +270,8 @@ class ExportPlan:
     chunk_items: int
     # New splits by ratios: the split of every chosen item (None: each item's own split).
     item_split: dict[int, str] | None = None
+    # Chosen items the curated aggregation leaves out: no curator has curated them.
+    uncurated_left_out: int = 0
 
     @property
     def item_chunks(self) -> int:
@@ -323,10 +327,19 @@ def export_plan(
     if params.item_filter is not None:
         item_summaries_refresh(project=project)
     selected = selected_items(project, params, worker_id)
+    chosen = 0
+    if params.aggregation == "curated":
+        chosen = selected.count()
+        selected = curated_only(selected)
     item_pks = np.fromiter(
         selected.order_by("pk").values_list("pk", flat=True).iterator(chunk_size=10_000),
         dtype=np.int64,
     )
+    if not len(item_pks) and chosen:
+        raise NothingToExport(
+            f"nothing to export: none of the {chosen} chosen item(s) is curated yet; curate "
+            "them first, or choose another aggregation"
+        )
     if not len(item_pks):
         raise NothingToExport("nothing to export: no item matches these parameters")
     chunk_items = chunk_items or settings.EXPORT_CHUNK_ITEMS
@@ -337,6 +350,7 @@ def export_plan(
         item_pks=item_pks,
         document_pks=np.empty(0, dtype=np.int64),
         chunk_items=chunk_items,
+        uncurated_left_out=chosen - len(item_pks) if chosen else 0,
     )
     if params.layout == BENCHMARK_LAYOUT:
         benchmark_plan_check(project=project, params=params, selected=selected)
@@ -415,23 +429,31 @@ def write_item_chunk(
             items, item_documents, annotations = _submitted_chunk(
                 project, params, worker_id, batch, stats.tally.flags
             )
+            curated = curated_rows(batch)
             for item in items:
                 docs = {d.docid: d for d in item_documents[item["pk"]]}
                 rows = annotations[item["pk"]]
+                gold = curated.get(item["pk"])
                 link = perturbation_link(
                     item["perturbation_of__annotation_id"],
                     item["perturbation_of__annotation_id_is_int"],
                     item["perturbation_types"],
                 )
                 stats.count_perturbation(link)
-                tally_item(rows, {docid: len(d.tokens) for docid, d in docs.items()}, stats.tally)
+                lengths = {docid: len(d.tokens) for docid, d in docs.items()}
+                tally_item(rows, lengths, stats.tally)
+                if gold is not None:
+                    stats.count_curated(gold.rule)
+                    tally_against_gold(rows, gold, lengths, stats.gold)
                 instance = ExportInstance(
                     annotation_id=int(item["annotation_id"])
                     if item["annotation_id_is_int"]
                     else item["annotation_id"],
-                    classification=item["label"],
+                    classification=gold.label
+                    if params.aggregation == "curated" and gold and gold.label is not None
+                    else item["label"],
                     docids=list(docs),
-                    evidences=evidences_for(rows, params.aggregation),
+                    evidences=evidences_for(rows, params.aggregation, gold),
                     query=item["query"],
                     query_type=item["query_type"],
                     extra=link,
@@ -572,6 +594,7 @@ def export_build(
     process; the parts go to a temporary folder in `scratch`."""
     plan = export_plan(project=project, params=params, chunk_items=chunk_items)
     stats = empty_stats(project, params)
+    stats.uncurated_left_out = plan.uncurated_left_out
     item_parts: list[dict[str, str]] = []
     document_parts: list[str] = []
     total = len(plan.item_pks)

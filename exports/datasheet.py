@@ -285,6 +285,7 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
             "per_variant": agreement,
         },
         "perturbations": _perturbations(project, stats),
+        "curation": _curation(params, stats),
         "processing": {
             "tokenizers": tokenizers,
             "spacy_version": spacy_version(),
@@ -329,6 +330,65 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
         "platform": software_version(),
     }
     return _json_safe(sheet)
+
+
+def _curation(params, stats) -> dict:
+    """How many exported items have a curated gold, by hand and by rule, how many the
+    curated aggregation left out, and the exported annotations against the curated gold
+    per annotator (numbered, in the order of their accounts: a datasheet names no one) and
+    per variant."""
+    summary = stats.gold.summary()
+    numbers = {
+        worker: f"annotator {n}"
+        for n, worker in enumerate(sorted(summary["annotators"], key=int), start=1)
+    }
+    return {
+        "aggregation_is_curated": params.aggregation == "curated",
+        "items_curated_by_hand": stats.curated_by_hand,
+        "items_curated_by_rule": stats.curated_by_rule,
+        "items_left_out_not_curated": stats.uncurated_left_out,
+        "measure": "each exported annotation's token F1 and Cohen's kappa against its item's "
+        "curated gold (the union of the gold sets), mean per annotator and per variant; "
+        "items without a curated gold do not count",
+        "against_curated_gold": {
+            "annotators": {numbers[w]: row for w, row in summary["annotators"].items()},
+            "variants": summary["variants"],
+            "kappa_undefined": summary["kappa_undefined"],
+        },
+    }
+
+
+def _curation_markdown(curation: dict) -> list[str]:
+    lines = [
+        "## Curation",
+        f"- items with a curated gold: {curation['items_curated_by_hand']} by hand, "
+        f"{curation['items_curated_by_rule']} by rule",
+    ]
+    if curation["aggregation_is_curated"]:
+        lines.append(
+            "- evidences: the curated gold sets; chosen items left out because no curator "
+            f"curated them: {curation['items_left_out_not_curated']}"
+        )
+    against = curation["against_curated_gold"]
+    if not against["annotators"]:
+        return lines
+    lines.append(f"- {curation['measure']}")
+
+    def figure(value) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    for group in ("variants", "annotators"):
+        lines += [
+            "",
+            _table(
+                [(group[:-1], "token F1", "kappa", "annotations")]
+                + [
+                    (name, figure(row["f1"]), figure(row["kappa"]), row["n"])
+                    for name, row in against[group].items()
+                ]
+            ),
+        ]
+    return lines
 
 
 def _qualification_rules_text(rules: dict) -> str:
@@ -462,6 +522,7 @@ def datasheet_markdown(sheet: dict) -> str:
     parts += ["", *_licence_markdown(sheet["licence"])]
     parts += ["", *_reference_markdown(sheet["reference_rationales"])]
     parts += ["", *_perturbations_markdown(sheet["perturbations"])]
+    parts += ["", *_curation_markdown(sheet["curation"])]
     p = sheet["processing"]
     software = sheet["platform"]
     parts += [

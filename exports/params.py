@@ -10,7 +10,16 @@ from qc.cohorts import COHORTS
 from qc.filters import ItemListFilter, item_filter_data, item_filter_problems
 
 SELECTIONS = ("submitted", "accepted", "reference")
-AGGREGATIONS = ("majority", "union", "annotator", "all_sets", "accepted_sets", "reference")
+# "curated": the curators' gold sets (qc's CuratedAnnotation); uncurated items are left out.
+AGGREGATIONS = (
+    "majority",
+    "union",
+    "annotator",
+    "all_sets",
+    "accepted_sets",
+    "reference",
+    "curated",
+)
 SPLIT_MODES = ("keep", "ratios")
 # "benchmark": the fine-grained benchmark's own format (exports/benchmark.py) instead of ERASER.
 BENCHMARK_LAYOUT = "benchmark"
@@ -101,6 +110,11 @@ def export_params_from(raw: dict) -> ExportParams:
             problem = item_filter_problem(params.item_filter)
             if problem:
                 problems.append(f"item_filter: {problem}")
+        if params.aggregation == "curated" and params.selection == "reference":
+            problems.append(
+                "aggregation: 'curated' exports the curated gold of annotated items; use "
+                "selection 'submitted' or 'accepted'"
+            )
         if params.cohort and params.cohort not in COHORTS:
             problems.append(f"cohort: {params.cohort!r} is not one of {', '.join(COHORTS)}")
         if params.layout == BENCHMARK_LAYOUT and params.splits != "keep":

@@ -15,10 +15,11 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from annotate.benchmark_mapping import benchmark_task
 from annotate.models import Annotation, Assignment, AssignmentStatus, Item, Project, RationaleSpan
-from exports.aggregation import AnnotationRow, QualityTally
+from exports.aggregation import AnnotationRow, CuratedRow, QualityTally, Span
 from exports.params import ExportParams
+from qc.curation_rules import HAND, GoldAgreement
 from qc.filters import ItemListFilter, item_filter_data
-from qc.models import VerdictOutcome
+from qc.models import CuratedAnnotation, CuratedSpan, VerdictOutcome
 from qc.selectors import flag_counts
 
 # Rows read per query inside a chunk.
@@ -40,12 +41,26 @@ class BuildStats:
     tally: QualityTally = field(default_factory=QualityTally)
     perturbed_instances: int = 0
     perturbed_per_type: dict[str, int] = field(default_factory=dict)
+    # Of the exported items, how many have a curated gold, by hand or by a rule, and the
+    # exported annotations against it (by worker id and variant name).
+    curated_by_hand: int = 0
+    curated_by_rule: int = 0
+    gold: GoldAgreement = field(default_factory=GoldAgreement)
+    # Chosen items the curated aggregation left out: no curator has curated them (counted
+    # by the plan, not by the chunks).
+    uncurated_left_out: int = 0
 
     def count_perturbation(self, link: dict) -> None:
         if link:
             self.perturbed_instances += 1
             for key in link["perturbation_types"]:
                 self.perturbed_per_type[key] = self.perturbed_per_type.get(key, 0) + 1
+
+    def count_curated(self, rule: str) -> None:
+        if rule == HAND:
+            self.curated_by_hand += 1
+        else:
+            self.curated_by_rule += 1
 
     def merge(self, other: BuildStats) -> None:
         """Add the figures of a later chunk."""
@@ -57,6 +72,9 @@ class BuildStats:
         self.perturbed_instances += other.perturbed_instances
         for key, n in other.perturbed_per_type.items():
             self.perturbed_per_type[key] = self.perturbed_per_type.get(key, 0) + n
+        self.curated_by_hand += other.curated_by_hand
+        self.curated_by_rule += other.curated_by_rule
+        self.gold.merge(other.gold)
 
     def as_json(self) -> dict:
         return {
@@ -66,6 +84,9 @@ class BuildStats:
             "tally": self.tally.as_json(),
             "perturbed_instances": self.perturbed_instances,
             "perturbed_per_type": self.perturbed_per_type,
+            "curated_by_hand": self.curated_by_hand,
+            "curated_by_rule": self.curated_by_rule,
+            "gold": self.gold.as_json(),
         }
 
     @classmethod
@@ -77,6 +98,9 @@ class BuildStats:
             tally=QualityTally.from_json(data["tally"]),
             perturbed_instances=data["perturbed_instances"],
             perturbed_per_type=dict(data["perturbed_per_type"]),
+            curated_by_hand=data["curated_by_hand"],
+            curated_by_rule=data["curated_by_rule"],
+            gold=GoldAgreement.from_json(data["gold"]),
         )
 
 
@@ -122,7 +146,8 @@ def _submitted_assignments(project: Project, params: ExportParams, worker_id: in
 def selected_items(project: Project, params: ExportParams, worker_id: int | None) -> QuerySet:
     """The items to export: never an excluded or deleted one; with an item filter, only
     those the data manager's list shows for it (its summaries are brought up to date when
-    the export is planned)."""
+    the export is planned). The curated aggregation then leaves out the ones no curator has
+    curated (`curated_only`)."""
     items = Item.objects.filter(project=project, excluded=False, deleted_at__isnull=True)
     if params.item_filter is not None:
         items = ItemListFilter(
@@ -134,6 +159,38 @@ def selected_items(project: Project, params: ExportParams, worker_id: int | None
             pk__in=_submitted_assignments(project, params, worker_id).values("item_id")
         )
     return items
+
+
+def curated_only(items: QuerySet) -> QuerySet:
+    return items.filter(curated_annotation__isnull=False)
+
+
+def curated_rows(chunk: list[int]) -> dict[int, CuratedRow]:
+    """The chunk's curated annotations with their gold sets: two queries."""
+    found = {
+        item_id: (pk, rule, label)
+        for pk, item_id, rule, label in CuratedAnnotation.objects.filter(
+            item_id__in=chunk
+        ).values_list("pk", "item_id", "rule", "label")
+    }
+    sets: dict[int, dict[int, list[Span]]] = defaultdict(lambda: defaultdict(list))
+    spans = (
+        CuratedSpan.objects.filter(curated_set__curated_id__in=[v[0] for v in found.values()])
+        .order_by("curated_set__curated_id", "curated_set__position", "position")
+        .values_list(
+            "curated_set__curated_id",
+            "curated_set__position",
+            "document__docid",
+            "start_token",
+            "end_token",
+        )
+    )
+    for curated_id, position, docid, start, end in spans:
+        sets[curated_id][position].append((docid, start, end))
+    return {
+        item_id: CuratedRow(rule, label, [sets[pk][p] for p in sorted(sets.get(pk, {}))])
+        for item_id, (pk, rule, label) in found.items()
+    }
 
 
 def annotation_rows(

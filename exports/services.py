@@ -212,6 +212,7 @@ def export_run(*, export_id: int) -> Export:
         "item_chunks": plan.item_chunks,
         "document_chunks": plan.document_chunks,
         "documents": len(plan.document_pks),
+        "uncurated_left_out": plan.uncurated_left_out,
     }
 
     def arguments(kind: str, index: int) -> dict:
@@ -367,7 +368,13 @@ def _record_part(export_id, attempt, kind, index, files, units, figures) -> bool
 
 
 def export_assemble_run(
-    *, export_id: int, attempt: str, item_chunks: int, document_chunks: int, documents: int
+    *,
+    export_id: int,
+    attempt: str,
+    item_chunks: int,
+    document_chunks: int,
+    documents: int,
+    uncurated_left_out: int = 0,
 ) -> Export:
     """Assemble the parts into the dataset, write its datasheet and publish it, then
     remove the parts. Safe to run twice: only a running export under this attempt is
@@ -381,7 +388,7 @@ def export_assemble_run(
     try:
         pulse.beat()
         published = _assemble_and_publish(
-            export, attempt, item_chunks, document_chunks, documents, pulse
+            export, attempt, item_chunks, document_chunks, documents, uncurated_left_out, pulse
         )
     except ExportCancelled:
         export = _stopped(export_id, attempt)
@@ -397,7 +404,13 @@ def export_assemble_run(
 
 
 def _assemble_and_publish(
-    export: Export, attempt: str, item_chunks: int, document_chunks: int, documents: int, pulse
+    export: Export,
+    attempt: str,
+    item_chunks: int,
+    document_chunks: int,
+    documents: int,
+    uncurated_left_out: int,
+    pulse,
 ) -> Export:
     params = export_params_from(export.params)
     rows = list(
@@ -426,6 +439,7 @@ def _assemble_and_publish(
     for chunk_figures in figures.iterator(chunk_size=4):  # one chunk's figures at a time
         stats.merge(BuildStats.from_json(chunk_figures))
     stats.documents = documents
+    stats.uncurated_left_out = uncurated_left_out
     checked = {f["name"]: f for files in found.values() for f in files.values()}
     # The file is named after the export; the folder inside the zip after the project
     # alone, so that two exports of the same data are the same bytes.

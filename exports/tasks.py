@@ -37,7 +37,12 @@ def export_chunk(
 
 @shared_task(acks_late=True)
 def export_assemble(
-    export_id: int, attempt: str, item_chunks: int, document_chunks: int, documents: int
+    export_id: int,
+    attempt: str,
+    item_chunks: int,
+    document_chunks: int,
+    documents: int,
+    uncurated_left_out: int = 0,
 ) -> str:
     return services.export_assemble_run(
         export_id=export_id,
@@ -45,6 +50,7 @@ def export_assemble(
         item_chunks=item_chunks,
         document_chunks=document_chunks,
         documents=documents,
+        uncurated_left_out=uncurated_left_out,
     ).status
 
 

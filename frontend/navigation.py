@@ -98,6 +98,18 @@ PROJECT_TABS: tuple[ProjectTab, ...] = (
             ProjectPage(
                 "review", "review-page", _("Review queue"), _roles(Role.ADMIN, Role.REVIEWER)
             ),
+            # Adjudicating reviewed work into gold sets: the pipeline's last step (a tab of
+            # its own would push the admin's last tabs off a laptop's width).
+            ProjectPage(
+                "curation", "curation-page", _("Curation"), _roles(Role.ADMIN, Role.CURATOR)
+            ),
+            ProjectPage(
+                "curation-item",
+                "curation-item-page",
+                _("Curate an item"),
+                _roles(Role.ADMIN, Role.CURATOR),
+                listed=False,
+            ),
         ),
     ),
     ProjectTab(

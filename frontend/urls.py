@@ -49,6 +49,12 @@ urlpatterns = [
     path("projects/<id:project_id>/annotate/", views.workspace, name="workspace"),
     path("projects/<id:project_id>/agreement/", views.agreement_page, name="agreement-page"),
     path("projects/<id:project_id>/review/", views.review_page, name="review-page"),
+    path("projects/<id:project_id>/curation/", views.curation_page, name="curation-page"),
+    path(
+        "projects/<id:project_id>/curation/<id:item_id>/",
+        views.curation_item_page,
+        name="curation-item-page",
+    ),
     path("projects/<id:project_id>/datasheet/", views.datasheet_page, name="datasheet-page"),
     path("projects/<id:project_id>/quality/", views.quality_page, name="quality-page"),
     path(

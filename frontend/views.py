@@ -19,6 +19,7 @@ from frontend.locale import supported_language
 from qc import item_detail_selectors as qc_item_detail
 from qc import selectors as qc_selectors
 from qc.cohorts import COHORTS
+from qc.curation_selectors import curation_item_get
 from qc.project_setup import project_missing_to_annotate, project_setup_checklist
 
 
@@ -254,6 +255,33 @@ def datasheet_page(request, project_id: int):
 @login_required
 def review_page(request, project_id: int):
     return project_page_render(request, project_id, "review", "frontend/review.html")
+
+
+@login_required
+def curation_page(request, project_id: int):
+    return project_page_render(
+        request, project_id, "curation", "frontend/curation.html", _curation_context
+    )
+
+
+@login_required
+def curation_item_page(request, project_id: int, item_id: int):
+    def item_context(project, roles):
+        item = curation_item_get(project=project, item_id=item_id)
+        return {"item": item, **_curation_context(project, roles)}
+
+    return project_page_render(
+        request, project_id, "curation-item", "frontend/curation_item.html", item_context
+    )
+
+
+def _curation_context(project, roles) -> dict:
+    return {
+        "variants": list(
+            project.variants.order_by("name", "version").values("id", "name", "version")
+        ),
+        "flag_names": _FLAG_NAMES,
+    }
 
 
 @login_required

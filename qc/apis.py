@@ -22,6 +22,7 @@ from qc import models as qc_models
 from qc import selectors as qc_selectors
 from qc import services as qc_services
 from qc.agreement import agreement_report_get, agreement_report_request, agreement_report_with_news
+from qc.curation_selectors import curated_gold_agreement
 from qc.project_setup import project_setup_checklist
 from qc.serializers import (
     DecisionInputSerializer,
@@ -70,7 +71,10 @@ class AgreementReportApi(APIView):
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, REPORT_ROLES)
         report, news = agreement_report_with_news(project=project)
-        return Response(_payload(report, news))
+        # Against the curated gold, as it stands now (curation does not wait for a report).
+        return Response(
+            {**_payload(report, news), "curated_gold": curated_gold_agreement(project=project)}
+        )
 
 
 class AgreementRefreshApi(APIView):

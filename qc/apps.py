@@ -12,8 +12,10 @@ class QcConfig(AppConfig):
         from annotate.signals import annotation_submitted
         from qc.receivers import annotation_submitted_check
         from qc.services import qualification_gate
+        from qc.services.curation import curation_start
         from qc.services.item_bulk import items_send_back
 
         work_gate_register(qualification_gate)
         item_bulk_action_register("send_back", items_send_back)
+        item_bulk_action_register("curation_start", curation_start)
         annotation_submitted.connect(annotation_submitted_check, dispatch_uid="qc-check")

@@ -25,7 +25,7 @@ from annotate.perturbation_types import available_types
 from annotate.selectors import item_task_fields
 from config.exceptions import NotFoundError
 from qc.item_list_selectors import item_list_items, item_list_rows
-from qc.models import FlagKind, Review
+from qc.models import CuratedAnnotation, CuratedSet, CuratedSpan, FlagKind, Review
 from rationale_metrics.agreement import token_highlight_shares
 
 
@@ -234,7 +234,54 @@ def item_detail_get(*, project: Project, item_id: int) -> dict:
         "token_agreement": item_token_agreement(
             annotations, {text["docid"]: len(text["tokens"]) for text in texts}
         ),
-        "curated": None,
+        "curated": _curated_of(item),
+    }
+
+
+def _curated_of(item: Item) -> dict | None:
+    """The item's curated gold, its sets as spans like an annotation's, or None."""
+    curated = (
+        CuratedAnnotation.objects.select_related("curator")
+        .prefetch_related(
+            Prefetch(
+                "sets",
+                queryset=CuratedSet.objects.order_by("position").prefetch_related(
+                    Prefetch(
+                        "spans",
+                        queryset=CuratedSpan.objects.select_related("document")
+                        .only("curated_set_id", "start_token", "end_token", "document__docid")
+                        .order_by("position"),
+                    )
+                ),
+            )
+        )
+        .filter(item=item)
+        .first()
+    )
+    if curated is None:
+        return None
+    return {
+        "curator": None
+        if curated.curator_id is None
+        else {"id": curated.curator_id, "username": curated.curator.username},
+        "curated_at": curated.curated_at,
+        "rule": curated.rule,
+        "label": curated.label,
+        "answer": curated.answer,
+        "sets": [
+            {
+                "position": gold_set.position,
+                "spans": [
+                    {
+                        "docid": span.document.docid,
+                        "start_token": span.start_token,
+                        "end_token": span.end_token,
+                    }
+                    for span in gold_set.spans.all()
+                ],
+            }
+            for gold_set in curated.sets.all()
+        ],
     }
 
 

@@ -8,12 +8,12 @@ import json
 from collections import defaultdict
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from annotate.models import Item, Project, Role
 from annotate.selectors import project_get_for_user
 from config.exceptions import NotFoundError
-from qc.models import ItemView
+from qc.models import CuratedAnnotation, ItemView
 from qc.services.item_summaries import text_preview
 
 ITEM_LIST_ROLES = (Role.ADMIN, Role.RESEARCHER, Role.CURATOR)
@@ -37,6 +37,7 @@ def item_list_items(*, project: Project) -> QuerySet[Item]:
     return (
         Item.objects.filter(project=project, deleted_at__isnull=True, summary__project=project)
         .select_related("summary")
+        .annotate(curated=Exists(CuratedAnnotation.objects.filter(item=OuterRef("pk"))))
         .defer(*_IMPORT_RECORD)
     )
 
@@ -95,8 +96,7 @@ def _row(item: Item, copies: list[tuple[int, list[str]]]) -> dict:
         },
         "excluded": item.excluded,
         "marked_gold": item.marked_gold,
-        # TODO(curation merge): whether the item has a curated annotation.
-        "curated": False,
+        "curated": item.curated,
         "last_activity": summary.last_activity,
     }
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotate.models import BackgroundJob, JobPart, JobStatus
@@ -734,3 +734,95 @@ class ItemView(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+# ---------------------------------------------------------------- curation
+
+
+class CuratedAnnotation(models.Model):
+    """An item's adjudicated gold: rationale sets (and label or answer) a curator built from
+    the annotators' work, by hand or by an auto-merge rule. One per item. It is a row of its
+    own: curation never changes an annotator's annotation or its history.
+
+    `version` counts saves: a save names the version it started from and is refused (409)
+    when another curator saved in the meantime, so no one's work is lost silently."""
+
+    item = models.OneToOneField(
+        "annotate.Item", on_delete=models.CASCADE, related_name="curated_annotation"
+    )
+    curator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    curated_at = models.DateTimeField()
+    # "hand", or the auto-merge rule's name (qc/curation_rules.py, AutoMergeRule.name).
+    rule = models.CharField(max_length=64)
+    label = models.CharField(max_length=255, null=True, blank=True)
+    answer = models.JSONField(null=True, blank=True)
+    # The annotations the curator had in view (or the rule merged).
+    sources = models.ManyToManyField("annotate.Annotation", related_name="+", blank=True)
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(version__gte=1), name="curated_version_from_1"),
+            models.CheckConstraint(condition=~Q(rule=""), name="curated_rule_named"),
+        ]
+
+    def __str__(self) -> str:
+        return f"curated gold of item {self.item_id} ({self.rule})"
+
+
+class CuratedSet(models.Model):
+    """One gold rationale set of a curated annotation, in order."""
+
+    curated = models.ForeignKey(CuratedAnnotation, on_delete=models.CASCADE, related_name="sets")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.UniqueConstraint(fields=["curated", "position"], name="curated_set_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"set {self.position} of {self.curated}"
+
+
+class CuratedSpan(models.Model):
+    """Half-open token range [start_token, end_token) of one document of the item."""
+
+    curated_set = models.ForeignKey(CuratedSet, on_delete=models.CASCADE, related_name="spans")
+    document = models.ForeignKey("annotate.Document", on_delete=models.PROTECT, related_name="+")
+    start_token = models.PositiveIntegerField()
+    end_token = models.PositiveIntegerField()
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["position"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(end_token__gt=F("start_token")), name="curated_span_not_empty"
+            ),
+            models.UniqueConstraint(
+                fields=["curated_set", "position"], name="curated_span_position"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.start_token}, {self.end_token}) of document {self.document_id}"
+
+
+class CurationRequest(models.Model):
+    """An item put into a curation pass (the data manager's bulk action "curation_start"):
+    the queue can show only these. One per item; starting a pass again changes nothing."""
+
+    item = models.OneToOneField(
+        "annotate.Item", on_delete=models.CASCADE, related_name="curation_request"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} in a curation pass"

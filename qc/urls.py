@@ -1,6 +1,13 @@
 from django.urls import path
 
-from qc import apis, chart_apis, data_manager_apis, item_detail_apis, job_progress_apis
+from qc import (
+    apis,
+    chart_apis,
+    curation_apis,
+    data_manager_apis,
+    item_detail_apis,
+    job_progress_apis,
+)
 
 app_name = "qc"
 
@@ -169,5 +176,24 @@ urlpatterns += [
         "projects/<id:project_id>/items/<id:item_id>/",
         item_detail_apis.ItemDetailApi.as_view(),
         name="item-detail",
+    ),
+]
+
+# Curation: adjudicated gold rationale sets (qc/curation_apis.py).
+urlpatterns += [
+    path(
+        "projects/<id:project_id>/curation/queue/",
+        curation_apis.CurationQueueApi.as_view(),
+        name="curation-queue",
+    ),
+    path(
+        "projects/<id:project_id>/curation/items/<id:item_id>/",
+        curation_apis.CurationItemApi.as_view(),
+        name="curation-item",
+    ),
+    path(
+        "projects/<id:project_id>/curation/auto-merge/",
+        curation_apis.CurationAutoMergeApi.as_view(),
+        name="curation-auto-merge",
     ),
 ]

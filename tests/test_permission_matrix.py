@@ -93,6 +93,7 @@ REVIEWERS = (ADMIN, REVIEWER)
 WORKERS = (ANNOTATOR, CROWD)
 PERTURBATION_STEP = (ADMIN, AUTHOR, CHECKER)
 DATA_READERS = (ADMIN, RESEARCHER, CURATOR)
+CURATORS = (ADMIN, CURATOR)
 
 # One row per operation id of the OpenAPI schema.
 API: dict[str, Rule] = {
@@ -248,6 +249,14 @@ API: dict[str, Rule] = {
     # Hugging Face datasets (docs/howto/huggingface.md): the columns and mapping an import
     # would read, shown before an import is started; as imports, the project's admins only.
     "projects_imports_hf_mapping_create": rule(PROJECT, *ADMINS),
+    # Curation: adjudicated gold rationale sets (docs/design/architecture.md#curation).
+    # Curators and admins only; the curator role opens nothing else.
+    "projects_curation_queue_retrieve": rule(PROJECT, *CURATORS),
+    "projects_curation_items_retrieve": rule(PROJECT, *CURATORS, note="an item of this project"),
+    "projects_curation_items_update": rule(PROJECT, *CURATORS, note="an item of this project"),
+    "projects_curation_auto_merge_create": rule(
+        PROJECT, *CURATORS, note="items of this project only"
+    ),
 }
 
 
@@ -527,6 +536,14 @@ def _body(operation_id: str, world: World):
         "projects_items_bulk_create": {"action": "mark_gold", "ids": [objects["item_id"].pk]},
         "projects_item_views_create": {"name": "matrix view 2", "query": "split=test"},
         "projects_item_views_partial_update": {"name": "matrix view renamed"},
+        "projects_curation_items_update": {
+            "version": 0,
+            "sets": [[{"docid": "d0", "start_token": 0, "end_token": 1}]],
+        },
+        "projects_curation_auto_merge_create": {
+            "rule": {"test": "unanimous"},
+            "ids": [objects["item_id"].pk],
+        },
     }
     multipart = {
         "projects_imports_create": lambda: {
@@ -668,6 +685,8 @@ OBJECT_IDS_CHECKED = (
     "projects_crowd_links_retrieve",
     "projects_crowd_links_sessions_retrieve",
     "projects_crowd_links_verify_create",
+    "projects_curation_items_retrieve",
+    "projects_curation_items_update",
     "projects_exports_cancel_create",
     "projects_exports_download_retrieve",
     "projects_exports_progress_retrieve",
@@ -830,6 +849,8 @@ PAGES: dict[str, Page] = {
     "quality-page": page(PROJECT, ADMIN),
     "project-pipeline": page(PROJECT, ADMIN),
     "review-page": page(PROJECT, ADMIN, REVIEWER),
+    "curation-page": page(PROJECT, *CURATORS),
+    "curation-item-page": page(PROJECT, *CURATORS),
     "agreement-page": page(PROJECT, *REPORTERS),
     "project-results": page(PROJECT, *REPORTERS),
     "datasheet-page": page(PROJECT, *REPORTERS),

@@ -287,6 +287,7 @@ def project_paths(project_id: int) -> dict[str, str]:
             ("quality", "quality/"),
             ("pipeline", "pipeline/"),
             ("review", "review/"),
+            ("curation", "curation/"),
             ("agreement", "agreement/"),
             ("results", "results/"),
             ("datasheet", "datasheet/"),
@@ -304,6 +305,8 @@ READY = {
     "review": "#review[data-ready=true]",
     "items": "#data-manager[data-ready=true]",
     "item": "#item-page[data-ready=true]",
+    "curation": "#curation-queue[data-ready=true]",
+    "curation-item": "#curation-item[data-ready=true]",
     "workspace": "#workspace[data-ready=true]",
     "assignment": "#workspace[data-ready=true]",
 }
@@ -331,9 +334,12 @@ def test_every_page_of_every_role_is_accessible(demo, browser):
         f"/projects/{fine.id}/perturbations/originals/{original.original_id}/"
     )
     admin_pages["perturb-check-fine-grained"] = f"/projects/{fine.id}/perturbations/check/"
-    # The item page of an item with annotations, reached from the data manager's rows.
-    annotated = Assignment.objects.filter(item__project=project, status="submitted").first()
+    # The item page and the curation page of an item with annotations.
+    annotated = (
+        Assignment.objects.filter(item__project=project, status="submitted").order_by("pk").first()
+    )
     admin_pages["item"] = f"/projects/{project.id}/data/items/{annotated.item_id}/"
+    admin_pages["curation-item"] = f"/projects/{project.id}/curation/{annotated.item_id}/"
     admin = walk("admin", "demo-admin", admin_pages)
     # Swagger UI's page: its language set by our script, its deep links (links nested in
     # buttons) off, its labels' colours darkened in api_docs.css; checked like every page.

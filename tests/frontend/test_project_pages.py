@@ -29,6 +29,7 @@ PAGES = {
     "quality/": {ADMIN},
     "pipeline/": {ADMIN},
     "review/": {ADMIN, REVIEWER},
+    "curation/": {ADMIN, Role.CURATOR},
     "agreement/": {ADMIN, RESEARCHER},
     "results/": {ADMIN, RESEARCHER},
     "datasheet/": {ADMIN, RESEARCHER},

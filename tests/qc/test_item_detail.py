@@ -182,3 +182,31 @@ def test_an_item_of_another_project_or_a_deleted_one_is_not_found(revised):
     assert _detail(people["admin"], project, other_item.pk).status_code == 404
     Item.objects.filter(pk=item_id).update(deleted_at="2026-01-01T00:00:00Z")
     assert _detail(people["admin"], project, item_id).status_code == 404
+
+
+def test_a_curated_item_shows_its_gold_in_the_list_and_on_its_page(revised):
+    """The data manager's row says the item is curated, and its page gets the curated sets
+    as spans, shaped like an annotation's, with who curated them."""
+    from qc.item_list_selectors import item_list_items, item_list_rows
+    from qc.services.curation import curated_annotation_save
+
+    project, people, item_id, _, _ = revised
+    docid = Item.objects.get(pk=item_id).item_documents.get().document.docid
+    rows_before = item_list_rows(list(item_list_items(project=project).filter(pk=item_id)))
+    curated_annotation_save(
+        project=project,
+        item_id=item_id,
+        curator=people["admin"],
+        sets=[[{"docid": docid, "start_token": 1, "end_token": 3}]],
+        version=0,
+    )
+
+    row = item_list_rows(list(item_list_items(project=project).filter(pk=item_id)))[0]
+    curated = _detail(people["admin"], project, item_id).data["curated"]
+
+    assert (rows_before[0]["curated"], row["curated"]) == (False, True)
+    assert curated["rule"] == "hand"
+    assert curated["curator"]["username"] == people["admin"].username
+    assert curated["sets"] == [
+        {"position": 0, "spans": [{"docid": docid, "start_token": 1, "end_token": 3}]}
+    ]

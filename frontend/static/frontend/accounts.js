@@ -24,6 +24,7 @@ const ROLES = /** @type {Record<string, string>} */ ({
   annotator: gettext("annotator"),
   author: gettext("perturbation author"),
   checker: gettext("perturbation checker"),
+  curator: gettext("curator"),
 });
 const SIGN_IN = /** @type {Record<string, string>} */ ({
   password: gettext("own password"),

@@ -33,6 +33,8 @@ const COLUMNS = /** @type {Record<string, string>} */ ({
   "difference": gettext("difference"),
   "p-value": gettext("p-value"),
   "permutations": gettext("permutations"),
+  "F1 vs curated gold": gettext("F1 vs curated gold"),
+  "kappa vs curated gold": gettext("kappa vs curated gold"),
 });
 
 const found = document.getElementById("agreement");
@@ -129,6 +131,24 @@ if (found) {
     else cohortMatrix.replaceChildren(el("caption", gettext("Every worker is in one cohort: nothing to compare yet.")));
   }
 
+  /** Each variant's and each annotator's token F1 and kappa against the curated gold, as
+   * they stand now (not part of the cached report); hidden until an item is curated.
+   * @param {any} gold */
+  function renderCuratedGold(gold) {
+    const box = /** @type {HTMLElement} */ (root.querySelector("#curated-gold"));
+    box.hidden = !gold;
+    if (!gold) return;
+    /** @type {HTMLElement} */ (box.querySelector(".curated-gold-summary")).textContent = interpolate(
+      gettext("%(items)s curated items (%(hand)s by hand, %(rule)s by rule). Each current annotation of a curated item against its gold: token F1 and Cohen's kappa, mean per variant and per annotator."),
+      { items: formatNumber(gold.items), hand: formatNumber(gold.curated_by_hand), rule: formatNumber(gold.curated_by_rule) }, true);
+    /** @param {Record<string, any>} rows */
+    const table = (rows) => Object.entries(rows).map(([name, r]) => [name, fmt(r.f1), fmt(r.kappa), formatNumber(r.n)]);
+    fill(/** @type {HTMLTableElement} */ (root.querySelector("#curated-variant-table")),
+      ["variant", "F1 vs curated gold", "kappa vs curated gold", "annotations"], table(gold.variants), "key");
+    fill(/** @type {HTMLTableElement} */ (root.querySelector("#curated-worker-table")),
+      ["worker", "F1 vs curated gold", "kappa vs curated gold", "annotations"], table(gold.annotators), "key");
+  }
+
   /** When the report was computed and what has changed since, as a sentence in the reader's
    * language ("Computed 5 minutes ago; 12 annotations were submitted since.").
    * @param {any} body */
@@ -173,6 +193,7 @@ if (found) {
       status.className = `agreement-status ${body.stale ? "warning" : "muted"}`;
     }
     if (body.report) render(body.report);
+    renderCuratedGold(body.curated_gold);
     if (body.status !== "running") {
       // For the browser tests and bench/pages.py: the heat map and tables are drawn.
       root.dataset.ready = "true";

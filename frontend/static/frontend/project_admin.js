@@ -16,6 +16,7 @@ const ROLES = /** @type {Record<string, string>} */ ({
   annotator: gettext("annotator"),
   author: gettext("perturbation author"),
   checker: gettext("perturbation checker"),
+  curator: gettext("curator"),
 });
 const GRANULARITIES = /** @type {Record<string, string>} */ ({ word: gettext("word"), span: gettext("span") });
 

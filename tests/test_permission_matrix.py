@@ -45,6 +45,7 @@ from annotate.models import (
     Role,
 )
 from annotate.services import assignment_next
+from annotate.services.api_tokens import api_token_create
 from crowd.models import StudyLink
 from crowd.platforms import Arrival
 from crowd.services import crowd_consent_record, crowd_entry, study_link_create
@@ -228,6 +229,11 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
+    # Personal API tokens (issue 33 §2): the caller's own; a study participant's account
+    # cannot have any (and with no token of its own, every token id is not found to it).
+    "tokens_list": rule(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD}), note="the caller's own"),
+    "tokens_create": rule(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD}), note="not a crowd account"),
+    "tokens_revoke_create": rule(OWNER, NO_MEMBERSHIP, note="the caller's own token"),
 }
 
 
@@ -329,6 +335,7 @@ def _build_world() -> World:
     )
 
     other_export = Export.objects.create(project=other_project, params={}, status="succeeded")
+    api_token = api_token_create(owner=users[NO_MEMBERSHIP], name="matrix token").api_token
     objects = {
         "project_id": project,
         "annotation_id": annotation,
@@ -345,6 +352,7 @@ def _build_world() -> World:
         "worker_id": candidate.worker,
         "accounts/user_id": subject,
         "invitation_id": invitation,
+        "token_id": api_token,
     }
     other_ids = {
         "project_id": other_project.pk,
@@ -494,6 +502,7 @@ def _body(operation_id: str, world: World):
             "token": "abcdef",
         },
         "projects_qualification_answers_create": {"gold_item": 1, "rationale_sets": [[]]},
+        "tokens_create": {"name": "matrix token 2"},
     }
     multipart = {
         "projects_imports_create": lambda: {
@@ -650,6 +659,7 @@ OBJECT_IDS_CHECKED = (
     "projects_workers_import_jobs_progress_retrieve",
     "projects_workers_import_jobs_retrieve",
     "projects_workers_unblock_create",
+    "tokens_revoke_create",
 )
 
 
@@ -783,6 +793,8 @@ PAGES: dict[str, Page] = {
     "users-page": page(SITE, STAFF),
     # A crowd account has no password to change (it signs in through its study link).
     "password-change": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
+    # Personal API tokens (issue 33 §2): nor can it have API tokens.
+    "api-tokens": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
     "project-page": page(PROJECT, *MEMBERS),
     "project-data": page(PROJECT, ADMIN),
     "project-instructions": page(PROJECT, ADMIN),

@@ -55,9 +55,11 @@ def api_token_create(
     expires_at: datetime | None = None,
     read_only: bool = False,
     project_ids: list[int] | None = None,
+    by_owner: bool = True,
 ) -> ApiTokenIssued:
     """A new token of `owner`'s. `project_ids` None: every project the owner belongs to;
-    a list: only those of them."""
+    a list: only those of them. `by_owner` False: made on the server's command line
+    (create_api_token), which the audit trail shows as made by nobody signed in."""
     refusal = api_token_owner_refusal(owner)
     if refusal:
         raise PermissionDeniedError(refusal)
@@ -85,7 +87,7 @@ def api_token_create(
     )
     api_token.projects.set(projects)
     AccountEvent.objects.create(
-        actor=owner,
+        actor=owner if by_owner else None,
         subject=owner,
         action=AccountAction.TOKEN_CREATE,
         detail=_event_detail(api_token, projects),

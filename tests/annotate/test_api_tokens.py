@@ -3,11 +3,13 @@ the API within their limits (read-only, chosen projects, expiry), every use reco
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 
 import pytest
 from django.apps import apps
 from django.core import serializers
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -427,3 +429,44 @@ def test_token_parts_are_random_and_the_prefix_finds_the_row(owner):
 def test_the_service_refuses_an_expiry_in_the_past(owner):
     with pytest.raises(ApplicationError, match="expires_at"):
         api_token_create(owner=owner, name="t", expires_at=timezone.now())
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_the_command_prints_a_working_token_audited_as_made_by_nobody(owner, project):
+    out = io.StringIO()
+
+    call_command(
+        "create_api_token",
+        owner.username,
+        "--name",
+        "ci",
+        "--read-only",
+        "--projects",
+        str(project.pk),
+        "--expires-in-days",
+        "7",
+        stdout=out,
+    )
+
+    token = out.getvalue().strip()
+    row = ApiToken.objects.get()
+    assert row.read_only and row.limited_to_projects and row.expires_at is not None
+    assert bearer(token).get(f"/api/projects/{project.pk}/").status_code == 200
+    event = AccountEvent.objects.get(action=AccountAction.TOKEN_CREATE)
+    assert event.subject == owner and event.actor is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["nobody"], "no active user"),
+        (["token-owner", "--expires-in-days", "0"], "--expires-in-days"),
+        (["token-owner", "--projects", "999999"], "not a member"),
+    ],
+)
+def test_the_command_refuses_with_a_reason(owner, arguments, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("create_api_token", *arguments, stdout=io.StringIO())
+    assert not ApiToken.objects.exists()

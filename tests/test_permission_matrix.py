@@ -229,7 +229,7 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
-    # Personal API tokens (issue 33 §2): the caller's own; a study participant's account
+    # Personal API tokens: the caller's own; a study participant's account
     # cannot have any (and with no token of its own, every token id is not found to it).
     "tokens_list": rule(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD}), note="the caller's own"),
     "tokens_create": rule(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD}), note="not a crowd account"),
@@ -793,7 +793,7 @@ PAGES: dict[str, Page] = {
     "users-page": page(SITE, STAFF),
     # A crowd account has no password to change (it signs in through its study link).
     "password-change": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
-    # Personal API tokens (issue 33 §2): nor can it have API tokens.
+    # Personal API tokens: nor can it have API tokens.
     "api-tokens": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
     "project-page": page(PROJECT, *MEMBERS),
     "project-data": page(PROJECT, ADMIN),

@@ -50,7 +50,7 @@ class ApiTokenCreateForm(forms.Form):
         coerce=int,
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text=_("Tick none for every project you belong to."),
+        help_text=_("none ticked: every project you belong to"),
     )
 
     def __init__(self, *args, owner, **kwargs):

@@ -16,3 +16,15 @@ if (button && field) {
     }
   });
 }
+
+// Revoking cannot be undone: the scripts that use the token stop working at once.
+for (const form of document.querySelectorAll("form.token-revoke")) {
+  form.addEventListener("submit", (event) => {
+    const name = /** @type {HTMLFormElement} */ (form).dataset.tokenName || "";
+    const question = interpolate(
+      gettext("Revoke the token “%s”? Every script that uses it stops working at once."),
+      [name],
+    );
+    if (!window.confirm(question)) event.preventDefault();
+  });
+}

@@ -17,8 +17,12 @@ def api_token_owner_refusal(user) -> str | None:
     """Why `user` may not hold API tokens, or None. A study participant's account has no
     password (their platform's ids sign them in) and is meant for one study's work pages;
     a token would open the API to it from anywhere, for as long as the token lives."""
-    if not user.has_usable_password() or platform_accounts([user.pk]):
+    if platform_accounts([user.pk]):
         return "a study participant's account cannot have API tokens"
+    if not user.has_usable_password():
+        # A participant's account, or one whose owner has yet to choose a password from
+        # an invitation or reset link.
+        return "an account without a password cannot have API tokens; choose a password first"
     return None
 
 

@@ -214,6 +214,10 @@ class Items(_Part):
         parameters as the server names them (the data manager's: `status`, `split`,
         `label`, `search`, `kappa_min`, `ordering`, ...); a list value is sent joined
         by commas. A parameter the server does not know is refused with a 400."""
+        return list(self.iter(project, **filters))
+
+    def iter(self, project: Ref, **filters: Any) -> Iterator[dict[str, Any]]:
+        """`list`, a page at a time: for projects too large to hold in memory."""
         params = {
             name: ",".join(str(v) for v in value)
             if isinstance(value, (list, tuple, set))
@@ -221,7 +225,12 @@ class Items(_Part):
             for name, value in filters.items()
             if value is not None
         }
-        return list(self.client.pages(f"/api/projects/{_id(project)}/items/", **params))
+        return self.client.pages(f"/api/projects/{_id(project)}/items/", **params)
+
+    def get(self, project: Ref, item: Ref) -> dict[str, Any]:
+        """One item with its texts and every annotation of every round (the data
+        manager's item view, on servers that have it)."""
+        return self.client.get(f"/api/projects/{_id(project)}/items/{_id(item)}/")
 
 
 class Exports(_Part):

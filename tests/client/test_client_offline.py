@@ -96,3 +96,16 @@ def test_rows_in_memory_become_json_lines():
     assert is_records(rows) and not is_records("rows.jsonl")
     with pytest.raises(TypeError, match="row 1"):
         records_jsonl(["not a dict"])
+
+
+def test_items_are_read_lazily_with_list_filters_joined_and_one_item_by_id():
+    page = {"next": None, "results": [{"id": 5}]}
+    session = _Session(page, page, {"item": {"id": 5}, "annotations": []})
+    client = Client("http://server", "t", session=session)
+
+    rows = client.items.iter({"id": 3}, status=["complete", "in_review"], split=None)
+    assert session.asked == []  # nothing asked before the first row is wanted
+    assert list(rows) == [{"id": 5}]
+    assert client.items.list(3, label="POS") == [{"id": 5}]
+    assert client.items.get(3, {"id": 5})["item"]["id"] == 5
+    assert session.asked[-1] == ("GET", "http://server/api/projects/3/items/5/")

@@ -470,3 +470,21 @@ def test_the_command_refuses_with_a_reason(owner, arguments, message):
     with pytest.raises(CommandError, match=message):
         call_command("create_api_token", *arguments, stdout=io.StringIO())
     assert not ApiToken.objects.exists()
+
+
+def test_a_signed_in_browser_never_reaches_the_token_authentication(owner, project, monkeypatch):
+    """The annotators' hot path pays nothing for tokens: the session is accepted first."""
+    from annotate.api_token_auth import ApiTokenAuthentication
+
+    def never(self, request):
+        raise AssertionError("a session request reached the token authentication")
+
+    monkeypatch.setattr(ApiTokenAuthentication, "authenticate", never)
+    browser = APIClient(enforce_csrf_checks=True)
+    browser.force_login(owner)
+
+    with CaptureQueriesContext(connection) as queries:
+        response = browser.get(f"/api/projects/{project.pk}/")
+
+    assert response.status_code == 200
+    assert not [q for q in queries.captured_queries if "apitoken" in q["sql"]]

@@ -33,7 +33,7 @@ timed = @started=$$(date +%s); $(2); status=$$?; \
 	[ -z "$(CI_TIMINGS)" ] || printf '%-22s %5d s\n' '$(1)' $$(( $$(date +%s) - started )) >>"$(CI_TIMINGS)"; \
 	exit $$status
 
-.PHONY: install node-install run test lint check-migrations typecheck test-js bench-smoke messages vendor docs docs-screenshots
+.PHONY: install node-install run test lint check-migrations typecheck test-js bench-smoke messages vendor docs docs-screenshots dist
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,14 @@ docs: install
 
 # The guides' screenshots (docs/images/), taken by the browser walk-through on the demo's
 # data (tests/e2e/docs_screenshots.py names the pages). Needs Chromium at /usr/bin/chromium.
+# The distributions that install without the platform, as wheels in dist/: the Python client
+# (client/, `pip install dist/rationale_workbench_client-*.whl`) and the metrics package.
+dist: install
+	rm -rf dist client/build rationale_metrics/build
+	$(BIN)/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
+		--wheel-dir dist ./client ./rationale_metrics
+	@ls dist
+
 docs-screenshots: install
 	DOCS_SCREENSHOTS=$(CURDIR)/docs/images $(BIN)/python -m pytest -q -p no:cacheprovider \
 		tests/e2e/test_walkthrough_a11y.py

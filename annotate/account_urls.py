@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotate import account_apis
+from annotate import account_apis, api_token_apis
 
 app_name = "accounts"
 
@@ -62,5 +62,11 @@ urlpatterns = [
         "accounts/<id:user_id>/sign-in-unlock/",
         account_apis.SiteAccountSignInUnlockApi.as_view(),
         name="account-sign-in-unlock",
+    ),
+    path("tokens/", api_token_apis.ApiTokenListCreateApi.as_view(), name="token-list"),
+    path(
+        "tokens/<id:token_id>/revoke/",
+        api_token_apis.ApiTokenRevokeApi.as_view(),
+        name="token-revoke",
     ),
 ]

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate import selectors, services
+from annotate.api_token_access import api_token_project_limit
 from annotate.models import Role
 from annotate.permissions import CanCreateProjects
 from annotate.serializers import (
@@ -43,7 +44,9 @@ class ProjectListCreateApi(GenericAPIView):
     serializer_class = ProjectOutputSerializer
 
     def get_queryset(self):
-        return selectors.project_list_for_user(user=self.request.user)
+        return selectors.project_list_for_user(
+            user=self.request.user, only_ids=api_token_project_limit(self.request)
+        )
 
     @extend_schema(
         operation_id="projects_list",

@@ -827,6 +827,9 @@ class AccountAction(models.TextChoices):
     INVITE_WITHDRAW = "invite_withdraw", _("Withdraw an invitation")
     # Site staff lifted the account's sign-in lock-out (django-axes) before its cool-off.
     SIGN_IN_UNLOCK = "sign_in_unlock", _("Lift the sign-in lock-out")
+    # The owner created or revoked one of their personal API tokens (its name in detail).
+    TOKEN_CREATE = "token_create", _("Create an API token")
+    TOKEN_REVOKE = "token_revoke", _("Revoke an API token")
 
 
 class AccountEvent(models.Model):
@@ -915,3 +918,45 @@ class PasswordChangeRequired(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} must change their password"
+
+
+class ApiToken(models.Model):
+    """A personal API token: its owner's scripts and notebooks call the API with it
+    (`Authorization: Bearer <token>`), with at most the owner's rights, narrowed by
+    `read_only` and `limited_to_projects`.
+
+    The token is "rwt_<prefix>_<secret>". The prefix is not secret: it finds the row and
+    names the token on its owner's page. Only a SHA-256 digest of the whole token is kept
+    (annotate.api_token_secrets says why that digest and not a password hasher), so the
+    database cannot give the token back; its owner sees it once, when it is created.
+    """
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_digest = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    last_used_from = models.GenericIPAddressField(null=True, blank=True)
+    read_only = models.BooleanField(default=False)
+    # Apart from `projects`, so that a limited token whose projects are all deleted opens
+    # none rather than every project (an empty set would read as "no limit").
+    limited_to_projects = models.BooleanField(default=False)
+    projects = models.ManyToManyField(Project, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["owner", "-created_at"], name="api_token_owner")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(expires_at__isnull=True) | Q(expires_at__gt=F("created_at")),
+                name="api_token_expires_after_creation",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}) of {self.owner}"

@@ -41,8 +41,12 @@ def project_roles_of_user(*, project: Project, user) -> set[str]:
     )
 
 
-def project_list_for_user(*, user) -> QuerySet[Project]:
+def project_list_for_user(*, user, only_ids: frozenset[int] | None = None) -> QuerySet[Project]:
+    """The user's projects (every project, for a superuser); with `only_ids` (an API token's
+    project limit), only those of them."""
     projects = Project.objects.all()
+    if only_ids is not None:
+        projects = projects.filter(pk__in=only_ids)
     if not user.is_superuser:
         projects = projects.filter(memberships__user=user).distinct()
     return projects.annotate(item_count=Count("items", distinct=True)).order_by("name")

@@ -10,6 +10,7 @@ without credentials or from a locked-out sign-in (config/api_auth.py).
 from __future__ import annotations
 
 from drf_spectacular.authentication import BasicScheme, SessionScheme
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
@@ -48,3 +49,16 @@ class _SessionScheme(SessionScheme):
 
 class _BasicScheme(BasicScheme):
     target_class = "config.api_auth.BasicAuthentication"
+
+
+class _ApiTokenScheme(OpenApiAuthenticationExtension):
+    target_class = "annotate.api_token_auth.ApiTokenAuthentication"
+    name = "apiToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A personal API token (`Authorization: Bearer rwt_...`; the "
+            "keyword `Token` works too), created on the site's API tokens page.",
+        }

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from frontend import account_views
+from frontend import account_views, api_token_views
 
 urlpatterns = [
     path("users/", account_views.users_page, name="users-page"),
@@ -12,6 +12,12 @@ urlpatterns = [
         name="project-members",
     ),
     path("accounts/password/", account_views.PasswordChangePage.as_view(), name="password-change"),
+    path("accounts/tokens/", api_token_views.api_tokens_page, name="api-tokens"),
+    path(
+        "accounts/tokens/<id:token_id>/revoke/",
+        api_token_views.api_token_revoke,
+        name="api-token-revoke",
+    ),
     path(
         "accounts/link/<uidb64>/<token>/",
         account_views.AccountLinkPage.as_view(),

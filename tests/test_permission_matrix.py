@@ -45,6 +45,7 @@ from annotate.models import (
     Role,
 )
 from annotate.services import assignment_next
+from annotate.services.api_tokens import api_token_create
 from crowd.models import StudyLink
 from crowd.platforms import Arrival
 from crowd.services import crowd_consent_record, crowd_entry, study_link_create
@@ -257,6 +258,11 @@ API: dict[str, Rule] = {
     "projects_curation_auto_merge_create": rule(
         PROJECT, *CURATORS, note="items of this project only"
     ),
+    # Personal API tokens: the caller's own; a study participant's account
+    # cannot have any (and with no token of its own, every token id is not found to it).
+    "tokens_list": rule(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD}), note="the caller's own"),
+    "tokens_create": rule(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD}), note="not a crowd account"),
+    "tokens_revoke_create": rule(OWNER, NO_MEMBERSHIP, note="the caller's own token"),
 }
 
 
@@ -367,6 +373,7 @@ def _build_world() -> World:
     )
 
     other_export = Export.objects.create(project=other_project, params={}, status="succeeded")
+    api_token = api_token_create(owner=users[NO_MEMBERSHIP], name="matrix token").api_token
     objects = {
         "project_id": project,
         "annotation_id": annotation,
@@ -384,6 +391,7 @@ def _build_world() -> World:
         "accounts/user_id": subject,
         "invitation_id": invitation,
         "view_id": item_view,
+        "token_id": api_token,
     }
     other_ids = {
         "project_id": other_project.pk,
@@ -544,6 +552,7 @@ def _body(operation_id: str, world: World):
             "rule": {"test": "unanimous"},
             "ids": [objects["item_id"].pk],
         },
+        "tokens_create": {"name": "matrix token 2"},
     }
     multipart = {
         "projects_imports_create": lambda: {
@@ -705,6 +714,7 @@ OBJECT_IDS_CHECKED = (
     "projects_workers_import_jobs_progress_retrieve",
     "projects_workers_import_jobs_retrieve",
     "projects_workers_unblock_create",
+    "tokens_revoke_create",
 )
 
 
@@ -838,6 +848,8 @@ PAGES: dict[str, Page] = {
     "users-page": page(SITE, STAFF),
     # A crowd account has no password to change (it signs in through its study link).
     "password-change": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
+    # Personal API tokens: nor can it have API tokens.
+    "api-tokens": page(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD})),
     "project-page": page(PROJECT, *MEMBERS),
     "project-data": page(PROJECT, ADMIN),
     # The data manager and its item page.

@@ -196,8 +196,11 @@ REST_FRAMEWORK = {
     # The test client sends JSON unless a test asks for a form (the uploads do).
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Missing credentials get 401 with a challenge fit for the caller (config/api_auth.py).
+    # Personal API tokens (Bearer) after the session, so that a signed-in page's requests
+    # never look at a header; their limits are checked as they are accepted.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "config.api_auth.SessionAuthentication",
+        "annotate.api_token_auth.ApiTokenAuthentication",
         "config.api_auth.BasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

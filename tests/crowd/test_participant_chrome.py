@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from annotate.models import ProjectMembership, Role
+from annotate.models import ApiToken, ProjectMembership, Role
 from tests.crowd.conftest import entry_url, make_link, mturk_params, prolific_params
 from tests.factories import UserFactory
 
@@ -36,6 +36,20 @@ def test_a_participant_sees_no_password_or_api_links(study, prolific_link):
         assert 'id="password-link"' not in page
         assert reverse("password-change") not in page
         assert reverse("api-docs") not in page
+        assert reverse("api-tokens") not in page
+
+
+def test_a_participant_can_have_no_api_token(study, prolific_link):
+    client, _page = _participant_at_work(prolific_link)
+
+    assert client.get(reverse("api-tokens")).status_code == 403
+    assert (
+        client.post(reverse("api-tokens"), {"name": "t", "expires_in_days": "7"}).status_code == 403
+    )
+    refused = client.post("/api/tokens/", {"name": "t"}, content_type="application/json")
+    assert refused.status_code == 403
+    assert refused.json()["detail"] == "a study participant's account cannot have API tokens"
+    assert not ApiToken.objects.exists()
 
 
 def test_the_password_page_refuses_a_participant(study, prolific_link):

@@ -255,3 +255,12 @@ def live_celery(celery_worker_process, settings):
     yield celery_worker_process
     app.conf.task_always_eager, app.conf.task_default_queue = previous
 
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the groups tests/xdist_scheduling.py declares."""
+    if config.getvalue("dist") == "loadgroup":
+        from tests.xdist_scheduling import SerialGroupScheduling
+
+        return SerialGroupScheduling(config, log)
+    return None

@@ -17,11 +17,9 @@ CI_CACHE_URL ?= redis://127.0.0.1:6379/12
 # database between tests, so each needs one (config/settings/test.py).
 CI_CACHE_URL_PER_TEST_WORKER ?= redis://127.0.0.1:6379/12 redis://127.0.0.1:6379/15
 TEST_PROCESSES ?= 2
-# Tests that send fifty clients at PostgreSQL at once (tests/concurrency.py): two of them side
-# by side pass its max_connections (100), so CI runs them first, alone, in one process.
-MANY_CLIENT_TESTS := tests/annotate/test_assignment_concurrency.py tests/crowd/test_concurrency.py \
-	tests/qc/test_review_concurrency.py tests/annotate/test_perturbations_concurrency.py \
-	tests/annotate/test_allocation.py
+# Tests that must not run side by side (fifty clients at PostgreSQL at once) run in one of
+# the processes, one after the other: `--dist loadgroup` with the groups of
+# tests/xdist_scheduling.py.
 # CI fails when the suite's coverage of the product code falls below this (95 % measured on
 # 2026-11-27; the margin absorbs paths that depend on timing).
 COVERAGE_FLOOR ?= 93
@@ -129,8 +127,7 @@ test: install $(NODE_STAMP)
 	$(call timed,migrations check,$(BIN)/python manage.py makemigrations --check --dry-run)
 	$(call timed,suite,export DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) \
 		CACHE_URL=$(CI_CACHE_URL) CACHE_URL_PER_TEST_WORKER="$(CI_CACHE_URL_PER_TEST_WORKER)" \
-		RW_REQUIRE_SERVICES=1 && $(BIN)/python -m pytest -p no:cacheprovider -q $(MANY_CLIENT_TESTS) && \
-		$(BIN)/python -m pytest -p no:cacheprovider --durations=15 $(addprefix --ignore=,$(MANY_CLIENT_TESTS)) \
+		RW_REQUIRE_SERVICES=1 && $(BIN)/python -m pytest -p no:cacheprovider --durations=15 \
 		-n $(TEST_PROCESSES) --dist loadgroup --cov --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR) \
 		| tee "$(SUITE_LOG)")
 else

@@ -5,7 +5,12 @@ from rest_framework import serializers
 
 from annotate.models import AccountEvent, ProjectInvitation, Role
 from annotate.services.accounts import Credential
-from config.api_fields import StrictBooleanField, StrictCharField, StrictIntegerField
+from config.api_fields import (
+    QueryParametersSerializer,
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+)
 
 CREDENTIAL_CHOICES = [
     (Credential.ONE_TIME_PASSWORD.value, "a one-time password, shown once"),
@@ -46,7 +51,7 @@ class _QueryBooleanField(serializers.ChoiceField):
         return super().to_internal_value(data) == "true"
 
 
-class AccountListQuerySerializer(serializers.Serializer):
+class AccountListQuerySerializer(QueryParametersSerializer):
     search = serializers.CharField(required=False, allow_blank=True, max_length=150, default="")
     active = _QueryBooleanField()
     staff = _QueryBooleanField()

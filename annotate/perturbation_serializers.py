@@ -15,6 +15,7 @@ from annotate.perturbation_types import (
 )
 from annotate.services.perturbations import MAX_TEXT_CHARS, Decision, QueryMode, query_mode
 from config.api_fields import (
+    QueryParametersSerializer,
     StrictBooleanField,
     StrictCharField,
     StrictIntegerField,
@@ -98,7 +99,7 @@ class PerturbationCheckInputSerializer(serializers.Serializer):
     edits = PerturbationEditInputSerializer(required=False, allow_null=True, default=None)
 
 
-class PerturbationListFilterSerializer(serializers.Serializer):
+class PerturbationListFilterSerializer(QueryParametersSerializer):
     # Empty, as the page's "any status" sends it: every status.
     status = serializers.ChoiceField(
         choices=PerturbationStatus.choices, required=False, allow_blank=True
@@ -106,7 +107,7 @@ class PerturbationListFilterSerializer(serializers.Serializer):
     original = StrictIntegerField(required=False, min_value=1)
 
 
-class OriginalListFilterSerializer(serializers.Serializer):
+class OriginalListFilterSerializer(QueryParametersSerializer):
     search = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
     below_quota = StrictBooleanField(required=False, default=False)
 

@@ -3,6 +3,7 @@
 A smoke run, not a timing: each script runs as a user would run it (a fresh process, its
 own command line), on sizes small enough for CI, and must exit 0. Prints one line per
 script with its exit code and seconds, then the tail of the output of any that failed.
+The scripts run in two lanes side by side (LANES), one per core.
 
     python bench/smoke.py            # every script
     python bench/smoke.py load faults  # some of them
@@ -15,8 +16,10 @@ import argparse
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,6 +85,16 @@ NEEDS = {
     "faults": ("/usr/bin/redis-server", "redis-server (Debian package redis-server)"),
 }
 TIMEOUT_SECONDS = 600
+# Two lanes run side by side, each script of a lane after the one before. Scripts that share
+# something are in the same lane: load and hotpath_cost share load's database
+# (rw_bench_load) and its Redis databases (9, 11), import takes Redis 9 as its broker, and
+# explain, export and workspace keep files in the checkout's media folder, as load does. In
+# the other lane each script has a database (or SQLite file) and a media folder of its own
+# (scale_out's broker is Redis 8). A script in no lane (faults) runs alone after both.
+LANES: tuple[tuple[str, ...], ...] = (
+    ("load", "hotpath_cost", "import", "explain", "export", "workspace"),
+    ("pages", "scale_out", "agreement", "metrics", "fine_grained"),
+)
 
 # What each script exercises, as path prefixes: with --changed-since, a script runs only when
 # a change touches one of them (a pull request's CI); everything runs otherwise (.ci/scheduled,
@@ -137,6 +150,33 @@ def _available(script: str) -> str | None:
     return None if found else f"needs {what}"
 
 
+class _Outcome(NamedTuple):
+    line: str  # the script's line in the summary
+    failure: str | None  # the tail of its output when it failed
+
+
+def _run(script: str, arguments: list[str], *, require_all: bool) -> _Outcome:
+    """Runs `script` at smoke size: its line to print, and what to show if it failed."""
+    missing = _available(script)
+    if missing:
+        line = f"{script:14} {'FAILED' if require_all else 'not run'}: {missing}"
+        return _Outcome(line, missing if require_all else None)
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, f"bench/{script}.py", *arguments],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+        )
+        code, output = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired as expired:
+        code, output = "timeout", f"{expired.stdout or ''}{expired.stderr or ''}"
+    line = f"{script:14} exit {code} in {time.monotonic() - started:.0f} s"
+    return _Outcome(line, None if code == 0 else "\n".join(str(output).splitlines()[-25:]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scripts", nargs="*", help=f"some of: {' '.join(SMOKE_RUNS)}")
@@ -169,30 +209,26 @@ def main() -> int:
                 f"not run, nothing they exercise changed since {args.changed_since}: {' '.join(left_out)}"
             )
         args.scripts = chosen
-    failed = []
-    for script in args.scripts:
-        missing = _available(script)
-        if missing:
-            print(f"{script:14} {'FAILED' if args.require_all else 'not run'}: {missing}")
-            if args.require_all:
-                failed.append((script, missing))
-            continue
-        started = time.monotonic()
-        try:
-            done = subprocess.run(
-                [sys.executable, f"bench/{script}.py", *runs[script]],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT_SECONDS,
-            )
-            code, output = done.returncode, done.stdout + done.stderr
-        except subprocess.TimeoutExpired as expired:
-            code, output = "timeout", f"{expired.stdout or ''}{expired.stderr or ''}"
-        seconds = time.monotonic() - started
-        print(f"{script:14} exit {code} in {seconds:.0f} s", flush=True)
-        if code != 0:
-            failed.append((script, "\n".join(str(output).splitlines()[-25:])))
+    failed: list[tuple[str, str]] = []
+    printing = threading.Lock()
+
+    def run_lane(scripts: list[str]) -> None:
+        for script in scripts:
+            outcome = _run(script, runs[script], require_all=args.require_all)
+            with printing:
+                print(outcome.line, flush=True)
+                if outcome.failure is not None:
+                    failed.append((script, outcome.failure))
+
+    chosen = set(args.scripts)
+    lanes = [[script for script in lane if script in chosen] for lane in LANES]
+    alone = [script for script in args.scripts if not any(script in lane for lane in LANES)]
+    threads = [threading.Thread(target=run_lane, args=(lane,)) for lane in lanes if lane]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    run_lane(alone)
     for script, tail in failed:
         print(f"\n--- {script} ---\n{tail}")
     print(

@@ -138,3 +138,24 @@ def json_without_nul(value) -> None:
             pending.extend(item.values())
         elif isinstance(item, list):
             pending.extend(item)
+
+
+class QueryParametersSerializer(serializers.Serializer):
+    """The base of every serializer that reads a query string.
+
+    DRF reads a parameter given with no value (`?status=`) as left out, as it reads an
+    HTML form's empty field: a filter sent empty would silently filter nothing. A script
+    that names a parameter meant something, so it is refused, naming the parameter, unless
+    the field takes an empty text as a value of its own (`allow_blank`)."""
+
+    def to_internal_value(self, data):
+        empty = sorted(
+            name
+            for name, field in self.fields.items()
+            if name in data and data.get(name) == "" and not getattr(field, "allow_blank", False)
+        )
+        if empty:
+            raise serializers.ValidationError(
+                {name: ["this parameter is empty: give a value or leave it out"] for name in empty}
+            )
+        return super().to_internal_value(data)

@@ -35,7 +35,7 @@ from annotate.models import Assignment, AssignmentStatus, RationaleSpan
 from annotate.services.background_jobs import job_fail_if_worker_lost
 from config.exceptions import ApplicationError
 from config.job_chunks import chunks_go_to_workers
-from config.job_queue import task_send_on_commit
+from config.job_queue import task_send_on_commit, task_signature
 from config.storage import local_path
 from exports import storage as export_storage
 from exports import work
@@ -102,9 +102,9 @@ def explainer_run_start(
     )
     if upload is not None:
         run.predictions.save(f"run-{run.pk}.jsonl", upload, save=True)
-    from exports.tasks import explainer_run_execute
-
-    task_send_on_commit(explainer_run_execute, run.pk, unsent=lambda: _run_unqueued(run.pk))
+    task_send_on_commit(
+        "exports.tasks.explainer_run_execute", run.pk, unsent=lambda: _run_unqueued(run.pk)
+    )
     return run
 
 
@@ -390,12 +390,12 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
     if chunks_go_to_workers(len(bounds), enabled=settings.EXPLAINER_RUN_CHUNKED, job="run"):
         from celery import chord
 
-        from exports.tasks import explainer_run_assemble, explainer_run_chunk
-
         chord(
-            explainer_run_chunk.si(run.pk, attempt, index, start, stop, k)
+            task_signature(
+                "exports.tasks.explainer_run_chunk", run.pk, attempt, index, start, stop, k
+            )
             for index, (start, stop) in enumerate(bounds)
-        )(explainer_run_assemble.si(run.pk, attempt, len(bounds)))
+        )(task_signature("exports.tasks.explainer_run_assemble", run.pk, attempt, len(bounds)))
         return ExplainerRun.objects.get(pk=run.pk)
     # Here, one after the other: the dataset read and the model trained once, not per chunk.
     try:
@@ -586,12 +586,27 @@ def _scoring_start(
     if chunks_go_to_workers(len(chunks), enabled=settings.EXPLAINER_RUN_CHUNKED, job="run"):
         from celery import chord
 
-        from exports.tasks import explainer_run_score_assemble, explainer_run_score_chunk
-
         chord(
-            explainer_run_score_chunk.si(run.pk, attempt, index, start, stop, predictions_name)
+            task_signature(
+                "exports.tasks.explainer_run_score_chunk",
+                run.pk,
+                attempt,
+                index,
+                start,
+                stop,
+                predictions_name,
+            )
             for index, start, stop in chunks
-        )(explainer_run_score_assemble.si(run.pk, attempt, first, len(chunks), predictions_name))
+        )(
+            task_signature(
+                "exports.tasks.explainer_run_score_assemble",
+                run.pk,
+                attempt,
+                first,
+                len(chunks),
+                predictions_name,
+            )
+        )
         return ExplainerRun.objects.get(pk=run.pk)
     for index, start, stop in chunks:
         try:

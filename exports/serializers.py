@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from config.api_fields import (
+    QueryParametersSerializer,
     StrictCharField,
     StrictFloatField,
     StrictIntegerField,
@@ -139,19 +140,9 @@ class DatasheetInfoSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField(read_only=True, allow_null=True)
 
 
-class DatasheetPreviewInputSerializer(ExportCreateInputSerializer):
-    """The export's parameters, read from the query string (`ratios` given three times).
-    A parameter given with no value is refused rather than read as left out, as a form's
-    empty field would be: a script that sends `splits=` meant something."""
+class DatasheetPreviewInputSerializer(QueryParametersSerializer, ExportCreateInputSerializer):
+    """The export's parameters, read from the query string (`ratios` given three times)."""
 
     cohort = StrictCharField(
         required=False, allow_null=True, allow_blank=False, max_length=COHORT_MAX_LENGTH
     )
-
-    def to_internal_value(self, data):
-        empty = sorted(name for name in self.fields if name in data and data.get(name) == "")
-        if empty:
-            raise serializers.ValidationError(
-                {name: ["this parameter is empty: give a value or leave it out"] for name in empty}
-            )
-        return super().to_internal_value(data)

@@ -33,7 +33,7 @@ from annotate.models import Project
 from annotate.services.background_jobs import job_attempt_begin, job_fail_if_worker_lost
 from config.exceptions import ApplicationError
 from config.job_chunks import chunks_go_to_workers
-from config.job_queue import task_send_on_commit
+from config.job_queue import task_send_on_commit, task_signature
 from exports import storage as export_storage
 from exports import work
 from exports.benchmark import benchmark_export_check
@@ -79,9 +79,9 @@ def export_start(*, project: Project, acting_user, raw_params: dict) -> Export:
     if params.layout == BENCHMARK_LAYOUT:
         benchmark_export_check(project=project, params=params)  # refused now, not in the job
     export = Export.objects.create(project=project, created_by=acting_user, params=params.as_dict())
-    from exports.tasks import export_execute
-
-    task_send_on_commit(export_execute, export.pk, unsent=lambda: _export_unqueued(export.pk))
+    task_send_on_commit(
+        "exports.tasks.export_execute", export.pk, unsent=lambda: _export_unqueued(export.pk)
+    )
     return export
 
 
@@ -225,12 +225,17 @@ def export_run(*, export_id: int) -> Export:
     if _split_over_workers(len(chunks)):
         from celery import chord
 
-        from exports.tasks import export_assemble, export_chunk
-
         chord(
-            export_chunk.si(export.pk, attempt, kind, index, **arguments(kind, index))
+            task_signature(
+                "exports.tasks.export_chunk",
+                export.pk,
+                attempt,
+                kind,
+                index,
+                **arguments(kind, index),
+            )
             for kind, index in chunks
-        )(export_assemble.si(export.pk, attempt, **finish))
+        )(task_signature("exports.tasks.export_assemble", export.pk, attempt, **finish))
         return Export.objects.get(pk=export.pk)
     for kind, index in chunks:
         try:

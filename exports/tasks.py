@@ -4,7 +4,7 @@ and is safe to run twice."""
 from celery import shared_task
 
 from config.job_chunks import chunk_run_or_fail
-from exports import services
+from exports import runs, services
 
 
 @shared_task(acks_late=True)
@@ -61,9 +61,7 @@ def export_work_sweep() -> dict:
 
 @shared_task(acks_late=True)
 def explainer_run_execute(run_id: int) -> str:
-    from exports.runs import explainer_run_execute as run
-
-    return run(run_id=run_id).status
+    return runs.explainer_run_execute(run_id=run_id).status
 
 
 # A chord's chunk keeps its result, as export_chunk does.
@@ -71,8 +69,6 @@ def explainer_run_execute(run_id: int) -> str:
 def explainer_run_chunk(
     self, run_id: int, attempt: str, index: int, start: int, stop: int, k: int
 ) -> str:
-    from exports import runs
-
     return chunk_run_or_fail(
         self,
         lambda: runs.explainer_run_chunk_run(
@@ -86,9 +82,7 @@ def explainer_run_chunk(
 
 @shared_task(acks_late=True)
 def explainer_run_assemble(run_id: int, attempt: str, chunks: int) -> str:
-    from exports.runs import explainer_run_assemble_run
-
-    return explainer_run_assemble_run(run_id=run_id, attempt=attempt, chunks=chunks).status
+    return runs.explainer_run_assemble_run(run_id=run_id, attempt=attempt, chunks=chunks).status
 
 
 # A chord's scoring chunk keeps its result, as explainer_run_chunk does.
@@ -96,8 +90,6 @@ def explainer_run_assemble(run_id: int, attempt: str, chunks: int) -> str:
 def explainer_run_score_chunk(
     self, run_id: int, attempt: str, index: int, start: int, stop: int, predictions_name: str
 ) -> str:
-    from exports import runs
-
     return chunk_run_or_fail(
         self,
         lambda: runs.explainer_run_score_chunk_run(
@@ -118,9 +110,7 @@ def explainer_run_score_chunk(
 def explainer_run_score_assemble(
     run_id: int, attempt: str, first: int, chunks: int, predictions_name: str
 ) -> str:
-    from exports.runs import explainer_run_score_assemble_run
-
-    return explainer_run_score_assemble_run(
+    return runs.explainer_run_score_assemble_run(
         run_id=run_id,
         attempt=attempt,
         first=first,

@@ -42,7 +42,7 @@ from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project,
 from annotate.services.background_jobs import job_fail_if_worker_lost
 from annotate.tokenization import stop_word_rule
 from config.exceptions import ApplicationError
-from config.job_queue import task_send_on_commit
+from config.job_queue import task_send_on_commit, task_signature
 from qc.cohorts import COHORTS, NO_RECORD
 from qc.kappa_cells import cell_contributions, cells_merged
 from qc.models import AgreementPart, AgreementReport, ProjectWorker, QualityFlag, ReportStatus
@@ -595,12 +595,10 @@ def agreement_report_refresh(*, project_id: int) -> AgreementReport:
     if _split_over_workers(total):
         from celery import chord
 
-        from qc.tasks import agreement_chunk, agreement_pairs
-
         chord(
-            agreement_chunk.si(report.pk, attempt, c, plan["bound"])
+            task_signature("qc.tasks.agreement_chunk", report.pk, attempt, c, plan["bound"])
             for c in _largest_first(plan["first"])
-        )(agreement_pairs.si(report.pk, attempt, plan))
+        )(task_signature("qc.tasks.agreement_pairs", report.pk, attempt, plan))
         return AgreementReport.objects.get(pk=report.pk)
     for chunk in plan["first"]:
         if (
@@ -716,12 +714,10 @@ def agreement_pairs_run(
     if not inline and plan["pairs"]:
         from celery import chord
 
-        from qc.tasks import agreement_assemble, agreement_chunk
-
         chord(
-            agreement_chunk.si(report_id, attempt, c, plan["bound"])
+            task_signature("qc.tasks.agreement_chunk", report_id, attempt, c, plan["bound"])
             for c in _largest_first(plan["pairs"])
-        )(agreement_assemble.si(report_id, attempt, plan))
+        )(task_signature("qc.tasks.agreement_assemble", report_id, attempt, plan))
         return AgreementReport.objects.get(pk=report_id)
     for chunk in plan["pairs"]:
         if (
@@ -843,12 +839,10 @@ def agreement_report_request(*, project: Project) -> AgreementReport:
                 "progress_total",
             ]
         )
-        from qc.tasks import agreement_report_job
-
         # Unqueued, it would stay "running" with no worker, and every later request would
         # find it running and queue nothing.
         task_send_on_commit(
-            agreement_report_job,
+            "qc.tasks.agreement_report_job",
             project.pk,
             unsent=lambda: _finish_failed(
                 report.pk,

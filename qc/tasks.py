@@ -3,6 +3,7 @@ from celery import shared_task
 from config.job_chunks import chunk_run_or_fail
 from qc import agreement
 from qc.services import checks, item_summaries
+from qc.services.worker_import_jobs import worker_import_run
 
 
 @shared_task(acks_late=True)
@@ -58,8 +59,6 @@ def quality_checks_missing() -> int:
 
 @shared_task(acks_late=True)
 def worker_import_execute(job_id: int) -> str:
-    from qc.services.worker_import_jobs import worker_import_run
-
     return worker_import_run(job_id=job_id).status
 
 

@@ -83,6 +83,23 @@ def _media_root(settings, tmp_path):
 
 
 @pytest.fixture
+def worker_silence_outlasts_timeout(monkeypatch, settings):
+    """Call it to move the liveness rule's clock past `JOB_HEARTBEAT_TIMEOUT_SECONDS`: every
+    running job's worker has then been silent too long, without the test sleeping for it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotate.services import background_jobs
+
+    def outlast() -> None:
+        ahead = timedelta(seconds=settings.JOB_HEARTBEAT_TIMEOUT_SECONDS + 1)
+        monkeypatch.setattr(background_jobs, "liveness_clock", lambda: timezone.now() + ahead)
+
+    return outlast
+
+
+@pytest.fixture
 def project(db):
     return ProjectFactory(labels=[])
 
@@ -237,3 +254,13 @@ def live_celery(celery_worker_process, settings):
     app.conf.task_default_queue = celery_worker_process["queue"]
     yield celery_worker_process
     app.conf.task_always_eager, app.conf.task_default_queue = previous
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with the groups tests/xdist_scheduling.py declares."""
+    if config.getvalue("dist") == "loadgroup":
+        from tests.xdist_scheduling import SerialGroupScheduling
+
+        return SerialGroupScheduling(config, log)
+    return None

@@ -1,6 +1,6 @@
 """Which benchmark scripts a change runs in the smoke run (bench/smoke.py --changed-since)."""
 
-from bench.smoke import EXERCISES, FAULT_RUNS, SMOKE_RUNS, scripts_touched_by
+from bench.smoke import EXERCISES, FAULT_RUNS, LANES, SMOKE_RUNS, scripts_touched_by
 
 EVERY = list(SMOKE_RUNS)
 
@@ -27,3 +27,9 @@ def test_a_change_to_what_all_stand_on_runs_them_all():
 
 def test_documentation_alone_runs_none():
     assert scripts_touched_by(["docs/index.md", "README.md"], EVERY) == []
+
+
+def test_every_smoke_script_runs_in_one_lane():
+    in_lanes = [script for lane in LANES for script in lane]
+
+    assert sorted(in_lanes) == sorted(SMOKE_RUNS), "each script in exactly one lane"

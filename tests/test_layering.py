@@ -43,16 +43,6 @@ WIRING = {"config.urls"}
 # Function-level imports that sidestep an import cycle: made module-level, Python would
 # refuse them. (importer, imported module).
 ALLOWED_CYCLE_IMPORTS: set[tuple[str, str]] = {
-    # A service queues its own Celery task, and the task module calls the service: the
-    # task is imported when it is sent (the style guide's pattern).
-    ("annotate.services.imports.run", "annotate.tasks"),
-    ("annotate.services.imports.split", "annotate.tasks"),
-    ("exports.runs", "exports.tasks"),
-    ("exports.services", "exports.tasks"),
-    ("exports.tasks", "exports.runs"),
-    ("qc.agreement", "qc.tasks"),
-    ("qc.services.worker_import_jobs", "qc.tasks"),
-    ("qc.tasks", "qc.services.worker_import_jobs"),
     # The session model's store is the backend that saves that model (Django's own shape).
     ("config.sessions.models", "config.sessions.backend"),
     # The export sweep ends lost explainer runs too.

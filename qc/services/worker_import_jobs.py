@@ -15,6 +15,7 @@ from django.utils import timezone
 from annotate.models import JobStatus, Project
 from annotate.services.background_jobs import job_fail_if_worker_lost
 from config.exceptions import ApplicationError
+from config.job_queue import task_signature
 from qc.models import Platform, WorkerImportJob
 from qc.services.workers import (
     MAX_CSV_BYTES,
@@ -42,8 +43,6 @@ def worker_import_start(*, project: Project, acting_user, upload, platform: str)
         raise ApplicationError(f"{upload.name}: larger than {MAX_CSV_BYTES // 1024 // 1024} MB")
     worker_csv_header_check(head=upload.read(HEADER_BYTES), source=upload.name)
     upload.seek(0)
-    from qc.tasks import worker_import_execute
-
     job = WorkerImportJob.objects.create(
         project=project,
         created_by=acting_user,
@@ -51,7 +50,7 @@ def worker_import_start(*, project: Project, acting_user, upload, platform: str)
         platform=platform,
         upload=upload,
     )
-    transaction.on_commit(lambda: worker_import_execute.delay(job.pk))
+    transaction.on_commit(lambda: task_signature("qc.tasks.worker_import_execute", job.pk).delay())
     return job
 
 

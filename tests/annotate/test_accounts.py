@@ -457,6 +457,20 @@ def test_staff_list_searches_and_filters(db, project, people):
     assert twice.json() == {"staff": ["give it once"]}
 
 
+def test_a_filter_of_the_account_list_sent_empty_is_refused(db, project, people):
+    client = client_for(people["staff"])
+
+    empty = client.get("/api/accounts/?active=&staff=")
+    no_search = client.get("/api/accounts/?search=")
+
+    assert empty.status_code == 400
+    assert empty.json() == {
+        name: ["this parameter is empty: give a value or leave it out"]
+        for name in ("active", "staff")
+    }
+    assert no_search.status_code == 200, "an empty search searches for everything"
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

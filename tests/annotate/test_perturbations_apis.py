@@ -344,6 +344,29 @@ def test_bad_filters_get_400(setup, name, query):
     assert call("admin", users, "get", reverse(name, args=[project.id]) + query).status_code == 400
 
 
+@pytest.mark.parametrize(
+    ("name", "parameter"),
+    [
+        ("annotate:perturbation-list", "original"),
+        ("annotate:perturbation-originals", "below_quota"),
+    ],
+)
+def test_a_filter_sent_empty_is_refused_not_read_as_left_out(setup, name, parameter):
+    project, users = setup
+
+    response = call("admin", users, "get", f"{reverse(name, args=[project.id])}?{parameter}=")
+
+    assert response.status_code == 400
+    assert response.data[parameter] == ["this parameter is empty: give a value or leave it out"]
+
+
+def test_an_empty_status_is_the_pages_any_status(setup):
+    project, users = setup
+    url = reverse("annotate:perturbation-list", args=[project.id])
+
+    assert call("admin", users, "get", f"{url}?status=").status_code == 200
+
+
 def test_originals_are_searchable_and_counted(setup):
     project, users = setup
     original_item(project, "special", ["A completely different sentence ."], label="negative")

@@ -167,3 +167,46 @@ def test_a_json_operation_takes_no_form_body(admin_client, format):
         )
 
     assert response.status_code == 415, response.content
+
+
+def _query_serializers() -> list[tuple[str, str]]:
+    """(module, class) of every serializer product code builds from a query string."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for package in ("annotate", "qc", "crowd", "exports", "frontend", "config"):
+        for path in (root / package).rglob("*.py"):
+            source = path.read_text(encoding="utf-8")
+            for name in re.findall(r"(\w+)\(data=request\.(?:query_params|GET)\b", source):
+                module = ".".join(path.relative_to(root).with_suffix("").parts)
+                found.append((module, name))
+    return sorted(found)
+
+
+def test_every_serializer_of_a_query_string_refuses_a_parameter_sent_empty():
+    import importlib
+
+    found = _query_serializers()
+
+    assert len(found) >= 4, found  # the account list, both perturbation lists, the datasheet
+    for module, name in found:
+        serializer = getattr(importlib.import_module(module), name)
+        assert issubclass(serializer, api_fields.QueryParametersSerializer), (module, name)
+
+
+def test_a_query_parameter_sent_empty_is_refused_unless_its_field_takes_empty_text():
+    class Query(api_fields.QueryParametersSerializer):
+        flag = api_fields.StrictBooleanField(required=False)
+        mode = serializers.ChoiceField(choices=["a", "b"], required=False)
+        search = api_fields.StrictCharField(required=False, allow_blank=True)
+
+    refused = Query(data=QueryDict("flag=&mode=&search="))
+    searched = Query(data=QueryDict("search="))
+
+    assert not refused.is_valid()
+    assert refused.errors == {
+        name: ["this parameter is empty: give a value or leave it out"] for name in ("flag", "mode")
+    }
+    assert searched.is_valid() and searched.validated_data["search"] == ""

@@ -4,7 +4,6 @@ assembly, the same bytes as one worker, and a worker killed in the middle of a c
 import hashlib
 import os
 import signal
-import time
 import uuid
 from pathlib import Path
 
@@ -116,17 +115,20 @@ def test_chunks_on_two_workers_give_the_bytes_of_one(workers, layout):
     assert whole.sha256 == split.sha256 == hashlib.sha256(stored(split)).hexdigest()
 
 
-def test_a_worker_killed_in_the_middle_of_a_chunk_publishes_nothing(workers, settings, tmp_path):
+def test_a_worker_killed_in_the_middle_of_a_chunk_publishes_nothing(
+    workers, worker_silence_outlasts_timeout, tmp_path
+):
     project_rows = tmp_path / "rows.jsonl"
     project_rows.write_bytes(
-        big_jsonl(12000).replace(b'"label": "pos"}', b'"label": "pos", "split": "train"}')
+        big_jsonl(2400).replace(b'"label": "pos"}', b'"label": "pos", "split": "train"}')
     )
     from tests.factories import ProjectFactory
 
     project = ProjectFactory(labels=[])
     dataset_import(project=project, path=project_rows)
     client = researcher(project)
-    worker, _ = workers("doomed", EXPORT_CHUNK_ITEMS="1000")
+    # Twelve chunks: the kill lands after the first and before the last.
+    worker, _ = workers("doomed", EXPORT_CHUNK_ITEMS="200")
     created = client.post(
         reverse("exports:export-list", args=[project.id]),
         {"selection": "reference", "aggregation": "reference"},
@@ -134,7 +136,7 @@ def test_a_worker_killed_in_the_middle_of_a_chunk_publishes_nothing(workers, set
     ).data
 
     # At least one chunk is written and the worker is in the middle of another.
-    wait_until(lambda: 0 < Export.objects.get(pk=created["id"]).progress_done < 12000)
+    wait_until(lambda: 0 < Export.objects.get(pk=created["id"]).progress_done < 2400)
     os.kill(worker.pid, signal.SIGKILL)
     worker.wait(timeout=30)
 
@@ -145,14 +147,13 @@ def test_a_worker_killed_in_the_middle_of_a_chunk_publishes_nothing(workers, set
         for n in export_storage._walk(export_storage.export_folder(export.pk))
         if "/parts/" not in n
     ], "nothing but parts in the storage"
-    settings.JOB_HEARTBEAT_TIMEOUT_SECONDS = 1
-    time.sleep(1.5)
+    worker_silence_outlasts_timeout()
     detail = client.get(reverse("exports:export-detail", args=[project.id, export.pk])).data
     assert detail["status"] == "failed" and detail["download_url"] is None
     assert "worker running this export stopped" in detail["error"]
 
     # The chunks still queued go to a new worker: they find the export failed and stop.
-    _, log = workers("after", EXPORT_CHUNK_ITEMS="1000")
+    _, log = workers("after", EXPORT_CHUNK_ITEMS="200")
     wait_until(lambda: "exports.tasks.export_chunk[" in log.read_text(), timeout=60)
     services.export_work_sweep()
     export.refresh_from_db()

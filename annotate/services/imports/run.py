@@ -120,10 +120,9 @@ def import_job_create(
         upload=upload,
         options={"mapping": mapping} if mapping is not None else {},
     )
-    # Not at the top: the tasks module imports this package to run its steps.
-    from annotate.tasks import import_job_execute
-
-    task_send_on_commit(import_job_execute, job.pk, unsent=lambda: _job_unqueued(job.pk))
+    task_send_on_commit(
+        "annotate.tasks.import_job_execute", job.pk, unsent=lambda: _job_unqueued(job.pk)
+    )
     return job
 
 

@@ -37,6 +37,7 @@ from annotate.services.imports.prepare import import_chunk_run
 from annotate.services.imports.publish import import_publish_run
 from annotate.services.imports.records import ProgressThrottle
 from config.job_chunks import chunks_go_to_workers
+from config.job_queue import task_signature
 from config.storage import local_path
 
 # What the page shows while the chunks run.
@@ -76,13 +77,22 @@ def import_job_split(job: ImportJob, attempt: str) -> ImportJob:
     if chunks_go_to_workers(len(bounds), enabled=settings.IMPORT_CHUNKED, job="import"):
         from celery import chord
 
-        # Not at the top: the tasks module imports this package to run its steps.
-        from annotate.tasks import import_chunk, import_publish
-
         chord(
-            import_chunk.si(job.pk, attempt, index, start, stop, **_plan_kwargs(plan))
+            task_signature(
+                "annotate.tasks.import_chunk",
+                job.pk,
+                attempt,
+                index,
+                start,
+                stop,
+                **_plan_kwargs(plan),
+            )
             for index, ((start, stop), plan) in enumerate(zip(bounds, plans, strict=True))
-        )(import_publish.si(job.pk, attempt, len(bounds), labels, **ending))
+        )(
+            task_signature(
+                "annotate.tasks.import_publish", job.pk, attempt, len(bounds), labels, **ending
+            )
+        )
         return ImportJob.objects.get(pk=job.pk)
     for index, ((start, stop), plan) in enumerate(zip(bounds, plans, strict=True)):
         try:

@@ -95,7 +95,7 @@ def _row(item: Item, copies: list[tuple[int, list[str]]]) -> dict:
         },
         "excluded": item.excluded,
         "marked_gold": item.marked_gold,
-        # Set by curation (issue 31 §2), which lands on its own branch.
+        # Set by curation, which lands on its own branch.
         "curated": False,
         "last_activity": summary.last_activity,
     }

@@ -229,7 +229,7 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
-    # The data manager (issue 31 §1): the list and saved views for those who read the
+    # The data manager: the list and saved views for those who read the
     # project's data, bulk actions for its admins.
     "projects_items_list": rule(PROJECT, *DATA_READERS),
     "projects_items_bulk_create": rule(PROJECT, *ADMINS),

@@ -1,5 +1,5 @@
 """The data manager's API: the item list, saved views and bulk actions
-(/work/briefs/dm-contract.md). Views check the caller's role, then call a selector or a
+(documented in the OpenAPI schema). Views check the caller's role, then call a selector or a
 service."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Input and output shapes of the data manager's API: the item list, saved views and bulk
-actions (/work/briefs/dm-contract.md)."""
+actions."""
 
 from rest_framework import serializers
 

@@ -1,8 +1,8 @@
-"""The data manager's filters over a project's items (docs: /work/briefs/dm-contract.md, the
-list's query string). Each filter reads the item or its summary (qc.models.ItemSummary);
-filters combine with AND, values of one filter (comma-separated) with OR. A parameter the
-list does not know, a value it cannot read and a range whose minimum exceeds its maximum
-are refused, each naming the parameter."""
+"""The data manager's filters over a project's items: the list's query string, as the
+OpenAPI schema of GET /api/projects/{id}/items/ describes it. Each filter reads the item
+or its summary (qc.models.ItemSummary); filters combine with AND, values of one filter
+(comma-separated) with OR. A parameter the list does not know, a value it cannot read and
+a range whose minimum exceeds its maximum are refused, each naming the parameter."""
 
 from __future__ import annotations
 

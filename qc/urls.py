@@ -148,7 +148,7 @@ urlpatterns += [
     ),
 ]
 
-# The data manager (/work/briefs/dm-contract.md).
+# The data manager: its item list, bulk actions and saved views.
 urlpatterns += [
     path(
         "projects/<id:project_id>/items/", data_manager_apis.ItemListApi.as_view(), name="item-list"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from annotate.models import (
@@ -42,10 +42,17 @@ def project_roles_of_user(*, project: Project, user) -> set[str]:
 
 
 def project_list_for_user(*, user) -> QuerySet[Project]:
+    """The projects `user` belongs to (every one for a superuser), deleted ones left out;
+    an archived project only for those who hold a role beyond annotating in it."""
     projects = Project.objects.all()
     if not user.is_superuser:
+        beyond_annotating = ProjectMembership.objects.filter(
+            project=OuterRef("pk"), user=user
+        ).exclude(role=Role.ANNOTATOR)
         projects = projects.filter(memberships__user=user).distinct()
-    return projects.annotate(item_count=Count("items", distinct=True)).order_by("name")
+        projects = projects.filter(Q(archived_at__isnull=True) | Exists(beyond_annotating))
+    live_items = Count("items", filter=Q(items__deleted_at__isnull=True), distinct=True)
+    return projects.annotate(item_count=live_items).order_by("name")
 
 
 _PROJECT_WITH_ROLE = PreparedStatement(
@@ -53,7 +60,7 @@ _PROJECT_WITH_ROLE = PreparedStatement(
     f"SELECT m.role AS held_role, m.consent AS held_consent, {columns(Project, 'p')} "  # noqa: S608 - model names only
     f"FROM {ProjectMembership._meta.db_table} m "
     f"JOIN {Project._meta.db_table} p ON p.id = m.project_id "
-    "WHERE m.project_id = %(project)s AND m.user_id = %(user)s",
+    "WHERE m.project_id = %(project)s AND m.user_id = %(user)s AND p.deleted_at IS NULL",
     [("project", "bigint"), ("user", "bigint")],
 )
 
@@ -149,7 +156,10 @@ def annotator_access_get(*, project: Project, user) -> AnnotatorAccess:
 
 
 def import_job_list(*, project: Project) -> QuerySet[ImportJob]:
-    return ImportJob.objects.filter(project=project).select_related("created_by")
+    """The project's imports, deleted ones left out (the data page lists those apart)."""
+    return ImportJob.objects.filter(project=project, deleted_at__isnull=True).select_related(
+        "created_by"
+    )
 
 
 def import_job_get(*, project: Project, job_id: int) -> ImportJob:
@@ -233,6 +243,61 @@ def assignment_check_owned(*, assignment_id: int, worker) -> None:
     else gets about it, whatever they sent."""
     if not Assignment.objects.filter(pk=assignment_id, worker=worker).exists():
         raise NotFoundError("assignment not found")
+
+
+@dataclass(frozen=True)
+class NoWork:
+    """Why "next" found no item for a worker, and where they may go: a code for scripts,
+    the words for people (English here; the workspace shows its own translation by code)."""
+
+    code: str
+    detail: str
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "detail": self.detail}
+
+
+NO_WORK_MESSAGES = {
+    "no_items": (
+        "This project has no items to annotate yet. Come back once its admin has imported "
+        "data; your other projects are on the home page."
+    ),
+    "done_by_you": (
+        "You have annotated every item of this project that can be given to you: your share "
+        "here is done. Thank you! Your other projects are on the home page."
+    ),
+    "leased_by_others": (
+        "Every remaining item is being annotated by others right now. An item comes back "
+        "when its annotator skips it or their time runs out: try again in a few minutes."
+    ),
+    "complete": (
+        "Every item has all the annotations it needs: nothing is left to do in this "
+        "project. Your other projects are on the home page."
+    ),
+}
+
+
+def no_work_reason(*, project: Project, worker) -> NoWork:
+    """Why the worker got no item, read only once "next" has found none (so the hot path
+    pays nothing for it): no items at all, every item already theirs once, the rest held
+    by others' leases, or everything complete. Gates (qualification, consent, an archived
+    project) and a missing variant refuse before "next" looks for items."""
+    items = Item.objects.filter(project=project, held_out=False)
+    if not items.exists():
+        code = "no_items"
+    else:
+        untouched = items.exclude(
+            Exists(Assignment.objects.filter(item=OuterRef("pk"), worker=worker))
+        )
+        if not untouched.exists():
+            code = "done_by_you"
+        elif untouched.filter(
+            Exists(Assignment.objects.filter(item=OuterRef("pk"), status=AssignmentStatus.LEASED))
+        ).exists():
+            code = "leased_by_others"
+        else:
+            code = "complete"
+    return NoWork(code=code, detail=NO_WORK_MESSAGES[code])
 
 
 def worker_progress(*, access: AnnotatorAccess, worker) -> dict:

@@ -61,3 +61,12 @@ def worker_import_execute(job_id: int) -> str:
     from qc.services.worker_import_jobs import worker_import_run
 
     return worker_import_run(job_id=job_id).status
+
+
+@shared_task
+def deleted_data_purge() -> dict:
+    """Beat's hourly sweep: deleted data past its restore period removed for good."""
+    from qc.services.lifecycle import deleted_data_purge as purge
+
+    summary = purge()
+    return {"projects": summary.projects, "imports": summary.imports, "items": summary.items}

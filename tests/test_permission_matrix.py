@@ -228,6 +228,22 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
+    # A project's lifecycle (issue 31 section 3): members' roles and removal, deletion
+    # with restore, archive. A deleted project's admins and site staff restore it.
+    "projects_members_update": rule(PROJECT, *ADMINS, note="a member of this project"),
+    "projects_members_destroy": rule(PROJECT, *ADMINS, note="a member of this project"),
+    "projects_imports_delete_create": rule(PROJECT, *ADMINS, note="an import of this project"),
+    "projects_imports_restore_create": rule(PROJECT, *ADMINS, note="an import of this project"),
+    "projects_items_delete_create": rule(PROJECT, *ADMINS, note="items of this project only"),
+    "projects_items_restore_create": rule(PROJECT, *ADMINS, note="items of this project only"),
+    "projects_deleted_retrieve": rule(PROJECT, *ADMINS),
+    "projects_delete_create": rule(PROJECT, *ADMINS, note="typing the project's name"),
+    "projects_restore_create": rule(PROJECT, ADMIN, STAFF, note="a deleted project"),
+    "projects_archive_create": rule(PROJECT, *ADMINS),
+    "projects_unarchive_create": rule(PROJECT, *ADMINS),
+    "deleted_projects_list": rule(
+        SIGNED_IN, *SIGNED_IN_CALLERS, note="lists the deleted projects the caller may restore"
+    ),
 }
 
 
@@ -494,6 +510,10 @@ def _body(operation_id: str, world: World):
             "token": "abcdef",
         },
         "projects_qualification_answers_create": {"gold_item": 1, "rationale_sets": [[]]},
+        "projects_members_update": {"roles": ["annotator", "reviewer"]},
+        "projects_items_delete_create": {"ids": [objects["item_id"].pk]},
+        "projects_items_restore_create": {"ids": [objects["item_id"].pk]},
+        "projects_delete_create": {"confirm_name": world.project.name},
     }
     multipart = {
         "projects_imports_create": lambda: {
@@ -615,6 +635,10 @@ OBJECT_IDS_CHECKED = (
     "invitations_accept_create",
     "invitations_decline_create",
     "projects_invitations_withdraw_create",
+    "projects_members_update",
+    "projects_members_destroy",
+    "projects_imports_delete_create",
+    "projects_imports_restore_create",
     "annotations_review_retrieve",
     "annotations_reviews_create",
     "assignments_draft_update",

@@ -24,6 +24,7 @@ from annotate.models import (
     Role,
     TaskType,
     WorkerVariantBinding,
+    item_not_deleted,
 )
 from annotate.participants import consent_refusal, is_participant, variant_hidden
 from annotate.perturbation_types import available_types
@@ -186,7 +187,7 @@ def assignment_with_item_documents(assignment: Assignment, *, project, variant) 
         .select_related("document", "item")
         .order_by("position")
     )
-    item = links[0].item if links else Item.objects.get(pk=assignment.item_id)
+    item = links[0].item if links else Item.all_objects.get(pk=assignment.item_id)
     item.project = project
     item._prefetched_objects_cache = {"item_documents": links}
     assignment.item = item
@@ -235,6 +236,11 @@ def assignment_get_for_worker(*, assignment_id: int, worker) -> Assignment:
     )
     if assignment is None:
         raise NotFoundError("assignment not found")
+    if assignment.item.deleted_at is not None:
+        raise NotFoundError(
+            "this item was deleted from the project; ask for the next item",
+            extra={"code": "item_deleted"},
+        )
     return assignment
 
 
@@ -306,7 +312,7 @@ def worker_progress(*, access: AnnotatorAccess, worker) -> dict:
     whether those are of a study they take part in or of the project)."""
     project = access.project
     submitted = Assignment.objects.filter(
-        item__project=project, worker=worker, status=AssignmentStatus.SUBMITTED
+        item_not_deleted(), item__project=project, worker=worker, status=AssignmentStatus.SUBMITTED
     ).count()
     if access.variant_hidden:
         return {
@@ -318,6 +324,7 @@ def worker_progress(*, access: AnnotatorAccess, worker) -> dict:
     filled = (
         Assignment.objects.filter(
             LIVE_ASSIGNMENT,
+            item_not_deleted(),
             variant_id=binding.variant_id,
             round=1,
             status=AssignmentStatus.SUBMITTED,
@@ -333,7 +340,7 @@ def project_progress(*, project: Project) -> dict:
     quota = project.annotators_per_item
     per_variant = []
     for variant in InstructionVariant.objects.filter(project=project).order_by("name", "version"):
-        rows = Assignment.objects.filter(variant=variant, round=1)
+        rows = Assignment.objects.filter(item_not_deleted(), variant=variant, round=1)
         submitted = rows.filter(status=AssignmentStatus.SUBMITTED)
         complete = submitted.values("item").annotate(n=Count("pk")).filter(n__gte=quota).count()
         per_variant.append(
@@ -351,7 +358,7 @@ def project_progress(*, project: Project) -> dict:
             }
         )
     per_worker = list(
-        Assignment.objects.filter(item__project=project)
+        Assignment.objects.filter(item_not_deleted(), item__project=project)
         .values("worker__username", "variant__name")
         .annotate(
             submitted=Count("pk", filter=Q(status=AssignmentStatus.SUBMITTED)),
@@ -398,7 +405,7 @@ def project_progress_summaries(*, project_ids: list[int]) -> dict[int, ProjectPr
     if not project_ids:
         return {}
     first_round = Assignment.objects.filter(
-        round=1, status=AssignmentStatus.SUBMITTED, variant__active=True
+        item_not_deleted(), round=1, status=AssignmentStatus.SUBMITTED, variant__active=True
     )
     active_variants = InstructionVariant.objects.filter(active=True)
     rows = (
@@ -407,7 +414,9 @@ def project_progress_summaries(*, project_ids: list[int]) -> dict[int, ProjectPr
             n_items=_count_of(Item.objects.filter(project=OuterRef("pk")), "project"),
             n_active=_count_of(active_variants.filter(project=OuterRef("pk")), "project"),
             n_annotations=_count_of(
-                Annotation.objects.filter(assignment__item__project=OuterRef("pk")),
+                Annotation.objects.filter(
+                    item_not_deleted("assignment__item"), assignment__item__project=OuterRef("pk")
+                ),
                 "assignment__item__project",
             ),
             n_first_round=_count_of(
@@ -562,7 +571,7 @@ def perturbation_list(
 ) -> QuerySet[Perturbation]:
     """The project's perturbations; an author who is neither checker nor admin sees only
     their own."""
-    perturbations = Perturbation.objects.filter(project=project)
+    perturbations = Perturbation.objects.filter(item_not_deleted("original"), project=project)
     roles = project_roles_of_user(project=project, user=user)
     if not roles & {Role.ADMIN, Role.CHECKER}:
         perturbations = perturbations.filter(author=user)
@@ -576,7 +585,9 @@ def perturbation_list(
 def perturbation_check_queue(*, project: Project, checker) -> QuerySet[Perturbation]:
     """Pending perturbations of other authors, oldest first: nobody checks their own."""
     return (
-        Perturbation.objects.filter(project=project, status=PerturbationStatus.PENDING)
+        Perturbation.objects.filter(
+            item_not_deleted("original"), project=project, status=PerturbationStatus.PENDING
+        )
         .exclude(author=checker)
         .select_related("original", "author")
         .order_by("created_at", "pk")
@@ -584,7 +595,9 @@ def perturbation_check_queue(*, project: Project, checker) -> QuerySet[Perturbat
 
 
 def perturbation_get(*, project: Project, perturbation_id: int, user) -> Perturbation:
-    perturbations = Perturbation.objects.filter(project=project, pk=perturbation_id)
+    perturbations = Perturbation.objects.filter(
+        item_not_deleted("original"), project=project, pk=perturbation_id
+    )
     roles = project_roles_of_user(project=project, user=user)
     if not roles & {Role.ADMIN, Role.CHECKER}:
         perturbations = perturbations.filter(author=user)
@@ -598,13 +611,16 @@ def perturbation_check_figures(*, project: Project) -> dict:
     """The check step in figures: counts by outcome, and the share of decided
     perturbations that checkers accepted as the author wrote them."""
     counts = dict(
-        Perturbation.objects.filter(project=project)
+        Perturbation.objects.filter(item_not_deleted("original"), project=project)
         .values_list("status")
         .annotate(n=Count("pk"))
         .values_list("status", "n")
     )
     edited = Perturbation.objects.filter(
-        project=project, status=PerturbationStatus.ACCEPTED, edited_in_check=True
+        item_not_deleted("original"),
+        project=project,
+        status=PerturbationStatus.ACCEPTED,
+        edited_in_check=True,
     ).count()
     accepted = counts.get(PerturbationStatus.ACCEPTED, 0)
     rejected = counts.get(PerturbationStatus.REJECTED, 0)
@@ -635,7 +651,7 @@ def perturbation_progress(*, project: Project) -> dict:
             row[status] += 1
 
     for types, status in (
-        Perturbation.objects.filter(project=project)
+        Perturbation.objects.filter(item_not_deleted("original"), project=project)
         .exclude(status=PerturbationStatus.ACCEPTED)
         .values_list("types", "status")
     ):

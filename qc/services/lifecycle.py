@@ -37,7 +37,8 @@ from config.exceptions import (
     NotFoundError,
     PermissionDeniedError,
 )
-from qc.models import AuditAction, AuditEvent
+from qc.agreement import agreement_report_request
+from qc.models import AgreementReport, AuditAction, AuditEvent, ReportStatus
 
 
 def restore_period() -> timedelta:
@@ -52,6 +53,13 @@ def _audit(*, project, actor, action: str, reason: str, details: dict) -> AuditE
     return AuditEvent.objects.create(
         project=project, actor=actor, action=action, reason=reason, details=details
     )
+
+
+def _figures_refresh(project: Project) -> None:
+    """A computed agreement report counted the items just deleted or restored: it is
+    recomputed in the background (the page says "stale" until then)."""
+    if AgreementReport.objects.filter(project=project, status=ReportStatus.READY).exists():
+        agreement_report_request(project=project)
 
 
 def _restorable_check(deleted_at: datetime) -> None:
@@ -82,6 +90,7 @@ def import_delete(*, project: Project, job_id: int, acting_user) -> int:
     hidden = items_hide(items=Item.all_objects.filter(import_job=job), at=now)
     job.deleted_at, job.deleted_by = now, acting_user
     job.save(update_fields=["deleted_at", "deleted_by"])
+    _figures_refresh(project)
     _audit(
         project=project,
         actor=acting_user,
@@ -110,6 +119,7 @@ def import_restore(*, project: Project, job_id: int, acting_user) -> int:
     )
     job.deleted_at, job.deleted_by = None, None
     job.save(update_fields=["deleted_at", "deleted_by"])
+    _figures_refresh(project)
     _audit(
         project=project,
         actor=acting_user,
@@ -146,6 +156,8 @@ def items_delete(*, project: Project, item_ids: list[int], acting_user) -> int:
     hidden = items_hide(
         items=Item.all_objects.filter(project=project, pk__in=ids), at=timezone.now()
     )
+    if hidden:
+        _figures_refresh(project)
     _audit(
         project=project,
         actor=acting_user,
@@ -166,6 +178,8 @@ def items_restore(*, project: Project, item_ids: list[int], acting_user) -> int:
         import_job__deleted_at__isnull=False
     )
     restored = items_unhide(project=project, items=chosen)
+    if restored:
+        _figures_refresh(project)
     _audit(
         project=project,
         actor=acting_user,
@@ -249,6 +263,7 @@ def project_restore(*, project_id: int, acting_user) -> Project:
     restored = items_unhide(
         project=project, items=Item.all_objects.filter(project=project, deleted_at=deleted_at)
     )
+    _figures_refresh(project)
     _audit(
         project=project,
         actor=acting_user,
@@ -342,6 +357,10 @@ def deleted_data_purge(*, now: datetime | None = None) -> PurgeSummary:
                 reason=f"project {project.name!r} (id {project.pk}) removed for good",
                 details={"project": project.pk, "name": project.name},
             )
+            # Items first (their assignments and spans hold variants and documents, which
+            # are protected while anything refers to them), then documents, then the rest.
+            Item.all_objects.filter(project=project).delete()
+            Document.objects.filter(project=project).delete()
             project.delete()
             projects += 1
     for job in ImportJob.objects.filter(deleted_at__lte=cutoff).select_related("project"):

@@ -106,7 +106,7 @@ def test_removing_a_member_keeps_their_annotations_attributed(team):
 
 
 def test_an_admin_cannot_act_on_another_admin_or_on_themselves(team):
-    project, admin, worker = team
+    project, admin, _worker = team
     peer = UserFactory(username="peer")
     ProjectMembership.objects.create(project=project, user=peer, role=Role.ADMIN)
     client = client_for(admin)
@@ -163,7 +163,7 @@ def test_a_user_outside_the_project_is_not_found(team):
 
 
 def test_the_members_list_says_why_a_membership_cannot_be_changed(team):
-    project, admin, worker = team
+    project, admin, _worker = team
 
     rows = client_for(admin).get(f"/api/projects/{project.pk}/accounts/").json()["results"]
     refusals = {row["username"]: row["refusals"]["membership"] for row in rows}

@@ -435,3 +435,44 @@ def test_deleting_an_import_while_its_items_are_leased_and_submitted(postgres_on
 
     assert Annotation.objects.filter(assignment__item__import_job=gone).count() == hidden
     assert Item.objects.filter(import_job=gone).count() == 4
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("items/delete/", {"ids": []}, "ids"),
+        ("items/delete/", {"ids": ["seven"]}, "ids"),
+        ("items/delete/", {"ids": list(range(1, 10_002))}, "ids"),
+        ("items/delete/", {}, "ids"),
+        ("items/restore/", {"ids": [0]}, "ids"),
+        ("delete/", {}, "confirm_name"),
+        ("delete/", {"confirm_name": 7}, "confirm_name"),
+    ],
+)
+def test_bad_input_is_refused_naming_the_field(db, path, body, field):
+    project = make_project(items=1)
+    admin = UserFactory(username="lead")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+
+    response = client_for(admin).post(f"/api/projects/{project.pk}/{path}", body)
+
+    assert response.status_code == 400
+    assert field in str(response.json())
+    assert Item.objects.filter(project=project).count() == 1
+    assert not AuditEvent.objects.filter(project=project).exists()
+
+
+def test_a_running_import_cannot_be_deleted(db):
+    project = make_project(items=1)
+    admin = UserFactory(username="lead")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    job = _import_job(project, "busy.jsonl")
+    ImportJob.objects.filter(pk=job.pk).update(status="running")
+
+    response = client_for(admin).post(f"/api/projects/{project.pk}/imports/{job.pk}/delete/")
+
+    assert response.status_code == 409
+    assert ImportJob.objects.get(pk=job.pk).deleted_at is None

@@ -2,7 +2,7 @@ from celery import shared_task
 
 from config.job_chunks import chunk_run_or_fail
 from qc import agreement
-from qc.services import checks
+from qc.services import checks, lifecycle
 
 
 @shared_task(acks_late=True)
@@ -66,7 +66,5 @@ def worker_import_execute(job_id: int) -> str:
 @shared_task
 def deleted_data_purge() -> dict:
     """Beat's hourly sweep: deleted data past its restore period removed for good."""
-    from qc.services.lifecycle import deleted_data_purge as purge
-
-    summary = purge()
+    summary = lifecycle.deleted_data_purge()
     return {"projects": summary.projects, "imports": summary.imports, "items": summary.items}

@@ -228,8 +228,8 @@ API: dict[str, Rule] = {
     "projects_crowd_links_verify_create": rule(PROJECT, *ADMINS, note="a link of this project"),
     "projects_crowd_earnings_retrieve": rule(PROJECT, *ADMINS),
     "projects_crowd_pay_report_retrieve": rule(PROJECT, *REPORTERS),
-    # A project's lifecycle (issue 31 section 3): members' roles and removal, deletion
-    # with restore, archive. A deleted project's admins and site staff restore it.
+    # A project's lifecycle (docs/design/architecture.md, "A project's lifecycle"): members'
+    # roles and removal, deletion with restore, archive. A deleted project's admins and site staff restore it.
     "projects_members_update": rule(PROJECT, *ADMINS, note="a member of this project"),
     "projects_members_destroy": rule(PROJECT, *ADMINS, note="a member of this project"),
     "projects_imports_delete_create": rule(PROJECT, *ADMINS, note="an import of this project"),

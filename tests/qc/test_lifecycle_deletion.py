@@ -476,3 +476,19 @@ def test_a_running_import_cannot_be_deleted(db):
 
     assert response.status_code == 409
     assert ImportJob.objects.get(pk=job.pk).deleted_at is None
+
+
+def test_the_data_managers_bulk_delete_hides_the_chosen_items(db):
+    from annotate.services.item_bulk_actions import ITEM_BULK_ACTIONS
+
+    project = make_project(items=3)
+    other = make_project(items=1)
+    chosen = list(Item.objects.filter(project=project).order_by("pk")[:2])
+    foreign = Item.objects.get(project=other)
+
+    by_ids = ITEM_BULK_ACTIONS["delete"](project, [chosen[0].pk, foreign.pk], None, {})
+    by_filter = ITEM_BULK_ACTIONS["delete"](project, Item.objects.filter(pk=chosen[1].pk), None, {})
+
+    assert (by_ids, by_filter) == (1, 1)
+    assert Item.objects.filter(project=project).count() == 1
+    assert Item.objects.filter(pk=foreign.pk).exists()

@@ -25,6 +25,7 @@ from annotate.account_serializers import (
     SiteAccountCreateInputSerializer,
 )
 from annotate.models import Project, Role
+from annotate.permissions import ProjectNotArchived
 from annotate.services import accounts as account_services
 from annotate.services import invitations as invitation_services
 from config.api_schema import errors
@@ -51,7 +52,7 @@ class IsProjectAdmin(BasePermission):
         return True
 
 
-PROJECT_ADMIN = [IsAuthenticated, IsProjectAdmin]
+PROJECT_ADMIN = [IsAuthenticated, IsProjectAdmin, ProjectNotArchived]
 SITE_STAFF = [IsAuthenticated, IsSiteStaff]
 
 

@@ -98,3 +98,22 @@ def account_refusal(*, actor: Actor, subject: Subject, operation: AccountOperati
     if operation is AccountOperation.PASSWORD_RESET and subject.signs_in_through_platform:
         return _("a crowd worker signs in through their platform; a password would stop that")
     return None
+
+
+def membership_change_refusal(
+    *, actor: Actor, subject: Subject, subject_project_roles: frozenset[str]
+) -> str | None:
+    """Why `actor` may not change `subject`'s roles in a project or remove them from it, or
+    None if they may. The accounts page's rules: nobody acts on a superuser or on
+    themselves; a project admin does not act on site staff or on another admin of the
+    project (site staff may, so that a project's admins can be changed at all)."""
+    if subject.is_superuser:
+        return _("superuser accounts are managed on the command line, not here")
+    if subject.user_id == actor.user_id:
+        return _("you cannot change your own roles or remove yourself; ask another admin")
+    if not actor.acts_site_wide:
+        if subject.is_staff:
+            return _("site staff accounts are managed by site staff")
+        if "admin" in subject_project_roles:
+            return _("another admin's roles are changed by site staff")
+    return None

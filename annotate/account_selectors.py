@@ -9,7 +9,13 @@ from collections.abc import Iterable
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
-from annotate.account_rules import AccountOperation, Actor, Subject, account_refusal
+from annotate.account_rules import (
+    AccountOperation,
+    Actor,
+    Subject,
+    account_refusal,
+    membership_change_refusal,
+)
 from annotate.models import (
     AccountAction,
     AccountEvent,
@@ -183,6 +189,9 @@ def account_rows(*, acting_user, users: Iterable, project: Project | None = None
         }
         if project is not None:
             row["roles"] = roles.get(user.pk, [])
+            row["refusals"]["membership"] = membership_change_refusal(
+                actor=actor, subject=subject, subject_project_roles=frozenset(row["roles"])
+            )
         rows.append(row)
     return rows
 

@@ -67,6 +67,8 @@ class AccountRefusalsSerializer(serializers.Serializer):
     password_reset = serializers.CharField(allow_null=True)
     deactivate = serializers.CharField(allow_null=True)
     reactivate = serializers.CharField(allow_null=True)
+    # On a project's members page: changing the member's roles or removing them.
+    membership = serializers.CharField(allow_null=True, required=False)
 
 
 class AccountOutputSerializer(serializers.Serializer):

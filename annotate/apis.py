@@ -261,6 +261,8 @@ class AssignmentNextApi(APIView):
     """Lease the next item for the calling annotator (or return their open lease)."""
 
     request_body_kind = ANNOTATOR
+    # Refused in words by assignment_next when archived, at no cost to the hot path.
+    archived_project_writable = True
 
     @extend_schema(
         request=None,
@@ -270,7 +272,9 @@ class AssignmentNextApi(APIView):
         access = selectors.project_get_for_annotating(project_id=project_id, user=request.user)
         assignment = services.assignment_next(project=access.project, worker=request.user)
         if assignment is None:
-            return Response({"detail": "no more items for you in this project"})
+            return Response(
+                selectors.no_work_reason(project=access.project, worker=request.user).as_dict()
+            )
         return Response(_assignment_out(assignment, access))
 
 

@@ -59,6 +59,15 @@ class Split(models.TextChoices):
     UNASSIGNED = "", "unassigned"
 
 
+class LiveProjectManager(models.Manager):
+    """Projects not deleted. The default manager, so that a deleted project is gone from
+    every list and every look-up by id (404) at once; `Project.all_objects` sees it too,
+    for the deleted projects' list, restore and the purge."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(deleted_at__isnull=True)
+
+
 class Project(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True, validators=max_chars(PROJECT_DESCRIPTION_MAX_CHARS))
@@ -134,6 +143,9 @@ class Project(models.Model):
     deleted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    objects = LiveProjectManager()
+    all_objects = models.Manager()  # noqa: DJ012 - a manager, not a field
 
     class Meta:
         ordering = ["name"]
@@ -235,6 +247,17 @@ class Document(models.Model):
         return [text[s:e] for s, e in self.tokens.tolist()]
 
 
+class LiveItemManager(models.Manager):
+    """Items not deleted (alone, with their import or with their project). The default
+    manager, so that every list of items, the fill rows "next" creates and the reverse
+    relations (project.items) leave deleted items out; reads that join through an item
+    from an assignment or an annotation filter on `LIVE_ITEM` themselves. `Item.all_objects`
+    sees every item, for restore and the purge."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(deleted_at__isnull=True)
+
+
 class Item(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items")
     # ERASER's annotation_id, kept with its JSON type (an integer in real BoolQ data).
@@ -285,6 +308,9 @@ class Item(models.Model):
     # once, restorable until the sweep removes it.
     deleted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = LiveItemManager()
+    all_objects = models.Manager()  # noqa: DJ012 - a manager, not a field
 
     class Meta:
         ordering = ["project", "id"]
@@ -494,6 +520,12 @@ class AssignmentStatus(models.TextChoices):
 
 
 LIVE_ASSIGNMENT = Q(status__in=[AssignmentStatus.LEASED, AssignmentStatus.SUBMITTED])
+
+
+def item_not_deleted(path: str = "item") -> Q:
+    """For reads that reach items through a join (an assignment's `item`, an annotation's
+    `assignment__item`): the default manager hides deleted items only from queries on Item."""
+    return Q(**{f"{path}__deleted_at__isnull": True})
 
 
 class Assignment(models.Model):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from annotate.models import (
@@ -24,6 +24,7 @@ from annotate.models import (
     Role,
     TaskType,
     WorkerVariantBinding,
+    item_not_deleted,
 )
 from annotate.participants import consent_refusal, is_participant, variant_hidden
 from annotate.perturbation_types import available_types
@@ -42,14 +43,20 @@ def project_roles_of_user(*, project: Project, user) -> set[str]:
 
 
 def project_list_for_user(*, user, only_ids: frozenset[int] | None = None) -> QuerySet[Project]:
-    """The user's projects (every project, for a superuser); with `only_ids` (an API token's
-    project limit), only those of them."""
+    """The projects `user` belongs to (every one for a superuser), deleted ones left out;
+    an archived project only for those who hold a role beyond annotating in it. With
+    `only_ids` (an API token's project limit), only those of them."""
     projects = Project.objects.all()
     if only_ids is not None:
         projects = projects.filter(pk__in=only_ids)
     if not user.is_superuser:
+        beyond_annotating = ProjectMembership.objects.filter(
+            project=OuterRef("pk"), user=user
+        ).exclude(role=Role.ANNOTATOR)
         projects = projects.filter(memberships__user=user).distinct()
-    return projects.annotate(item_count=Count("items", distinct=True)).order_by("name")
+        projects = projects.filter(Q(archived_at__isnull=True) | Exists(beyond_annotating))
+    live_items = Count("items", filter=Q(items__deleted_at__isnull=True), distinct=True)
+    return projects.annotate(item_count=live_items).order_by("name")
 
 
 _PROJECT_WITH_ROLE = PreparedStatement(
@@ -57,7 +64,7 @@ _PROJECT_WITH_ROLE = PreparedStatement(
     f"SELECT m.role AS held_role, m.consent AS held_consent, {columns(Project, 'p')} "  # noqa: S608 - model names only
     f"FROM {ProjectMembership._meta.db_table} m "
     f"JOIN {Project._meta.db_table} p ON p.id = m.project_id "
-    "WHERE m.project_id = %(project)s AND m.user_id = %(user)s",
+    "WHERE m.project_id = %(project)s AND m.user_id = %(user)s AND p.deleted_at IS NULL",
     [("project", "bigint"), ("user", "bigint")],
 )
 
@@ -153,7 +160,10 @@ def annotator_access_get(*, project: Project, user) -> AnnotatorAccess:
 
 
 def import_job_list(*, project: Project) -> QuerySet[ImportJob]:
-    return ImportJob.objects.filter(project=project).select_related("created_by")
+    """The project's imports, deleted ones left out (the data page lists those apart)."""
+    return ImportJob.objects.filter(project=project, deleted_at__isnull=True).select_related(
+        "created_by"
+    )
 
 
 def import_job_get(*, project: Project, job_id: int) -> ImportJob:
@@ -171,7 +181,7 @@ def assignment_with_item_documents(assignment: Assignment, *, project, variant) 
         .select_related("document", "item")
         .order_by("position")
     )
-    item = links[0].item if links else Item.objects.get(pk=assignment.item_id)
+    item = links[0].item if links else Item.all_objects.get(pk=assignment.item_id)
     item.project = project
     item._prefetched_objects_cache = {"item_documents": links}
     assignment.item = item
@@ -220,6 +230,11 @@ def assignment_get_for_worker(*, assignment_id: int, worker) -> Assignment:
     )
     if assignment is None:
         raise NotFoundError("assignment not found")
+    if assignment.item.deleted_at is not None:
+        raise NotFoundError(
+            "this item was deleted from the project; ask for the next item",
+            extra={"code": "item_deleted"},
+        )
     return assignment
 
 
@@ -230,13 +245,68 @@ def assignment_check_owned(*, assignment_id: int, worker) -> None:
         raise NotFoundError("assignment not found")
 
 
+@dataclass(frozen=True)
+class NoWork:
+    """Why "next" found no item for a worker, and where they may go: a code for scripts,
+    the words for people (English here; the workspace shows its own translation by code)."""
+
+    code: str
+    detail: str
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "detail": self.detail}
+
+
+NO_WORK_MESSAGES = {
+    "no_items": (
+        "This project has no items to annotate yet. Come back once its admin has imported "
+        "data; your other projects are on the home page."
+    ),
+    "done_by_you": (
+        "You have annotated every item of this project that can be given to you: your share "
+        "here is done. Thank you! Your other projects are on the home page."
+    ),
+    "leased_by_others": (
+        "Every remaining item is being annotated by others right now. An item comes back "
+        "when its annotator skips it or their time runs out: try again in a few minutes."
+    ),
+    "complete": (
+        "Every item has all the annotations it needs: nothing is left to do in this "
+        "project. Your other projects are on the home page."
+    ),
+}
+
+
+def no_work_reason(*, project: Project, worker) -> NoWork:
+    """Why the worker got no item, read only once "next" has found none (so the hot path
+    pays nothing for it): no items at all, every item already theirs once, the rest held
+    by others' leases, or everything complete. Gates (qualification, consent, an archived
+    project) and a missing variant refuse before "next" looks for items."""
+    items = Item.objects.filter(project=project, held_out=False)
+    if not items.exists():
+        code = "no_items"
+    else:
+        untouched = items.exclude(
+            Exists(Assignment.objects.filter(item=OuterRef("pk"), worker=worker))
+        )
+        if not untouched.exists():
+            code = "done_by_you"
+        elif untouched.filter(
+            Exists(Assignment.objects.filter(item=OuterRef("pk"), status=AssignmentStatus.LEASED))
+        ).exists():
+            code = "leased_by_others"
+        else:
+            code = "complete"
+    return NoWork(code=code, detail=NO_WORK_MESSAGES[code])
+
+
 def worker_progress(*, access: AnnotatorAccess, worker) -> dict:
     """What the annotator sees: their submissions, and how full their variant's items are;
     only their submissions where the variant is hidden from them (`counted_in` says
     whether those are of a study they take part in or of the project)."""
     project = access.project
     submitted = Assignment.objects.filter(
-        item__project=project, worker=worker, status=AssignmentStatus.SUBMITTED
+        item_not_deleted(), item__project=project, worker=worker, status=AssignmentStatus.SUBMITTED
     ).count()
     if access.variant_hidden:
         return {
@@ -248,6 +318,7 @@ def worker_progress(*, access: AnnotatorAccess, worker) -> dict:
     filled = (
         Assignment.objects.filter(
             LIVE_ASSIGNMENT,
+            item_not_deleted(),
             variant_id=binding.variant_id,
             round=1,
             status=AssignmentStatus.SUBMITTED,
@@ -263,7 +334,7 @@ def project_progress(*, project: Project) -> dict:
     quota = project.annotators_per_item
     per_variant = []
     for variant in InstructionVariant.objects.filter(project=project).order_by("name", "version"):
-        rows = Assignment.objects.filter(variant=variant, round=1)
+        rows = Assignment.objects.filter(item_not_deleted(), variant=variant, round=1)
         submitted = rows.filter(status=AssignmentStatus.SUBMITTED)
         complete = submitted.values("item").annotate(n=Count("pk")).filter(n__gte=quota).count()
         per_variant.append(
@@ -281,7 +352,7 @@ def project_progress(*, project: Project) -> dict:
             }
         )
     per_worker = list(
-        Assignment.objects.filter(item__project=project)
+        Assignment.objects.filter(item_not_deleted(), item__project=project)
         .values("worker__username", "variant__name")
         .annotate(
             submitted=Count("pk", filter=Q(status=AssignmentStatus.SUBMITTED)),
@@ -328,7 +399,7 @@ def project_progress_summaries(*, project_ids: list[int]) -> dict[int, ProjectPr
     if not project_ids:
         return {}
     first_round = Assignment.objects.filter(
-        round=1, status=AssignmentStatus.SUBMITTED, variant__active=True
+        item_not_deleted(), round=1, status=AssignmentStatus.SUBMITTED, variant__active=True
     )
     active_variants = InstructionVariant.objects.filter(active=True)
     rows = (
@@ -337,7 +408,9 @@ def project_progress_summaries(*, project_ids: list[int]) -> dict[int, ProjectPr
             n_items=_count_of(Item.objects.filter(project=OuterRef("pk")), "project"),
             n_active=_count_of(active_variants.filter(project=OuterRef("pk")), "project"),
             n_annotations=_count_of(
-                Annotation.objects.filter(assignment__item__project=OuterRef("pk")),
+                Annotation.objects.filter(
+                    item_not_deleted("assignment__item"), assignment__item__project=OuterRef("pk")
+                ),
                 "assignment__item__project",
             ),
             n_first_round=_count_of(
@@ -503,7 +576,7 @@ def perturbation_list(
 ) -> QuerySet[Perturbation]:
     """The project's perturbations; an author who is neither checker nor admin sees only
     their own."""
-    perturbations = Perturbation.objects.filter(project=project)
+    perturbations = Perturbation.objects.filter(item_not_deleted("original"), project=project)
     roles = project_roles_of_user(project=project, user=user)
     if not roles & {Role.ADMIN, Role.CHECKER}:
         perturbations = perturbations.filter(author=user)
@@ -517,7 +590,9 @@ def perturbation_list(
 def perturbation_check_queue(*, project: Project, checker) -> QuerySet[Perturbation]:
     """Pending perturbations of other authors, oldest first: nobody checks their own."""
     return (
-        Perturbation.objects.filter(project=project, status=PerturbationStatus.PENDING)
+        Perturbation.objects.filter(
+            item_not_deleted("original"), project=project, status=PerturbationStatus.PENDING
+        )
         .exclude(author=checker)
         .select_related("original", "author")
         .order_by("created_at", "pk")
@@ -525,7 +600,9 @@ def perturbation_check_queue(*, project: Project, checker) -> QuerySet[Perturbat
 
 
 def perturbation_get(*, project: Project, perturbation_id: int, user) -> Perturbation:
-    perturbations = Perturbation.objects.filter(project=project, pk=perturbation_id)
+    perturbations = Perturbation.objects.filter(
+        item_not_deleted("original"), project=project, pk=perturbation_id
+    )
     roles = project_roles_of_user(project=project, user=user)
     if not roles & {Role.ADMIN, Role.CHECKER}:
         perturbations = perturbations.filter(author=user)
@@ -539,13 +616,16 @@ def perturbation_check_figures(*, project: Project) -> dict:
     """The check step in figures: counts by outcome, and the share of decided
     perturbations that checkers accepted as the author wrote them."""
     counts = dict(
-        Perturbation.objects.filter(project=project)
+        Perturbation.objects.filter(item_not_deleted("original"), project=project)
         .values_list("status")
         .annotate(n=Count("pk"))
         .values_list("status", "n")
     )
     edited = Perturbation.objects.filter(
-        project=project, status=PerturbationStatus.ACCEPTED, edited_in_check=True
+        item_not_deleted("original"),
+        project=project,
+        status=PerturbationStatus.ACCEPTED,
+        edited_in_check=True,
     ).count()
     accepted = counts.get(PerturbationStatus.ACCEPTED, 0)
     rejected = counts.get(PerturbationStatus.REJECTED, 0)
@@ -576,7 +656,7 @@ def perturbation_progress(*, project: Project) -> dict:
             row[status] += 1
 
     for types, status in (
-        Perturbation.objects.filter(project=project)
+        Perturbation.objects.filter(item_not_deleted("original"), project=project)
         .exclude(status=PerturbationStatus.ACCEPTED)
         .values_list("types", "status")
     ):

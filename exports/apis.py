@@ -40,6 +40,8 @@ def _export(request, project_id: int, export_id: int) -> Export:
 
 
 class ExportListCreateApi(GenericAPIView):
+    # An archived project is still exported (annotate.permissions.ProjectNotArchived).
+    archived_project_writable = True
     serializer_class = ExportOutputSerializer
 
     @extend_schema(
@@ -75,6 +77,9 @@ class ExportDetailApi(APIView):
 
 
 class ExportCancelApi(APIView):
+    # An archived project is still exported (annotate.permissions.ProjectNotArchived).
+    archived_project_writable = True
+
     @extend_schema(request=None, responses={200: ExportOutputSerializer, **errors(403, 404)})
     def post(self, request, project_id: int, export_id: int):
         export = _export(request, project_id, export_id)
@@ -98,6 +103,8 @@ class ExportDownloadApi(APIView):
 
 
 class ExplainerRunListCreateApi(GenericAPIView):
+    # An archived project is still exported (annotate.permissions.ProjectNotArchived).
+    archived_project_writable = True
     # A predictions file in a multipart body, or a bundled explainer named in JSON.
     parser_classes = [MultiPartParser, JSONParser]
     serializer_class = ExplainerRunOutputSerializer

@@ -2,7 +2,7 @@ import dataclasses
 
 from django.db.models import QuerySet
 
-from annotate.models import ImportJob, Item, JobStatus, Project, RationaleSet
+from annotate.models import ImportJob, Item, JobStatus, Project, RationaleSet, item_not_deleted
 from config.exceptions import ApplicationError, NotFoundError
 from exports.models import ExplainerRun, Export, ExportStatus, ProjectDatasheet
 from exports.params import ExportParams, export_params_from
@@ -63,9 +63,9 @@ def reference_rationale_sources(*, project: Project) -> dict:
     """Where the project's imported reference rationales came from: each finished import
     job's file and format, and how many reference sets the project holds in all (an import
     from the command line keeps no job, so the two can differ)."""
-    jobs = ImportJob.objects.filter(project=project, status=JobStatus.SUCCEEDED).order_by(
-        "finished_at", "pk"
-    )
+    jobs = ImportJob.objects.filter(
+        project=project, status=JobStatus.SUCCEEDED, deleted_at__isnull=True
+    ).order_by("finished_at", "pk")
     return {
         "imports": [
             {
@@ -77,7 +77,9 @@ def reference_rationale_sources(*, project: Project) -> dict:
             }
             for job in jobs
         ],
-        "reference_sets": RationaleSet.objects.filter(reference_item__project=project).count(),
+        "reference_sets": RationaleSet.objects.filter(
+            item_not_deleted("reference_item"), reference_item__project=project
+        ).count(),
         "items_with_reference": Item.objects.filter(project=project, reference_sets__isnull=False)
         .distinct()
         .count(),
@@ -86,7 +88,10 @@ def reference_rationale_sources(*, project: Project) -> dict:
 
 def reviewers_who_scored(*, project: Project) -> int:
     return (
-        Review.objects.filter(annotation__assignment__item__project=project)
+        Review.objects.filter(
+            item_not_deleted("annotation__assignment__item"),
+            annotation__assignment__item__project=project,
+        )
         .values("reviewer_id")
         .distinct()
         .count()

@@ -1,5 +1,6 @@
 """Pages served by Django; their interactive parts call the JSON API from static scripts."""
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.utils.translation import pgettext_lazy
@@ -21,6 +22,7 @@ from qc import selectors as qc_selectors
 from qc.cohorts import COHORTS
 from qc.curation_selectors import curation_item_get
 from qc.project_setup import project_missing_to_annotate, project_setup_checklist
+from qc.services.lifecycle import deleted_projects_for_user, restorable_until
 
 
 @login_required
@@ -30,6 +32,9 @@ def home(request):
     for project in projects:
         project.progress = progress[project.pk]
     can_create = request.user.is_staff or request.user.has_perm("annotate.add_project")
+    deleted = deleted_projects_for_user(user=request.user)
+    for project in deleted:
+        project.restorable_until = restorable_until(project.deleted_at)
     return render(
         request,
         "frontend/home.html",
@@ -37,6 +42,7 @@ def home(request):
             "projects": projects,
             "invitations": account_selectors.invitation_list_open_for_user(user=request.user),
             "can_create": can_create,
+            "deleted_projects": deleted,
             "task_types": TaskType.choices,
             "languages": Language.choices,
         },
@@ -198,7 +204,13 @@ def project_results_page(request, project_id: int):
 
 @login_required
 def project_settings_page(request, project_id: int):
-    return project_page_render(request, project_id, "settings", "frontend/project_settings.html")
+    return project_page_render(
+        request,
+        project_id,
+        "settings",
+        "frontend/project_settings.html",
+        lambda project, roles: {"restore_days": settings.DELETED_RESTORE_DAYS},
+    )
 
 
 @login_required

@@ -38,7 +38,14 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, F, Max
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, ItemDocument, Project, RationaleSpan
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    ItemDocument,
+    Project,
+    RationaleSpan,
+    item_not_deleted,
+)
 from annotate.services.background_jobs import job_fail_if_worker_lost
 from annotate.tokenization import stop_word_rule
 from config.exceptions import ApplicationError
@@ -82,7 +89,7 @@ class _Annotation:
 
 def _submitted_count(project: Project) -> int:
     return Assignment.objects.filter(
-        item__project=project, status=AssignmentStatus.SUBMITTED
+        item_not_deleted(), item__project=project, status=AssignmentStatus.SUBMITTED
     ).count()
 
 
@@ -90,7 +97,7 @@ def _first_round(project_id: int):
     """First-round annotations only: the annotators' own work under their instructions,
     before any reviewer feedback shaped a revision."""
     return Assignment.objects.filter(
-        item__project_id=project_id, status=AssignmentStatus.SUBMITTED, round=1
+        item_not_deleted(), item__project_id=project_id, status=AssignmentStatus.SUBMITTED, round=1
     )
 
 
@@ -264,7 +271,10 @@ def _with_quality(project: Project, rows: list[dict]) -> list[dict]:
     }
     flags: dict[str, dict[str, int]] = defaultdict(dict)
     for username, kind, n in (
-        QualityFlag.objects.filter(annotation__assignment__item__project=project)
+        QualityFlag.objects.filter(
+            item_not_deleted("annotation__assignment__item"),
+            annotation__assignment__item__project=project,
+        )
         .values_list("annotation__assignment__worker__username", "kind")
         .annotate(n=Count("pk"))
     ):

@@ -78,6 +78,9 @@ class AgreementReportApi(APIView):
 
 
 class AgreementRefreshApi(APIView):
+    # Computes a report from what is there; an archived project's figures stay readable.
+    archived_project_writable = True
+
     @extend_schema(request=None, responses={202: dict, **errors(403, 404)})
     def post(self, request, project_id: int):
         project = _project_as(request, project_id, REPORT_ROLES)

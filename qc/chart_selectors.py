@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db.models import Min
 from django.utils import timezone
 
-from annotate.models import Annotation, Project
+from annotate.models import Annotation, Project, item_not_deleted
 from qc.chart_figures import AnnotationEvents, pipeline_by_day, seconds_histogram
 
 
@@ -15,7 +15,9 @@ def pipeline_timeline(*, project: Project) -> dict:
     each annotation chain counted once, at its newest round then (as pipeline_counts
     counts today)."""
     rows = list(
-        Annotation.objects.filter(assignment__item__project=project)
+        Annotation.objects.filter(
+            item_not_deleted("assignment__item"), assignment__item__project=project
+        )
         .annotate(first_review_at=Min("reviews__created_at"))
         .values_list(
             "pk",
@@ -47,7 +49,7 @@ def seconds_per_item(*, project: Project) -> dict:
     (first rounds: a revision's time is spent on feedback, not on a first reading)."""
     by_variant: dict[str, list[float]] = {}
     for variant, spent_ms in Annotation.objects.filter(
-        assignment__item__project=project, assignment__round=1
+        item_not_deleted("assignment__item"), assignment__item__project=project, assignment__round=1
     ).values_list("assignment__variant__name", "time_spent_ms"):
         by_variant.setdefault(variant, []).append(spent_ms / 1000)
     return seconds_histogram(by_variant)

@@ -15,6 +15,7 @@ from annotate.models import (
     ItemDocument,
     Project,
     RationaleSpan,
+    item_not_deleted,
 )
 from annotate.selectors import annotation_set_tokens
 from annotate.serializers import item_for_annotator
@@ -42,6 +43,7 @@ def _review_queue(project: Project, reviewer):
     reviewed by them. Those already under review come first, then the oldest."""
     return (
         Annotation.objects.filter(
+            item_not_deleted("assignment__item"),
             assignment__item__project=project,
             assignment__status=AssignmentStatus.SUBMITTED,
             verdict__isnull=True,
@@ -157,7 +159,7 @@ def review_detail(*, annotation_id: int, reviewer) -> dict:
     annotation = (
         Annotation.objects.select_related("assignment__item__project", "assignment__variant")
         .prefetch_related("assignment__item__item_documents__document")
-        .filter(pk=annotation_id)
+        .filter(item_not_deleted("assignment__item"), pk=annotation_id)
         .first()
     )
     if annotation is None:
@@ -255,7 +257,11 @@ def pipeline_counts(*, project: Project) -> dict:
     """Each annotation chain counted once, at its newest round: submitted (no review
     yet), in review, revising (sent back, not resubmitted), accepted, discarded."""
     newest = (
-        Annotation.objects.filter(assignment__item__project=project, revisions__isnull=True)
+        Annotation.objects.filter(
+            item_not_deleted("assignment__item"),
+            assignment__item__project=project,
+            revisions__isnull=True,
+        )
         .annotate(reviews_done=Count("reviews"))
         .values_list("verdict__outcome", "reviews_done", "assignment__round")
     )
@@ -273,7 +279,10 @@ def pipeline_counts(*, project: Project) -> dict:
         counts[stage] += 1
         by_round[round_number][stage] += 1
     flags = dict(
-        QualityFlag.objects.filter(annotation__assignment__item__project=project)
+        QualityFlag.objects.filter(
+            item_not_deleted("annotation__assignment__item"),
+            annotation__assignment__item__project=project,
+        )
         .values_list("kind")
         .annotate(n=Count("pk"))
         .values_list("kind", "n")
@@ -291,14 +300,20 @@ def pipeline_counts(*, project: Project) -> dict:
 def worker_table(*, project: Project) -> list[dict]:
     flags: dict[int, Counter] = defaultdict(Counter)
     for worker_id, kind, n in (
-        QualityFlag.objects.filter(annotation__assignment__item__project=project)
+        QualityFlag.objects.filter(
+            item_not_deleted("annotation__assignment__item"),
+            annotation__assignment__item__project=project,
+        )
         .values_list("annotation__assignment__worker_id", "kind")
         .annotate(n=Count("pk"))
     ):
         flags[worker_id][kind] = n
     outcomes: dict[int, Counter] = defaultdict(Counter)
     for worker_id, outcome, n in (
-        ReviewVerdict.objects.filter(annotation__assignment__item__project=project)
+        ReviewVerdict.objects.filter(
+            item_not_deleted("annotation__assignment__item"),
+            annotation__assignment__item__project=project,
+        )
         .values_list("annotation__assignment__worker_id", "outcome")
         .annotate(n=Count("pk"))
     ):
@@ -457,7 +472,9 @@ def gold_item_choices(*, project: Project, search: str = "") -> QuerySet[Item]:
 
 def gold_item_ids(*, project: Project) -> list[str]:
     return list(
-        GoldItem.objects.filter(item__project=project).values_list("item__annotation_id", flat=True)
+        GoldItem.objects.filter(item_not_deleted(), item__project=project).values_list(
+            "item__annotation_id", flat=True
+        )
     )
 
 
@@ -499,7 +516,10 @@ def quality_summary(*, project: Project) -> dict:
     )
     verdicts: dict[str, dict[str, int]] = defaultdict(dict)
     for round_number, outcome, n in (
-        ReviewVerdict.objects.filter(annotation__assignment__item__project=project)
+        ReviewVerdict.objects.filter(
+            item_not_deleted("annotation__assignment__item"),
+            annotation__assignment__item__project=project,
+        )
         .values_list("annotation__assignment__round", "outcome")
         .annotate(n=Count("pk"))
         .order_by("annotation__assignment__round")
@@ -510,7 +530,9 @@ def quality_summary(*, project: Project) -> dict:
             "rules": rules,
             "test": {
                 "enabled": policy.test_enabled,
-                "gold_items": GoldItem.objects.filter(item__project=project).count(),
+                "gold_items": GoldItem.objects.filter(
+                    item_not_deleted(), item__project=project
+                ).count(),
                 "pass_mark_token_f1": policy.test_pass_f1,
                 "max_attempts": policy.test_max_attempts,
                 "instructions": policy.test_instructions,
@@ -520,7 +542,10 @@ def quality_summary(*, project: Project) -> dict:
             "automatic_blocking": policy.auto_block,
         },
         "review": {
-            "reviews": Review.objects.filter(annotation__assignment__item__project=project).count(),
+            "reviews": Review.objects.filter(
+                item_not_deleted("annotation__assignment__item"),
+                annotation__assignment__item__project=project,
+            ).count(),
             "verdicts_per_round": dict(verdicts),
             "discarded": sum(v.get(VerdictOutcome.DISCARDED, 0) for v in verdicts.values()),
         },

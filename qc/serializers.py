@@ -107,3 +107,68 @@ class SetupStepOutputSerializer(serializers.Serializer):
     optional = serializers.BooleanField()
     detail = serializers.CharField()
     url = serializers.CharField()
+
+
+# ---------------------------------------------------------------- a project's lifecycle
+
+
+class MemberRolesInputSerializer(serializers.Serializer):
+    roles = serializers.ListField(child=StrictCharField(max_length=32), max_length=16)
+
+
+class MemberRolesOutputSerializer(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())
+
+
+class MemberRemovedOutputSerializer(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    leases_released = serializers.IntegerField()
+
+
+class ItemIdsInputSerializer(serializers.Serializer):
+    ids = serializers.ListField(child=StrictIntegerField(min_value=1), max_length=10_000)
+
+
+class ItemsChangedOutputSerializer(serializers.Serializer):
+    items = serializers.IntegerField(help_text="How many items the request deleted or restored.")
+
+
+class ProjectDeleteInputSerializer(serializers.Serializer):
+    confirm_name = StrictCharField(max_length=200, allow_blank=True)
+
+
+class DeletedImportOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    source_name = serializers.CharField()
+    items = serializers.IntegerField()
+    deleted_at = serializers.DateTimeField()
+    deleted_by = serializers.CharField(allow_null=True)
+    restorable_until = serializers.DateTimeField()
+
+
+class DeletedItemOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    annotation_id = serializers.CharField()
+    deleted_at = serializers.DateTimeField()
+    restorable_until = serializers.DateTimeField()
+
+
+class DeletedDataOutputSerializer(serializers.Serializer):
+    """What a project holds deleted and may still restore: imports (with their items), and
+    items deleted on their own (the first 200, and how many there are)."""
+
+    restore_days = serializers.IntegerField()
+    imports = DeletedImportOutputSerializer(many=True)
+    items = DeletedItemOutputSerializer(many=True)
+    items_count = serializers.IntegerField()
+
+
+class ProjectStateOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    archived_at = serializers.DateTimeField(allow_null=True)
+    deleted_at = serializers.DateTimeField(allow_null=True)
+    restorable_until = serializers.DateTimeField(allow_null=True)

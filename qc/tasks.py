@@ -2,7 +2,7 @@ from celery import shared_task
 
 from config.job_chunks import chunk_run_or_fail
 from qc import agreement
-from qc.services import checks, item_summaries
+from qc.services import checks, item_summaries, lifecycle
 from qc.services.worker_import_jobs import worker_import_run
 
 
@@ -67,3 +67,10 @@ def item_summaries_refresh_all() -> int:
     """Started by Celery beat (CELERY_BEAT_SCHEDULE): every live project's item summaries,
     so that the data manager opens fast even when nobody opened it for a while."""
     return item_summaries.item_summaries_refresh_projects()
+
+
+@shared_task
+def deleted_data_purge() -> dict:
+    """Beat's hourly sweep: deleted data past its restore period removed for good."""
+    summary = lifecycle.deleted_data_purge()
+    return {"projects": summary.projects, "imports": summary.imports, "items": summary.items}

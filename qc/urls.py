@@ -7,6 +7,7 @@ from qc import (
     data_manager_apis,
     item_detail_apis,
     job_progress_apis,
+    lifecycle_apis,
 )
 
 app_name = "qc"
@@ -195,5 +196,62 @@ urlpatterns += [
         "projects/<id:project_id>/curation/auto-merge/",
         curation_apis.CurationAutoMergeApi.as_view(),
         name="curation-auto-merge",
+    ),
+]
+
+# A project's lifecycle: members, deletion with restore, archive (qc/lifecycle_apis.py).
+urlpatterns += [
+    path(
+        "projects/<id:project_id>/members/<id:user_id>/",
+        lifecycle_apis.MemberDetailApi.as_view(),
+        name="member-detail",
+    ),
+    path(
+        "projects/<id:project_id>/imports/<id:job_id>/delete/",
+        lifecycle_apis.ImportDeleteApi.as_view(),
+        name="import-delete",
+    ),
+    path(
+        "projects/<id:project_id>/imports/<id:job_id>/restore/",
+        lifecycle_apis.ImportRestoreApi.as_view(),
+        name="import-restore",
+    ),
+    path(
+        "projects/<id:project_id>/items/delete/",
+        lifecycle_apis.ItemsDeleteApi.as_view(),
+        name="items-delete",
+    ),
+    path(
+        "projects/<id:project_id>/items/restore/",
+        lifecycle_apis.ItemsRestoreApi.as_view(),
+        name="items-restore",
+    ),
+    path(
+        "projects/<id:project_id>/deleted/",
+        lifecycle_apis.DeletedDataApi.as_view(),
+        name="deleted-data",
+    ),
+    path(
+        "projects/<id:project_id>/delete/",
+        lifecycle_apis.ProjectDeleteApi.as_view(),
+        name="project-delete",
+    ),
+    path(
+        "projects/<id:project_id>/restore/",
+        lifecycle_apis.ProjectRestoreApi.as_view(),
+        name="project-restore",
+    ),
+    path(
+        "projects/<id:project_id>/archive/",
+        lifecycle_apis.ProjectArchiveApi.as_view(),
+        name="project-archive",
+    ),
+    path(
+        "projects/<id:project_id>/unarchive/",
+        lifecycle_apis.ProjectUnarchiveApi.as_view(),
+        name="project-unarchive",
+    ),
+    path(
+        "deleted-projects/", lifecycle_apis.DeletedProjectListApi.as_view(), name="deleted-projects"
     ),
 ]

@@ -263,6 +263,22 @@ API: dict[str, Rule] = {
     "tokens_list": rule(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD}), note="the caller's own"),
     "tokens_create": rule(SIGNED_IN, *(SIGNED_IN_CALLERS - {CROWD}), note="not a crowd account"),
     "tokens_revoke_create": rule(OWNER, NO_MEMBERSHIP, note="the caller's own token"),
+    # A project's lifecycle (docs/design/architecture.md, "A project's lifecycle"): members'
+    # roles and removal, deletion with restore, archive. A deleted project's admins and site staff restore it.
+    "projects_members_update": rule(PROJECT, *ADMINS, note="a member of this project"),
+    "projects_members_destroy": rule(PROJECT, *ADMINS, note="a member of this project"),
+    "projects_imports_delete_create": rule(PROJECT, *ADMINS, note="an import of this project"),
+    "projects_imports_restore_create": rule(PROJECT, *ADMINS, note="an import of this project"),
+    "projects_items_delete_create": rule(PROJECT, *ADMINS, note="items of this project only"),
+    "projects_items_restore_create": rule(PROJECT, *ADMINS, note="items of this project only"),
+    "projects_deleted_retrieve": rule(PROJECT, *ADMINS),
+    "projects_delete_create": rule(PROJECT, *ADMINS, note="typing the project's name"),
+    "projects_restore_create": rule(PROJECT, ADMIN, STAFF, note="a deleted project"),
+    "projects_archive_create": rule(PROJECT, *ADMINS),
+    "projects_unarchive_create": rule(PROJECT, *ADMINS),
+    "deleted_projects_list": rule(
+        SIGNED_IN, *SIGNED_IN_CALLERS, note="lists the deleted projects the caller may restore"
+    ),
 }
 
 
@@ -553,6 +569,10 @@ def _body(operation_id: str, world: World):
             "ids": [objects["item_id"].pk],
         },
         "tokens_create": {"name": "matrix token 2"},
+        "projects_members_update": {"roles": ["annotator", "reviewer"]},
+        "projects_items_delete_create": {"ids": [objects["item_id"].pk]},
+        "projects_items_restore_create": {"ids": [objects["item_id"].pk]},
+        "projects_delete_create": {"confirm_name": world.project.name},
     }
     multipart = {
         "projects_imports_create": lambda: {
@@ -676,6 +696,10 @@ OBJECT_IDS_CHECKED = (
     "projects_invitations_withdraw_create",
     "projects_item_views_destroy",
     "projects_item_views_partial_update",
+    "projects_members_update",
+    "projects_members_destroy",
+    "projects_imports_delete_create",
+    "projects_imports_restore_create",
     "annotations_review_retrieve",
     "annotations_reviews_create",
     "assignments_draft_update",

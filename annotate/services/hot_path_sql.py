@@ -110,6 +110,9 @@ fill AS (
     WHERE NOT EXISTS (SELECT 1 FROM current_lease)
       AND f.variant_id = (SELECT id FROM variant_used) AND f.live < %(quota)s
       AND NOT i.held_out
+      -- A deleted item has no fill row (annotate/services/deletion.py); a row that
+      -- "next"'s safety net recreated from a stale read must not hand it out either.
+      AND i.deleted_at IS NULL
       AND NOT EXISTS (
           SELECT 1 FROM {_A} mine WHERE mine.item_id = f.item_id AND mine.worker_id = %(worker)s
       )

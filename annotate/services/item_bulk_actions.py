@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from annotate.models import InstructionVariant, Item, Project, ProjectMembership, Role
 from annotate.services.assignments import assignment_lease_for_worker, item_variant_pin
+from annotate.services.deletion import item_bulk_delete
 from config.exceptions import ApplicationError
 
 ItemBulkAction = Callable[[Project, "QuerySet[Item] | list[int]", object, dict], int]
@@ -108,6 +109,7 @@ ITEM_BULK_ACTIONS: dict[str, ItemBulkAction] = {
     "include": _flag_set("excluded", False),
     "assign_variant": items_assign_variant,
     "assign_annotators": items_assign_annotators,
+    "delete": item_bulk_delete,
 }
 
 

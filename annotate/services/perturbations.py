@@ -280,7 +280,8 @@ def _perturbed_item_create(
     with the original, so the pair's common text is one document."""
     suffix = f"-p{perturbation.pk}"
     annotation_id = f"{original.item.annotation_id}{suffix}"
-    if Item.objects.filter(project=project, annotation_id=annotation_id).exists():
+    # Deleted items keep their annotation_id until the purge.
+    if Item.all_objects.filter(project=project, annotation_id=annotation_id).exists():
         raise ConflictError(f"an item {annotation_id!r} exists already in this project")
     changed = [
         n

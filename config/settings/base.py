@@ -203,7 +203,11 @@ REST_FRAMEWORK = {
         "annotate.api_token_auth.ApiTokenAuthentication",
         "config.api_auth.BasicAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # An archived project answers every write 409 (annotate/permissions.py).
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "annotate.permissions.ProjectNotArchived",
+    ],
     # DRF's LimitOffsetPagination, refusing a bad limit or offset (config/pagination.py).
     "DEFAULT_PAGINATION_CLASS": "config.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
@@ -301,6 +305,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 24 * 60 * 60,
         "options": {"expires": 60 * 60},
     },
+    # Deleted imports, items and projects past DELETED_RESTORE_DAYS, removed for good.
+    "deleted-data-purge": {
+        "task": "qc.tasks.deleted_data_purge",
+        "schedule": 60 * 60,
+        "options": {"expires": 30 * 60},
+    },
     # Agreement reports whose run went silent (a worker killed mid-chunk) failed, the
     # previous report kept, without waiting for someone to open them (qc/agreement.py,
     # agreement_report_sweep).
@@ -367,6 +377,9 @@ IMPORT_MAX_PROBLEMS = env.int("IMPORT_MAX_PROBLEMS", default=100)
 # Days an accepted import's uploaded file is kept (0: deleted when the import ends); a
 # rejected import's file is deleted at once. Older files go in the daily sweep above.
 IMPORT_UPLOAD_RETENTION_DAYS = env.int("IMPORT_UPLOAD_RETENTION_DAYS", default=30)
+# Days a deleted import, item or project can be restored; the purge sweep below then
+# removes it for good (qc/services/lifecycle.py).
+DELETED_RESTORE_DAYS = env.int("DELETED_RESTORE_DAYS", default=7)
 # Request bodies, in bytes, by kind of request (config/request_body_limits.py,
 # docs/reference/limits.md): answered 413 before they are read. The annotators' and crowd
 # participants' requests are small; an upload's multipart body is allowed the file's

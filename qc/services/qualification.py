@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotate.gates import WorkRefusal
-from annotate.models import Item, Project, RationaleSpan
+from annotate.models import Item, Project, RationaleSpan, item_not_deleted
 from annotate.selectors import item_token_texts
 from annotate.services import rationale_sets_validate, worker_leases_release
 from annotate.tokenization import stop_word_rule
@@ -90,7 +90,10 @@ def quality_policy_update(*, project: Project, **fields) -> QualityPolicy:
         if problem:
             field_name, message = problem
             raise ApplicationError(f"{field_name}: {message}", extra={"field": field_name})
-    if policy.test_enabled and not GoldItem.objects.filter(item__project=project).exists():
+    if (
+        policy.test_enabled
+        and not GoldItem.objects.filter(item_not_deleted(), item__project=project).exists()
+    ):
         raise ApplicationError(
             "test_enabled: choose the test's gold items first (items with reference rationales)"
         )
@@ -127,7 +130,10 @@ def _admit(project: Project, worker) -> ProjectWorker:
     record = worker_record_get(project=project, profile=worker_profile_for_user(worker))
     policy = quality_policy_get(project)
     failures = rule_failures(policy, record)
-    has_test = policy.test_enabled and GoldItem.objects.filter(item__project=project).exists()
+    has_test = (
+        policy.test_enabled
+        and GoldItem.objects.filter(item_not_deleted(), item__project=project).exists()
+    )
     if failures:
         status, reason = QualificationStatus.REJECTED, "; ".join(failures)
     elif has_test:
@@ -297,7 +303,7 @@ def gold_items_set(*, project: Project, annotation_ids: list[str]) -> list[GoldI
         raise ApplicationError(problems[0], extra={"problems": problems})
     if QualificationAnswer.objects.filter(gold_item__item__project=project).exists():
         raise ConflictError("workers have already taken this test; its gold items are fixed")
-    old = GoldItem.objects.filter(item__project=project)
+    old = GoldItem.objects.filter(item_not_deleted(), item__project=project)
     Item.objects.filter(gold__in=old).update(held_out=False)
     old.delete()
     Item.objects.filter(pk__in=[i.pk for i in items.values()]).update(held_out=True)
@@ -351,12 +357,12 @@ def qualification_test_next(
     attempt = _open_attempt(standing, policy)
     answered = attempt.answers.values("gold_item")
     gold = (
-        GoldItem.objects.filter(item__project=project)
+        GoldItem.objects.filter(item_not_deleted(), item__project=project)
         .exclude(pk__in=answered)
         .select_related("item")
         .first()
     )
-    total = GoldItem.objects.filter(item__project=project).count()
+    total = GoldItem.objects.filter(item_not_deleted(), item__project=project).count()
     if gold is None:
         raise ConflictError("this attempt has no unanswered item left")
     return gold, attempt, total
@@ -394,7 +400,7 @@ def qualification_answer_submit(
     attempt = _open_attempt(standing, policy)
     gold = (
         GoldItem.objects.select_related("item__project")
-        .filter(pk=gold_item_id, item__project=project)
+        .filter(item_not_deleted(), pk=gold_item_id, item__project=project)
         .first()
     )
     if gold is None:
@@ -414,7 +420,7 @@ def qualification_answer_submit(
         f1=set_f1(answer_set, _gold_tokens(gold.item)),
         flags=_answer_flags(gold.item, tokens, time_spent_ms / 1000, policy),
     )
-    total = GoldItem.objects.filter(item__project=project).count()
+    total = GoldItem.objects.filter(item_not_deleted(), item__project=project).count()
     scores = list(attempt.answers.values_list("f1", flat=True))
     if len(scores) >= total:
         _attempt_finish(standing, attempt, scores, policy)

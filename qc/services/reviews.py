@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotate.models import Annotation
+from annotate.permissions import project_writable_check
 from annotate.services import assignment_revision_create
 from config.exceptions import ApplicationError, ConflictError, NotFoundError, PermissionDeniedError
 from qc.models import Review, ReviewVerdict, SetScore, VerdictOutcome
@@ -38,9 +39,10 @@ def review_submit(
         .filter(pk=annotation_id)
         .first()
     )
-    if annotation is None:
+    if annotation is None or annotation.assignment.item.deleted_at is not None:
         raise NotFoundError("annotation not found")
     project = annotation.assignment.item.project
+    project_writable_check(project)  # under /annotations/, out of the permission's reach
     if annotation.assignment.worker_id == reviewer.pk:
         raise PermissionDeniedError("you cannot review your own annotation")
     if ReviewVerdict.objects.filter(annotation=annotation).exists():

@@ -51,9 +51,16 @@ MAX_CSV_BYTES = 20 * 1024 * 1024
 PROGRESS_EVERY = 200
 
 
-def audit_record(*, worker, action: str, reason: str, actor=None, project=None) -> AuditEvent:
+def audit_record(
+    *, worker, action: str, reason: str, actor=None, project=None, details: dict | None = None
+) -> AuditEvent:
     return AuditEvent.objects.create(
-        project=project, actor=actor, worker=worker, action=action, reason=reason
+        project=project,
+        actor=actor,
+        worker=worker,
+        action=action,
+        reason=reason,
+        details=details or {},
     )
 
 

@@ -326,9 +326,13 @@ def test_the_member_list_says_roles_and_what_the_admin_may_do(db, project, peopl
         "password_reset": None,
         "deactivate": None,
         "reactivate": None,
+        "membership": None,
     }
     assert "do not administer" in rows["annotator"]["refusals"]["deactivate"]
+    # Their roles here are another matter: the annotator belongs to this project too.
+    assert rows["annotator"]["refusals"]["membership"] is None
     assert "own account" in rows["admin-here"]["refusals"]["deactivate"]
+    assert "yourself" in rows["admin-here"]["refusals"]["membership"]
     assert rows["inactive"]["is_active"] is False
     assert rows["target"]["last_login"] is None
 

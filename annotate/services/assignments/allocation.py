@@ -15,9 +15,7 @@ from annotate.models import (
     Project,
     WorkerVariantBinding,
 )
-from config.exceptions import (
-    ApplicationError,
-)
+from config.exceptions import ConflictError
 from config.prepared_sql import PreparedStatement, columns
 from config.transactions import create_unless_taken
 
@@ -38,7 +36,11 @@ def _variant_for_mixing(project: Project, worker) -> InstructionVariant:
         .order_by("name", "version")
     )
     if not variants:
-        raise ApplicationError("this project has no active instruction variant yet")
+        raise ConflictError(
+            "This project has no active instruction variant yet, so there is nothing to "
+            "annotate. An admin activates one on the project's Instructions page.",
+            extra={"code": "no_active_variant"},
+        )
     fewest = min(v.live for v in variants)
     candidates = [v for v in variants if v.live == fewest]
     return random.Random(f"{project.allocation_seed}:{worker.pk}:{fewest}").choice(candidates)
@@ -83,7 +85,11 @@ def _variant_allocate(project: Project, worker) -> InstructionVariant:
     balance holds block by block however they interleave."""
     variants = _ACTIVE_VARIANTS.instances(InstructionVariant, {"project": project.pk})
     if not variants:
-        raise ApplicationError("this project has no active instruction variant yet")
+        raise ConflictError(
+            "This project has no active instruction variant yet, so there is nothing to "
+            "annotate. An admin activates one on the project's Instructions page.",
+            extra={"code": "no_active_variant"},
+        )
     ticket, seed = _allocation_ticket(project)
     chosen = variants[allocation_index(ticket=ticket, seed=seed, variants=len(variants))]
     if create_unless_taken(

@@ -23,6 +23,7 @@ from annotate.models import (
     Project,
     ProjectMembership,
     Role,
+    item_not_deleted,
 )
 from annotate.participants import consent_refusal
 from annotate.selectors import annotation_set_tokens, assignment_with_item_documents
@@ -78,7 +79,10 @@ def _next_fill(project: Project, worker, variant: InstructionVariant) -> ItemVar
     mine = Assignment.objects.filter(item=OuterRef("item_id"), worker=worker)
     return (
         ItemVariantFill.objects.filter(
-            variant=variant, live__lt=project.annotators_per_item, item__held_out=False
+            item_not_deleted(),
+            variant=variant,
+            live__lt=project.annotators_per_item,
+            item__held_out=False,
         )
         .exclude(Exists(mine))
         .order_by("-live", "item_id")
@@ -101,6 +105,12 @@ def assignment_next(*, project: Project, worker) -> Assignment | None:
     documents attached; None when nothing is left for them. Raises PermissionDeniedError
     when a gate refuses them; the gate runs in its own transaction, so what it records
     stands even when it refuses."""
+    if project.archived_at is not None:
+        raise PermissionDeniedError(
+            "This project is archived: it takes no more annotations. Your other projects are "
+            "on the home page.",
+            extra={"code": "project_archived"},
+        )
     refusal = work_refusal(project=project, worker=worker)
     if refusal is not None:
         raise PermissionDeniedError(refusal.message, extra={"code": refusal.code, **refusal.extra})
@@ -297,6 +307,37 @@ def worker_leases_release(*, project: Project | None, worker) -> int:
         .order_by("pk")
         .values_list("pk", "item_id", "variant_id", "round")
     )
+    return _leases_end(leased, AssignmentStatus.SKIPPED)
+
+
+def item_leases_end(*, item_ids: list[int]) -> int:
+    """End every unsubmitted assignment on these items: open leases (first rounds and
+    revisions) and expired ones, which a late submit could still take. The items' fill rows
+    are locked first, so a "next" running now either leased before (and its lease is ended
+    here) or finds the rows held; each assignment row is locked, so a submit in progress
+    either committed before (its annotation stays, with the item) or finds it ended. For
+    items taken out of work (deleted, or their project archived); the caller holds the
+    transaction. Returns how many leases were open."""
+    if not item_ids:
+        return 0
+    list(
+        ItemVariantFill.objects.filter(item_id__in=item_ids)
+        .select_for_update()
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    unsubmitted = list(
+        Assignment.objects.filter(
+            item_id__in=item_ids,
+            status__in=[AssignmentStatus.LEASED, AssignmentStatus.EXPIRED],
+        )
+        .select_for_update(of=("self",))
+        .order_by("pk")
+        .values_list("pk", "item_id", "variant_id", "round", "status")
+    )
+    leased = [row[:4] for row in unsubmitted if row[4] == AssignmentStatus.LEASED]
+    expired = [row[0] for row in unsubmitted if row[4] == AssignmentStatus.EXPIRED]
+    Assignment.objects.filter(pk__in=expired).update(status=AssignmentStatus.SKIPPED)
     return _leases_end(leased, AssignmentStatus.SKIPPED)
 
 

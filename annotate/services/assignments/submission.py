@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from annotate.models import (
     Annotation,
+    Assignment,
     AssignmentStatus,
     Document,
     DocumentRole,
@@ -211,6 +212,23 @@ def _announce_submission(annotation_id: int) -> None:
     )
 
 
+def _taken_out_of_work_check(assignment: Assignment) -> None:
+    """Say so when the assignment ended because its item was deleted or its project
+    archived (read afresh: the rows loaded with the lock may predate that change)."""
+    item = Item.all_objects.select_related("project").get(pk=assignment.item_id)
+    if item.deleted_at is not None:
+        raise ConflictError(
+            "this item was deleted from the project while you worked on it; your work on it "
+            "could not be kept. Ask for the next item.",
+            extra={"code": "item_deleted"},
+        )
+    if item.project.archived_at is not None:
+        raise ConflictError(
+            "this project is archived: it takes no more annotations",
+            extra={"code": "project_archived"},
+        )
+
+
 def _submit(
     assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms
 ) -> SubmitResult:
@@ -223,6 +241,7 @@ def _submit(
             return SubmitResult(annotation=stored, replayed=True)
         raise ConflictError("this assignment was already submitted with another submission id")
     if assignment.status == AssignmentStatus.SKIPPED:
+        _taken_out_of_work_check(assignment)
         raise ConflictError(
             "this assignment was skipped or released (its worker may no longer work on this "
             "project); it cannot be submitted"

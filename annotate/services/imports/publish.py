@@ -64,6 +64,9 @@ class Holdings:
 
     documents: dict[str, tuple[int, str, str]]
     items: dict[str, str]
+    # annotation_ids of the project's deleted items, still restorable: they keep their ids
+    # until the purge, so an import cannot reuse them meanwhile.
+    deleted_items: frozenset[str] = frozenset()
 
 
 def document_conflict(held: Holdings, docid: str, sha: str, tokenizer: str) -> str | None:
@@ -85,6 +88,11 @@ def document_conflict(held: Holdings, docid: str, sha: str, tokenizer: str) -> s
 def item_conflict(held: Holdings, annotation_id: str, fingerprint: str) -> str | None:
     """Why an item may not be imported as given, or None: an annotation_id the project
     holds must say the same (then it is left as it is)."""
+    if annotation_id in held.deleted_items:
+        return (
+            f"annotation_id {annotation_id!r} belongs to a deleted item of this project; "
+            "restore it, or import it again once the deleted items are removed for good"
+        )
     old = held.items.get(annotation_id)
     if old is not None and old != fingerprint:
         return f"annotation_id {annotation_id!r} already exists in this project with other content"
@@ -92,6 +100,7 @@ def item_conflict(held: Holdings, annotation_id: str, fingerprint: str) -> str |
 
 
 def holdings_read(project: Project) -> Holdings:
+    items = Item.all_objects.filter(project=project)
     return Holdings(
         documents={
             docid: (pk, sha, tok)
@@ -100,7 +109,10 @@ def holdings_read(project: Project) -> Holdings:
             )
         },
         items=dict(
-            Item.objects.filter(project=project).values_list("annotation_id", "source_sha256")
+            items.filter(deleted_at__isnull=True).values_list("annotation_id", "source_sha256")
+        ),
+        deleted_items=frozenset(
+            items.filter(deleted_at__isnull=False).values_list("annotation_id", flat=True)
         ),
     )
 
@@ -130,9 +142,11 @@ def evidence_source_fields(ev) -> dict:
 class ProjectWriter:
     """Writes prepared documents and instances into a locked project, skipping unchanged rows."""
 
-    def __init__(self, project: Project, summary: ImportSummary):
+    def __init__(self, project: Project, summary: ImportSummary, import_job=None):
         self.project = project
         self.summary = summary
+        # Recorded on each new item, so that deleting the import deletes its items.
+        self.import_job = import_job
         self.held = holdings_read(project)
         self.doc_pks = {docid: row[0] for docid, row in self.held.documents.items()}
 
@@ -184,6 +198,7 @@ class ProjectWriter:
                     source_sha256=fp,
                     answer=extra.answer,
                     options=extra.options,
+                    import_job=self.import_job,
                 )
                 for (inst, fp), extra in zip(fresh, extras, strict=True)
             ],
@@ -362,7 +377,7 @@ def _parts_write(
     """Inside the publishing transaction: check the staged rows against the project under
     its lock, then write them a batch at a time, in the order of the upload, and link the
     perturbed items to their originals."""
-    writer = ProjectWriter(project_lock(job.project), summary)
+    writer = ProjectWriter(project_lock(job.project), summary, import_job=job)
     reader = StoredParts({f["name"]: f for f in files})
     staged_conflicts(writer.held, _staged_records(reader, files), job.source_name).raise_if_any()
     labels_adopt(writer.project, labels, writer.summary)

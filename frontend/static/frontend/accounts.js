@@ -12,7 +12,8 @@ const base = String(panel.dataset.api);
 const inProject = panel.dataset.projectId !== undefined;
 const PAGE = 25;
 
-/** @typedef {{password_reset: string|null, deactivate: string|null, reactivate: string|null}} Refusals */
+/** @typedef {{password_reset: string|null, deactivate: string|null, reactivate: string|null,
+ *   membership?: string|null}} Refusals */
 /** @typedef {{id: number, username: string, email: string, is_active: boolean, is_staff: boolean,
  *   is_superuser: boolean, last_login: string|null, date_joined: string, sign_in: string,
  *   roles?: string[], refusals: Refusals}} Account */
@@ -41,6 +42,8 @@ const ACTIONS = /** @type {Record<string, string>} */ ({
   password_change: gettext("changed the password"),
   member_add: gettext("added to the project"),
 });
+// The project's members base: /api/projects/<id>/members/<user id>/ (qc/lifecycle_apis.py).
+const membersBase = inProject ? `/api/projects/${panel.dataset.projectId}/members/` : "";
 
 const statusLine = /** @type {HTMLElement} */ (panel.querySelector(".account-status"));
 const issuedBox = /** @type {HTMLElement} */ (document.getElementById("account-issued"));
@@ -123,6 +126,7 @@ function accountActions(account) {
     actionButton(gettext("New one-time password"), account.refusals.password_reset, () => reset("one_time_password")),
     actionButton(gettext("New link"), account.refusals.password_reset, () => reset("link")),
   );
+  if (inProject) buttons.append(...membershipActions(account, cell));
   if (account.is_active) {
     buttons.append(actionButton(gettext("Deactivate"), account.refusals.deactivate, async () => {
       const question = interpolate(gettext("Deactivate %(username)s? They are signed out and cannot sign in until reactivated."), { username: account.username }, true);
@@ -135,6 +139,51 @@ function accountActions(account) {
   const reasons = [...new Set(Object.values(account.refusals).filter(Boolean))];
   if (reasons.length) buttons.append(el("p", reasons.join("; "), "muted small refusal-reason"));
   return cell;
+}
+
+/** Change the member's roles (a checkbox per role, saved at once) or remove them.
+ * @param {Account} account @param {HTMLElement} cell */
+function membershipActions(account, cell) {
+  const refusal = account.refusals.membership ?? null;
+  const url = `${membersBase}${account.id}/`;
+  const edit = actionButton(gettext("Change roles"), refusal, async () => {
+    const open = cell.querySelector(".role-editor");
+    if (open) return open.remove();
+    const editor = el("form", undefined, "role-editor");
+    editor.setAttribute("aria-label", interpolate(gettext("Roles of %(username)s"), { username: account.username }, true));
+    for (const [role, label] of Object.entries(ROLES)) {
+      const box = el("input");
+      box.type = "checkbox";
+      box.name = "role";
+      box.value = role;
+      box.checked = (account.roles || []).includes(role);
+      const line = el("label");
+      line.append(box, ` ${label}`);
+      editor.append(line);
+    }
+    const save = el("button", gettext("Save roles"), "small");
+    save.type = "submit";
+    editor.append(save);
+    editor.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const roles = [...editor.querySelectorAll("input[name=role]:checked")].map((box) => /** @type {HTMLInputElement} */ (box).value);
+      const r = await api(url, "PUT", { roles });
+      if (!r.ok) return say(errorText(r.data), true);
+      say(interpolate(gettext("Roles of %(username)s: %(roles)s."), { username: account.username, roles: r.data.roles.map((/** @type {string} */ role) => ROLES[role] ?? role).join(", ") }, true));
+      loadAll();
+    });
+    cell.append(editor);
+    /** @type {HTMLElement} */ (editor.querySelector("input"))?.focus();
+  });
+  const remove = actionButton(gettext("Remove from project"), refusal, async () => {
+    const question = interpolate(gettext("Remove %(username)s from this project? Their annotations and reviews stay, under their name; their open items go back to the others. They keep their account."), { username: account.username }, true);
+    if (!window.confirm(question)) return;
+    const r = await api(url, "DELETE");
+    if (!r.ok) return say(errorText(r.data), true);
+    say(interpolate(gettext("%(username)s removed from the project."), { username: account.username }, true));
+    loadAll();
+  }, "danger");
+  return [edit, remove];
 }
 
 /** @param {Account} account @param {boolean} active */

@@ -138,7 +138,7 @@ class Workspace {
       response = await api(`/api/projects/${this.projectId}/qualification/next/`, "POST");
       this.testMode = response.ok;
     }
-    if (response.status === 403 && response.data && response.data.code) {
+    if ((response.status === 403 || response.status === 409) && response.data && response.data.code) {
       this.renderRefusal(response.data);
       return;
     }
@@ -174,8 +174,14 @@ class Workspace {
       blocked: gettext("Blocked on this project"),
       consent_required: gettext("Your consent is needed first"),
       consent_declined: gettext("You declined to take part"),
+      project_archived: gettext("This project is archived"),
+      no_active_variant: gettext("Not ready for annotating yet"),
     }[/** @type {string} */ (data.code)] || gettext("Not available")));
-    box.appendChild(el("p", data.detail));
+    box.appendChild(el("p", {
+      project_archived: gettext("This project is archived: it takes no more annotations. Your other projects are on the home page."),
+      no_active_variant: gettext("This project has no active instruction variant yet, so there is nothing to annotate. An admin activates one on the project's Instructions page."),
+    }[/** @type {string} */ (data.code)] || data.detail));
+    if (data.code === "project_archived" || data.code === "no_active_variant") box.appendChild(this.homeLink());
     if (data.reason) box.appendChild(el("p", interpolate(gettext("Why: %(reason)s"), { reason: data.reason }, true), "muted"));
     body.replaceChildren(box);
     this.assignment = null;
@@ -1209,10 +1215,34 @@ class Workspace {
     await this.start();
   }
 
-  /** @param {any} data */
+  /** A link back to the projects page, where the worker's other projects are. */
+  homeLink() {
+    const link = el("a", gettext("Go to your projects"));
+    link.href = "/";
+    const line = el("p");
+    line.append(link);
+    return line;
+  }
+
+  /** "No more items", with why (a reason code from the server) and where to go.
+   * @param {any} data */
   renderDone(data) {
     const body = /** @type {HTMLElement} */ (this.root.querySelector(".workspace-body"));
-    body.replaceChildren(el("p", data.detail || gettext("No more items."), "done"));
+    const why = /** @type {Record<string, [string, string]>} */ ({
+      no_items: [gettext("No items yet"), gettext("This project has no items to annotate yet. Come back once its admin has imported data; your other projects are on the home page.")],
+      done_by_you: [gettext("Your share is done"), gettext("You have annotated every item of this project that can be given to you: your share here is done. Thank you! Your other projects are on the home page.")],
+      leased_by_others: [gettext("Everything left is taken for now"), gettext("Every remaining item is being annotated by others right now. An item comes back when its annotator skips it or their time runs out: try again in a few minutes.")],
+      complete: [gettext("This project is complete"), gettext("Every item has all the annotations it needs: nothing is left to do in this project. Your other projects are on the home page.")],
+    })[data.code];
+    const box = el("div", undefined, `done done-${data.code || "none"}`);
+    box.append(el("h2", why ? why[0] : gettext("No more items")), el("p", why ? why[1] : data.detail || gettext("No more items.")));
+    if (data.code === "leased_by_others") {
+      const again = this.button(gettext("Try again"), "secondary", () => this.start());
+      box.append(again);
+    }
+    box.append(this.homeLink());
+    body.replaceChildren(box);
+    this.root.dataset.doneReason = data.code || "";
     this.assignment = null;
     this.root.dataset.ready = "true";
     this.root.dataset.done = "true";

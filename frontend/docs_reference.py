@@ -34,7 +34,11 @@ def _schema_type(schema: dict) -> str:
     if schema.get("type") == "array":
         return f"list of {_schema_type(schema.get('items', {})) or 'values'}"
     kind = schema.get("type", "")
-    return f"{kind} ({schema['format']})" if schema.get("format") else kind
+    # An integer's format (int32, int64) follows the database's column ranges, so the same
+    # code would describe it differently on SQLite and PostgreSQL: the page leaves it out.
+    if kind == "integer" or not schema.get("format"):
+        return kind
+    return f"{kind} ({schema['format']})"
 
 
 def _schema_link(schema: dict) -> str:

@@ -101,7 +101,8 @@ def _everything_shown(project, users, annotators, tmp_path) -> str:
     worker = client_for(annotators[0])
     base = f"/api/projects/{project.pk}"
     answers = [
-        admin.get(f"{base}/items/?limit=200"),
+        admin.get(f"{base}/items/?page_size=200"),
+        admin.get(f"{base}/curation/queue/?page_size=200"),
         researcher.get(f"{base}/progress/"),
         worker.get(f"{base}/progress/mine/"),
         researcher.get(f"{base}/pipeline/"),

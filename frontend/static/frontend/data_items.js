@@ -122,12 +122,27 @@ const COLUMNS = [
   },
   {
     key: "variants", label: gettext("Done / quota per variant"), filter: { kind: "set", param: "variant", options: variantChoices },
+    // One line however many variants: the totals and a bar of one segment per variant
+    // (filled as far as its quota is); each variant's figures in the tooltip and, for screen
+    // readers, in words.
     cell: (row) => {
+      const variants = row.variants || [];
       const box = el("span", undefined, "variant-fills");
-      for (const v of row.variants || []) {
-        const fill = el("span", `${v.name} ${v.submitted}/${v.quota}`, v.submitted >= v.quota ? "fill full" : "fill");
-        box.appendChild(fill);
+      const done = variants.reduce((/** @type {number} */ sum, /** @type {any} */ v) => sum + Math.min(v.submitted, v.quota), 0);
+      const quota = variants.reduce((/** @type {number} */ sum, /** @type {any} */ v) => sum + v.quota, 0);
+      const full = variants.filter((/** @type {any} */ v) => v.quota > 0 && v.submitted >= v.quota).length;
+      const each = variants.map((/** @type {any} */ v) => `${v.name} ${v.submitted}/${v.quota}`).join("; ");
+      box.title = each;
+      box.appendChild(el("span", `${done} / ${quota}`, "fill-total"));
+      const bar = el("span", undefined, "fill-bar");
+      bar.setAttribute("aria-hidden", "true");
+      for (const v of variants) {
+        const segment = el("span", undefined, v.submitted >= v.quota ? "fill-segment full" : "fill-segment");
+        segment.style.setProperty("--fill", String(v.quota ? Math.min(1, v.submitted / v.quota) : 0));
+        bar.appendChild(segment);
       }
+      box.append(bar, el("span", interpolate(ngettext("%(full)s of %(count)s variant full", "%(full)s of %(count)s variants full", variants.length), { full, count: variants.length }, true), "fill-note"));
+      box.appendChild(el("span", each, "sr-only"));
       return box;
     },
   },

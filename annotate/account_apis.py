@@ -313,7 +313,10 @@ class ProjectInvitationListApi(GenericAPIView):
     permission_classes = PROJECT_ADMIN
     serializer_class = InvitationOutputSerializer
 
-    @extend_schema(responses={200: InvitationOutputSerializer(many=True), **errors(401, 403, 404)})
+    # A bad `limit` or `offset` is a 400 (config/pagination.py).
+    @extend_schema(
+        responses={200: InvitationOutputSerializer(many=True), **errors(400, 401, 403, 404)}
+    )
     def get(self, request, project_id: int):
         invitations = account_selectors.invitation_list_open_for_project(project=_project(self))
         page = self.paginate_queryset(invitations)

@@ -200,7 +200,8 @@ class ProjectPolicyInputSerializer(serializers.Serializer):
     min_highlight = StrictIntegerField(min_value=0, max_value=10_000, required=False)
     lease_seconds = StrictIntegerField(min_value=30, max_value=7 * 24 * 3600, required=False)
     allow_variant_mixing = StrictBooleanField(required=False)
-    allocation_seed = StrictIntegerField(min_value=0, required=False)
+    # A PositiveIntegerField: PostgreSQL's integer, at most 2**31 - 1 (a larger seed was a 500).
+    allocation_seed = StrictIntegerField(min_value=0, max_value=2**31 - 1, required=False)
     reviewers_per_annotation = StrictIntegerField(min_value=1, max_value=10, required=False)
     max_rounds = StrictIntegerField(min_value=1, max_value=10, required=False)
     sufficiency_threshold = StrictFloatField(min_value=1, max_value=3, required=False)

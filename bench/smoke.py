@@ -90,10 +90,11 @@ TIMEOUT_SECONDS = 600
 # (rw_bench_load) and its Redis databases (9, 11), import takes Redis 9 as its broker, and
 # explain, export and workspace keep files in the checkout's media folder, as load does. In
 # the other lane each script has a database (or SQLite file) and a media folder of its own
-# (scale_out's broker is Redis 8). A script in no lane (faults) runs alone after both.
+# (scale_out's broker is Redis 8; data_manager has rw_bench_dm). A script in no lane (faults)
+# runs alone after both.
 LANES: tuple[tuple[str, ...], ...] = (
     ("load", "hotpath_cost", "import", "explain", "export", "workspace"),
-    ("pages", "scale_out", "agreement", "metrics", "fine_grained"),
+    ("pages", "scale_out", "agreement", "metrics", "fine_grained", "data_manager"),
 )
 
 # What each script exercises, as path prefixes: with --changed-since, a script runs only when

@@ -53,12 +53,15 @@ def test_an_upload_whose_import_crashed_is_deleted(
 
 
 def test_an_accepted_upload_is_kept(db, project, role_users, django_capture_on_commit_callbacks):
+    # Built once: a zip's entries carry the time they were written, so two builds a second
+    # apart differ.
+    upload = zipped_dataset()
     job = upload_job(
-        project, role_users["admin"], "ds.zip", zipped_dataset(), django_capture_on_commit_callbacks
+        project, role_users["admin"], "ds.zip", upload, django_capture_on_commit_callbacks
     )
 
     assert job.status == "succeeded"
-    assert stored(job).read_bytes() == zipped_dataset()
+    assert stored(job).read_bytes() == upload
 
 
 def test_no_retention_deletes_an_accepted_upload_at_once(

@@ -293,3 +293,16 @@ def test_only_admins_set_the_task_options(db, role_users, project, who, status):
     assert response.status_code == status
     project.refresh_from_db()
     assert project.labels_from_annotators is False
+
+
+def test_an_allocation_seed_past_the_column_is_refused_naming_it(db, role_users, project):
+    """Schemathesis found a seed past PostgreSQL's integer answered 500."""
+    admin = client_for(role_users["admin"])
+
+    refused = policy(admin, project, {"allocation_seed": 2**31})
+    accepted = policy(admin, project, {"allocation_seed": 2**31 - 1})
+
+    assert refused.status_code == 400 and "allocation_seed" in refused.data
+    assert accepted.status_code == 200
+    project.refresh_from_db()
+    assert project.allocation_seed == 2**31 - 1

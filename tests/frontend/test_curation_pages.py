@@ -15,14 +15,17 @@ def curation():
     return make_curation_project(HIGHLIGHTS, annotators=2)
 
 
-def test_a_curator_reaches_the_queue_from_the_review_tab_and_nothing_else(client, curation):
+def test_a_curator_reaches_the_queue_from_the_review_tab_and_the_data_manager(client, curation):
+    """A curator's tabs: the curation queue under the review pipeline, and the data
+    manager (which curators read); not the agreement, imports or settings."""
     project, people, _ = curation
     client.force_login(people["curator"])
 
     html = client.get(f"/projects/{project.id}/").content.decode()
 
     assert f'id="tab-review" href="/projects/{project.id}/curation/"' in html
-    assert 'id="tab-data"' not in html and 'id="tab-agreement"' not in html
+    assert f'id="tab-data" href="/projects/{project.id}/data/items/"' in html
+    assert 'id="tab-agreement"' not in html and 'id="tab-settings"' not in html
 
 
 def test_an_admin_finds_curation_among_the_review_pipelines_pages(client, curation):

@@ -80,7 +80,7 @@ def test_a_page_of_another_project_is_not_found(db, client, role_users, project)
             ],
         ),
         (RESEARCHER, ["overview", "data", "agreement", "results", "perturbations"]),
-        (CURATOR, ["overview", "data"]),
+        (CURATOR, ["overview", "data", "review"]),
         (REVIEWER, ["overview", "review"]),
         (ANNOTATOR, ["overview"]),
         (AUTHOR, ["overview", "perturbations"]),

@@ -2,6 +2,7 @@
 
 import base64
 import os
+import random
 import re
 import secrets
 import subprocess
@@ -95,12 +96,18 @@ def test_low_entropy_keys_are_refused(key):
     assert _key_refused(key)
 
 
+_SEEDED_HEX = random.Random(2718)
+
+
 @pytest.mark.parametrize(
     "generate",
     [
         lambda: secrets.token_urlsafe(50),  # what README says to run
         lambda: secrets.token_urlsafe(24),  # 32 characters
-        lambda: secrets.token_hex(32),
+        # A hex key holds "abcdef", "123456" or "654321" by chance about once in 10^5 keys,
+        # which the word check rightly refuses: 200 keys from secrets made this test fail
+        # about once in 500 runs. These 200 come from a seeded generator instead.
+        lambda: f"{_SEEDED_HEX.getrandbits(256):064x}",
         lambda: base64.b64encode(secrets.token_bytes(32)).decode(),
         get_random_secret_key,
     ],

@@ -7,6 +7,7 @@ import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { formatNumber } from "./format.js";
 import { api, el, errorText } from "./http.js";
 import { bindShortcutsDialog, openDialog, typingIn } from "./curation_dialog.js";
+import { FLAG_NAMES } from "./flag_names.js";
 
 const root = /** @type {HTMLElement} */ (document.getElementById("curation-queue"));
 const projectId = root.dataset.projectId;
@@ -17,13 +18,6 @@ const ruleForm = /** @type {HTMLFormElement} */ (document.getElementById("rule-f
 const tbody = /** @type {HTMLElement} */ (root.querySelector(".queue-table tbody"));
 const message = /** @type {HTMLElement} */ (root.querySelector(".message"));
 const PAGE_SIZE = 25;
-const FLAG_NAMES = /** @type {Record<string, string>} */ ({
-  empty: pgettext("quality flag", "empty"),
-  too_fast: pgettext("quality flag", "too fast"),
-  stopwords: pgettext("quality flag", "stopwords"),
-  first_tokens: pgettext("quality flag", "first tokens"),
-  low_agreement: pgettext("quality flag", "low agreement"),
-});
 const SKIP_REASONS = /** @type {Record<string, string>} */ ({
   "already curated": gettext("already curated"),
   "annotators disagree": gettext("annotators disagree"),

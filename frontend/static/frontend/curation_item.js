@@ -12,19 +12,13 @@ import { api, el, errorText } from "./http.js";
 import { RationaleSets } from "./rationale_sets.js";
 import { TokenSelection, stepFrom } from "./token_selection.js";
 import { UndoHistory } from "./undo_history.js";
+import { FLAG_NAMES } from "./flag_names.js";
 
 /** @typedef {import("./curation_sets.js").TokenSet} TokenSet */
 /** @typedef {{entries: Array<Array<[string, number[]]>>, current: number}} GoldSnapshot */
 
 const COLOURS = 6;
 const SHARE_STEPS = 8;
-const FLAG_NAMES = /** @type {Record<string, string>} */ ({
-  empty: pgettext("quality flag", "empty"),
-  too_fast: pgettext("quality flag", "too fast"),
-  stopwords: pgettext("quality flag", "stopwords"),
-  first_tokens: pgettext("quality flag", "first tokens"),
-  low_agreement: pgettext("quality flag", "low agreement"),
-});
 
 const root = /** @type {HTMLElement} */ (document.getElementById("curation-item"));
 const projectId = root.dataset.projectId;

@@ -1,15 +1,15 @@
 // @ts-check
 // The automatic quality flags in words (qc FlagKind's values as the API sends them), for
-// every page that shows them: the quality page, the agreement dashboard and the data
-// manager. A kind this file does not know is shown as its own name.
+// every page that shows them: the quality page, the agreement dashboard, the data manager
+// and curation. A kind this file does not know is shown as its own name.
 
 /** Flag kinds by their API names. */
 export const FLAG_NAMES = /** @type {Record<string, string>} */ ({
-  empty: gettext("empty"),
-  too_fast: gettext("too fast"),
-  stopwords: gettext("stopwords"),
-  first_tokens: gettext("first tokens"),
-  low_agreement: gettext("low agreement"),
+  empty: pgettext("quality flag", "empty"),
+  too_fast: pgettext("quality flag", "too fast"),
+  stopwords: pgettext("quality flag", "stopwords"),
+  first_tokens: pgettext("quality flag", "first tokens"),
+  low_agreement: pgettext("quality flag", "low agreement"),
 });
 
 /** A flag kind in words. @param {string} kind @returns {string} */

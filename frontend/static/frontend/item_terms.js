@@ -21,16 +21,5 @@ export function statusName(key) {
   return ITEM_STATUSES.find((s) => s.key === key)?.name ?? key;
 }
 
-/** The quality flags by their API names, as the pipeline page names them. */
-export const FLAG_NAMES = /** @type {Record<string, string>} */ ({
-  empty: pgettext("quality flag", "empty"),
-  too_fast: pgettext("quality flag", "too fast"),
-  stopwords: pgettext("quality flag", "stopwords"),
-  first_tokens: pgettext("quality flag", "first tokens"),
-  low_agreement: pgettext("quality flag", "low agreement"),
-});
-
-/** @param {string} kind */
-export function flagName(kind) {
-  return FLAG_NAMES[kind] ?? kind;
-}
+// The quality flags in words: the one list every page uses.
+export { FLAG_NAMES, flagName } from "./flag_names.js";

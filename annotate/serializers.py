@@ -96,8 +96,9 @@ class ImportJobCreateInputSerializer(serializers.Serializer):
         required=False,
         help_text="Hugging Face datasets only: a JSON object naming, per role (text, "
         "documents, label, id, split, query, query_type, rationale_spans, rationale_tokens, "
-        "perturbation_of, perturbation_types), the column that fills it. Roles left out are "
-        "guessed from the column names.",
+        "perturbation_of, perturbation_types; in a reading-comprehension project also "
+        "question and answers), the column that fills it. Roles left out are guessed from the "
+        "column names.",
     )
 
     def validate_mapping(self, value):
@@ -145,6 +146,15 @@ class HfSampleSerializer(serializers.Serializer):
     texts = serializers.ListField(child=serializers.CharField())
     rationale_sets = serializers.IntegerField()
     perturbation_of = serializers.CharField(allow_null=True)
+    question = serializers.CharField(
+        allow_null=True, help_text="Reading comprehension: the question (else null)"
+    )
+    answer = serializers.CharField(
+        allow_null=True,
+        allow_blank=True,
+        help_text="Reading comprehension: the gold answer's text, empty for no answer, null "
+        "when the row gives none",
+    )
 
 
 class ProblemSerializer(serializers.Serializer):

@@ -560,6 +560,10 @@ class Assignment(models.Model):
     # The browser's autosaved selection, restored on reload.
     draft = models.JSONField(null=True, blank=True)
     draft_saved_at = models.DateTimeField(null=True, blank=True)
+    # Ended (skipped) because its item was deleted at this instant, the item's `deleted_at`:
+    # restoring that deletion gives the lease back to its annotator, with its draft
+    # (annotate/services/deletion.py). Null for every other assignment.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

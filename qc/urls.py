@@ -193,6 +193,11 @@ urlpatterns += [
         name="curation-item",
     ),
     path(
+        "projects/<id:project_id>/curation/items/<id:item_id>/confirm/",
+        curation_apis.CurationItemConfirmApi.as_view(),
+        name="curation-item-confirm",
+    ),
+    path(
         "projects/<id:project_id>/curation/auto-merge/",
         curation_apis.CurationAutoMergeApi.as_view(),
         name="curation-auto-merge",

@@ -255,6 +255,9 @@ API: dict[str, Rule] = {
     "projects_curation_queue_retrieve": rule(PROJECT, *CURATORS),
     "projects_curation_items_retrieve": rule(PROJECT, *CURATORS, note="an item of this project"),
     "projects_curation_items_update": rule(PROJECT, *CURATORS, note="an item of this project"),
+    "projects_curation_items_confirm_create": rule(
+        PROJECT, *CURATORS, note="an item of this project"
+    ),
     "projects_curation_auto_merge_create": rule(
         PROJECT, *CURATORS, note="items of this project only"
     ),
@@ -564,6 +567,7 @@ def _body(operation_id: str, world: World):
             "version": 0,
             "sets": [[{"docid": "d0", "start_token": 0, "end_token": 1}]],
         },
+        "projects_curation_items_confirm_create": {"version": 1},
         "projects_curation_auto_merge_create": {
             "rule": {"test": "unanimous"},
             "ids": [objects["item_id"].pk],
@@ -720,6 +724,7 @@ OBJECT_IDS_CHECKED = (
     "projects_crowd_links_verify_create",
     "projects_curation_items_retrieve",
     "projects_curation_items_update",
+    "projects_curation_items_confirm_create",
     "projects_exports_cancel_create",
     "projects_exports_download_retrieve",
     "projects_exports_progress_retrieve",

@@ -75,7 +75,8 @@ def _everywhere(project, people, item) -> dict:
         "queue row": row["curated_stale"],
         "queue filter": [r["id"] for r in stale_queue.data["results"]] == [item.pk],
         "progress": queue["progress"]["stale"] == 1,
-        "data manager": [r["id"] for r in listed.data["results"]] == [item.pk],
+        "data manager": [(r["id"], r["curated_stale"]) for r in listed.data["results"]]
+        == [(item.pk, True)],
         "item page": detail.data["curated"]["stale"],
     }
 

@@ -11,7 +11,7 @@ from tests.annotate.workflow_helpers import make_project
 from tests.factories import UserFactory
 
 # Each item's text has 14 tokens ("Item number N is a rather good film . It has a plot .");
-# the run scores "good" (5) and "film" (6) highest, then "plot" (12).
+# the run scores "rather" (5) and "good" (6) highest, then "plot" (12).
 SCORES = [0.0] * 14
 SCORES[5], SCORES[6], SCORES[12] = 0.9, 0.8, 0.5
 

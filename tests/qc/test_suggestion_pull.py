@@ -41,7 +41,7 @@ def _reader(project, role=Role.RESEARCHER):
 
 def test_each_variant_is_measured_against_the_suggestions_and_the_other_variant():
     project, _, _, run, shown_worker, plain_worker = suggestion_project(items=2)
-    # The shown variant takes both suggestions ("good film", 5-6); the plain one marks 0-1.
+    # The shown variant takes both suggestions ("rather good", 5-6); the plain one marks 0-1.
     _annotate(
         project,
         shown_worker,

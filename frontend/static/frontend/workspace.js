@@ -587,7 +587,7 @@ class Workspace {
     const legend = el("span", undefined, "suggestion-legend");
     const sample = el("span", gettext("word"), "tok suggested suggestion-sample");
     sample.setAttribute("aria-hidden", "true");
-    legend.append(sample, el("span", gettext("suggested by a model: click one, or press a at the cursor, to add it to the current set"), "muted"));
+    legend.append(sample, el("span", gettext("suggested by a model: click it or press a to accept"), "muted"));
     row.appendChild(legend);
     row.appendChild(el("span", undefined, "suggestion-count"));
     row.appendChild(this.button(gettext("Accept all (A)"), "secondary accept-all", () => this.acceptAllSuggestions()));

@@ -1,0 +1,79 @@
+"""Model suggestions in the annotator's workspace: drawn apart from the sets with a
+legend, accepted by a click and submitted as ordinary highlights; a variant without them
+shows none. The screenshot goes to test-artifacts/screenshots/ for people to look at."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotate.models import Annotation
+from tests.e2e.test_task_type_workspaces import open_workspace
+from tests.e2e.test_walkthrough_a11y import AXE, BLOCKING_IMPACTS, RUN_AXE
+from tests.exports.suggestion_helpers import suggestion_project
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+
+
+@pytest.fixture
+def suggested(settings, tmp_path):
+    settings.MEDIA_ROOT = str(tmp_path)
+    return suggestion_project(items=1)
+
+
+def test_accepting_one_suggestion_and_submitting(page, live_server, suggested):
+    project, _, _, run, worker, _ = suggested
+    open_workspace(page, live_server, project, username=worker.username)
+
+    suggestions = page.locator(".document .tok.suggested")
+    expect(suggestions).to_have_count(2)  # "rather good": k = the run's hard rationale size
+    expect(page.locator(".suggestion-bar")).to_be_visible()
+    expect(page.locator(".suggestion-count")).to_have_text("0 of 2 accepted")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / "workspace-suggestions.png"))
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    blocking = [v for v in page.evaluate(RUN_AXE) if v["impact"] in BLOCKING_IMPACTS]
+    assert blocking == []
+
+    suggestions.first.click()  # "rather"
+    expect(page.locator(".document .tok.suggested.accepted")).to_have_count(1)
+    expect(page.locator(".suggestion-count")).to_have_text("1 of 2 accepted")
+    page.screenshot(path=str(SCREENSHOTS / "workspace-suggestion-accepted.png"))
+    page.click(".ws-toolbar .submit")
+    page.wait_for_selector("#workspace[data-last-submitted]")
+
+    annotation = Annotation.objects.get()
+    docid = annotation.assignment.item.documents.get().docid
+    assert annotation.suggestions["accepted"] == [[docid, 5]]
+    assert annotation.suggestions["suggested"] == [[docid, 5], [docid, 6]]
+    spans = annotation.rationale_sets.get().spans.values_list("start_token", "end_token")
+    assert list(spans) == [(5, 6)]  # the other suggestion, not accepted, is not stored
+
+
+def test_ignored_suggestions_are_hidden_and_never_submitted(page, live_server, suggested):
+    project, _, _, _, worker, _ = suggested
+    open_workspace(page, live_server, project, username=worker.username)
+
+    page.click(".ignore-suggestions")
+    expect(page.locator(".document .tok.suggested")).to_have_count(0)
+    page.keyboard.press("A")  # accept all does nothing while they are hidden
+    page.locator(".document .tok").first.click()
+    page.click(".ws-toolbar .submit")
+    page.wait_for_selector("#workspace[data-last-submitted]")
+
+    annotation = Annotation.objects.get()
+    assert annotation.suggestions["accepted"] == []
+    spans = annotation.rationale_sets.get().spans.values_list("start_token", "end_token")
+    assert list(spans) == [(0, 1)]
+
+
+def test_a_variant_without_suggestions_shows_none(page, live_server, suggested):
+    project, _, _, _, _, plain_worker = suggested
+    open_workspace(page, live_server, project, username=plain_worker.username)
+
+    expect(page.locator(".document .tok")).not_to_have_count(0)
+    expect(page.locator(".suggestion-bar")).to_have_count(0)
+    expect(page.locator(".tok.suggested")).to_have_count(0)
+    assert "suggest" not in page.content().lower()

@@ -561,7 +561,13 @@ class SubmitInputSerializer(serializers.Serializer):
         max_length=LABEL_MAX_LENGTH, required=False, allow_null=True, default=None
     )
     time_spent_ms = StrictIntegerField(min_value=0, max_value=MAX_TIME_SPENT_MS, default=0)
-    suggestions_accepted = SuggestionsAcceptedField(required=False, allow_null=True, default=None)
+    suggestions_accepted = SuggestionsAcceptedField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Under a variant that shows model suggestions: the suggested tokens the "
+        "annotator accepted (each must be highlighted); refused elsewhere.",
+    )
 
     def get_fields(self) -> dict:
         # Each field made anew from its declaration's arguments, where DRF deep-copies the

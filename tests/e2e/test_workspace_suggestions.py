@@ -7,10 +7,13 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotate.models import Annotation
+from annotate.models import Annotation, ProjectMembership, Role
+from tests.e2e.conftest import login
 from tests.e2e.test_task_type_workspaces import open_workspace
 from tests.e2e.test_walkthrough_a11y import AXE, BLOCKING_IMPACTS, RUN_AXE
 from tests.exports.suggestion_helpers import suggestion_project
+from tests.factories import UserFactory
+from tests.qc.test_suggestion_pull import _annotate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -24,7 +27,7 @@ def suggested(settings, tmp_path):
 
 
 def test_accepting_one_suggestion_and_submitting(page, live_server, suggested):
-    project, _, _, run, worker, _ = suggested
+    project, _, _, _, worker, _ = suggested
     open_workspace(page, live_server, project, username=worker.username)
 
     suggestions = page.locator(".document .tok.suggested")
@@ -77,3 +80,32 @@ def test_a_variant_without_suggestions_shows_none(page, live_server, suggested):
     expect(page.locator(".suggestion-bar")).to_have_count(0)
     expect(page.locator(".tok.suggested")).to_have_count(0)
     assert "suggest" not in page.content().lower()
+
+
+def test_the_agreement_page_shows_the_pull_of_suggestions(page, live_server, suggested):
+    project, _, _, _, shown_worker, plain_worker = suggested
+    _annotate(
+        project,
+        shown_worker,
+        5,
+        7,
+        accepted=lambda docid: [{"docid": docid, "token": 5}, {"docid": docid, "token": 6}],
+        times=1,
+    )
+    _annotate(project, plain_worker, 0, 2, times=1)
+    researcher = UserFactory(username="researcher")
+    ProjectMembership.objects.create(project=project, user=researcher, role=Role.RESEARCHER)
+    login(page, live_server.url, "researcher")
+
+    page.goto(f"{live_server.url}/projects/{project.id}/agreement/")
+    page.wait_for_selector("#suggestion-pull[data-ready=true]")
+
+    expect(page.locator("#suggestion-pull")).to_be_visible()
+    rows = page.locator("#suggestion-pull .suggestion-variants tbody tr")
+    expect(rows).to_have_count(2)
+    shown = page.locator('#suggestion-pull .suggestion-variants tr[data-key="shown"]')
+    expect(shown.locator('td[data-column="F1 vs suggestions"]')).to_have_text("1.00")
+    plain = page.locator('#suggestion-pull .suggestion-variants tr[data-key="plain"]')
+    expect(plain.locator('td[data-column="F1 vs suggestions"]')).to_have_text("0.00")
+    expect(page.locator("#suggestion-pull .suggestion-tests tbody tr")).to_have_count(1)
+    page.locator("#suggestion-pull").screenshot(path=str(SCREENSHOTS / "agreement-suggestions.png"))

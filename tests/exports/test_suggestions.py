@@ -273,3 +273,24 @@ def test_only_admins_set_suggestions(role):
     assert response.status_code == (403 if role is not None else 404)
     plain.refresh_from_db()
     assert plain.suggestions is None
+
+
+def test_a_plain_variants_submit_stays_on_the_one_statement_path(monkeypatch):
+    from annotate.services.assignments import submission
+
+    project, _, _, _, worker, plain_worker = suggestion_project()
+
+    def general_service(*args, **kwargs):
+        raise AssertionError("the general service ran")
+
+    monkeypatch.setattr(submission, "_submit", general_service)
+    plain = _next(plain_worker, project)
+    docid = plain["item"]["documents"][0]["docid"]
+    response = _submit(plain_worker, plain, [{"docid": docid, "start_token": 0, "end_token": 1}])
+
+    assert response.status_code == 201, response.data
+    shown = _next(worker, project)
+    shown_docid = shown["item"]["documents"][0]["docid"]
+    # Under a variant with suggestions the statement refuses, and the service records them.
+    with pytest.raises(AssertionError, match="general service"):
+        _submit(worker, shown, [{"docid": shown_docid, "start_token": 0, "end_token": 1}])

@@ -109,3 +109,28 @@ def test_the_agreement_page_shows_the_pull_of_suggestions(page, live_server, sug
     expect(plain.locator('td[data-column="F1 vs suggestions"]')).to_have_text("0.00")
     expect(page.locator("#suggestion-pull .suggestion-tests tbody tr")).to_have_count(1)
     page.locator("#suggestion-pull").screenshot(path=str(SCREENSHOTS / "agreement-suggestions.png"))
+
+
+def test_an_admin_sets_a_variants_suggestions_on_the_instructions_page(
+    page, live_server, suggested
+):
+    project, _, plain, run, _, _ = suggested
+    admin = UserFactory(username="admin")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    login(page, live_server.url, "admin")
+    page.goto(f"{live_server.url}/projects/{project.id}/instructions/")
+
+    editor = page.locator(
+        "fieldset.suggestions-editor", has=page.get_by_label("Explainer run of plain")
+    )
+    page.get_by_label("Explainer run of plain").fill(str(run.pk))
+    page.get_by_label("Tokens suggested per item for plain").fill("3")
+    editor.get_by_role("button", name="Show suggestions").click()
+
+    expect(page.locator(".admin-status")).to_have_text("Saved plain as version 1.")
+    plain.refresh_from_db()
+    assert (plain.suggestions["run"], plain.suggestions["k"]) == (run.pk, 3)
+    # The table is drawn again from the saved variant.
+    expect(editor.locator(".suggestions-state")).to_have_text(
+        f"Shows the top 3 tokens of explainer run {run.pk}."
+    )

@@ -50,7 +50,12 @@ from annotate.models import (
     TaskType,
 )
 from config.exceptions import ApplicationError
-from exports.aggregation import evidences_for, tally_against_gold, tally_item
+from exports.aggregation import (
+    evidences_for,
+    suggestions_extra,
+    tally_against_gold,
+    tally_item,
+)
 from exports.benchmark import benchmark_plan_check, benchmark_write_chunk
 from exports.datasheet import datasheet_build, datasheet_markdown
 from exports.huggingface import hf_card, hf_dataset_write, hf_document_record, hf_reading_extra
@@ -466,7 +471,7 @@ def write_item_chunk(
                     evidences=evidences_for(rows, params.aggregation, gold),
                     query=item["query"],
                     query_type=item["query_type"],
-                    extra=link,
+                    extra={**link, **suggestions_extra(rows)},
                 )
                 if reading_hf:
                     instance.extra = {

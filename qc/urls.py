@@ -17,6 +17,11 @@ urlpatterns = [
         "projects/<id:project_id>/agreement/", apis.AgreementReportApi.as_view(), name="agreement"
     ),
     path(
+        "projects/<id:project_id>/agreement/suggestions/",
+        apis.SuggestionPullApi.as_view(),
+        name="agreement-suggestions",
+    ),
+    path(
         "projects/<id:project_id>/agreement/refresh/",
         apis.AgreementRefreshApi.as_view(),
         name="agreement-refresh",

@@ -705,6 +705,7 @@ class Workspace {
       [["z"], gettext("Undo the last change")],
       [["y"], gettext("Redo what was undone")],
       [["Enter"], gettext("Submit")],
+      [["p"], gettext("Your previous items: see or change what you submitted")],
       [["?"], gettext("Show these shortcuts")],
       [["Esc"], gettext("Close this dialog")],
     ];
@@ -1082,6 +1083,9 @@ class Workspace {
       this.rationale.toggle(this.docs[doc].doc.docid, token);
       this.paintRun({ doc, from: token, to: token });
       this.changed();
+    } else if (event.key === "p") {
+      // The previous items (the draft is flushed on leaving, as for any navigation).
+      window.location.assign(`/projects/${this.projectId}/answers/?open=latest`);
     } else if (event.key === "n") {
       this.nextSet();
     } else if (/^[1-9]$/.test(event.key) && Number(event.key) <= this.rationale.count) {

@@ -287,7 +287,7 @@ class ReviewQueue {
       return;
     }
     this.markScored();
-    this.say(interpolate(gettext("%(scale)s: %(value)s."), { scale: PROPERTY_NAMES[scale], value }, true), "ok");
+    this.say(interpolate(gettext("%(scale)s: %(value)s."), { scale: PROPERTY_NAMES[scale], value }, true), "");
   }
 
   /** Checks the radio of that name and value; answers whether there was one.

@@ -5,31 +5,58 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0023_api_tokens'),
+        ("annotate", "0023_api_tokens"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='project',
-            name='answers_editable_until',
-            field=models.CharField(choices=[('reviewed', 'until a reviewer scores it'), ('complete', 'until its item is complete')], db_default='reviewed', default='reviewed', help_text="How long annotators may change an answer they submitted: until a reviewer scores it, or until its item has every annotation its variant needs. A study's participants never change theirs.", max_length=16),
+            model_name="project",
+            name="answers_editable_until",
+            field=models.CharField(
+                choices=[
+                    ("reviewed", "until a reviewer scores it"),
+                    ("complete", "until its item is complete"),
+                ],
+                db_default="reviewed",
+                default="reviewed",
+                help_text="How long annotators may change an answer they submitted: until a reviewer scores it, or until its item has every annotation its variant needs. A study's participants never change theirs.",
+                max_length=16,
+            ),
         ),
         migrations.CreateModel(
-            name='AnnotationVersion',
+            name="AnnotationVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField()),
-                ('label', models.CharField(blank=True, max_length=255, null=True)),
-                ('time_spent_ms', models.PositiveIntegerField(default=0)),
-                ('rationale_sets', models.JSONField()),
-                ('created_at', models.DateTimeField()),
-                ('annotation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='annotate.annotation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveSmallIntegerField()),
+                ("label", models.CharField(blank=True, max_length=255, null=True)),
+                ("time_spent_ms", models.PositiveIntegerField(default=0)),
+                ("rationale_sets", models.JSONField()),
+                ("created_at", models.DateTimeField()),
+                (
+                    "annotation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="versions",
+                        to="annotate.annotation",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['annotation', 'number'],
-                'constraints': [models.UniqueConstraint(fields=('annotation', 'number'), name='annotation_version_unique_number'), models.CheckConstraint(condition=models.Q(('number__gte', 1)), name='annotation_version_gte_1')],
+                "ordering": ["annotation", "number"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("annotation", "number"), name="annotation_version_unique_number"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("number__gte", 1)), name="annotation_version_gte_1"
+                    ),
+                ],
             },
         ),
     ]

@@ -4,15 +4,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('qc', '0015_curation'),
+        ("qc", "0015_curation"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='auditevent',
-            name='action',
-            field=models.CharField(choices=[('accept', 'Accept'), ('reject', 'Reject'), ('block', 'Block'), ('unblock', 'Unblock'), ('import', 'Import worker attributes'), ('bulk_action', 'Bulk action on items'), ('curate', 'Curate an item'), ('role_change', "Change a member's roles"), ('member_remove', 'Remove a member'), ('delete', 'Delete'), ('restore', 'Restore'), ('purge', 'Remove for good'), ('archive', 'Archive a project'), ('unarchive', 'Unarchive a project'), ('answer_change', 'Change a submitted answer')], max_length=16),
+            model_name="auditevent",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("accept", "Accept"),
+                    ("reject", "Reject"),
+                    ("block", "Block"),
+                    ("unblock", "Unblock"),
+                    ("import", "Import worker attributes"),
+                    ("bulk_action", "Bulk action on items"),
+                    ("curate", "Curate an item"),
+                    ("role_change", "Change a member's roles"),
+                    ("member_remove", "Remove a member"),
+                    ("delete", "Delete"),
+                    ("restore", "Restore"),
+                    ("purge", "Remove for good"),
+                    ("archive", "Archive a project"),
+                    ("unarchive", "Unarchive a project"),
+                    ("answer_change", "Change a submitted answer"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

@@ -281,3 +281,19 @@ def test_members_who_do_not_annotate_are_refused_the_list():
     project = make_project(items=1)
     reviewer = _member(project, Role.REVIEWER)
     assert _client(reviewer).get(f"/api/projects/{project.pk}/answers/").status_code == 403
+
+
+def test_the_admin_chooses_until_when_answers_may_change():
+    project = make_project(items=1)
+    admin = _member(project, Role.ADMIN)
+    url = f"/api/projects/{project.pk}/policy/"
+
+    assert (
+        _client(admin).patch(url, {"answers_editable_until": "complete"}, format="json").status_code
+        == 200
+    )
+    project.refresh_from_db()
+    assert project.answers_editable_until == "complete"
+    refused = _client(admin).patch(url, {"answers_editable_until": "never"}, format="json")
+    assert refused.status_code == 400
+    assert "answers_editable_until" in refused.content.decode()

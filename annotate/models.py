@@ -68,6 +68,11 @@ class LiveProjectManager(models.Manager):
         return super().get_queryset().filter(deleted_at__isnull=True)
 
 
+class AnswersEditableUntil(models.TextChoices):
+    REVIEWED = "reviewed", _("until a reviewer scores it")
+    COMPLETE = "complete", _("until its item is complete")
+
+
 class Project(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True, validators=max_chars(PROJECT_DESCRIPTION_MAX_CHARS))
@@ -120,6 +125,15 @@ class Project(models.Model):
         help_text="Annotators see their instruction's text and examples only, never which "
         "variant it is (its name, version or per-variant counts). A study's participants are "
         "always blinded; admins, researchers and reviewers never are.",
+    )
+    answers_editable_until = models.CharField(
+        max_length=16,
+        choices=AnswersEditableUntil.choices,
+        default=AnswersEditableUntil.REVIEWED,
+        db_default=AnswersEditableUntil.REVIEWED,
+        help_text="How long annotators may change an answer they submitted: until a reviewer "
+        "scores it, or until its item has every annotation its variant needs. A study's "
+        "participants never change theirs.",
     )
     perturbation_types = models.JSONField(
         default=list,
@@ -667,6 +681,34 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"annotation {self.pk} of {self.assignment}"
+
+
+class AnnotationVersion(models.Model):
+    """One version of an annotation its annotator changed after submitting it.
+
+    The annotation row always holds the latest answer, so reviewers, the quality checks and
+    exports read it as before; the first change writes the submitted answer as version 1
+    and itself as version 2, each later change one more row. Rows are never updated."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveSmallIntegerField()
+    label = models.CharField(max_length=255, null=True, blank=True)
+    time_spent_ms = models.PositiveIntegerField(default=0)
+    # [[{"docid", "start_token", "end_token"}, ...], ...]: the sets as submitted.
+    rationale_sets = models.JSONField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["annotation", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotation", "number"], name="annotation_version_unique_number"
+            ),
+            models.CheckConstraint(condition=Q(number__gte=1), name="annotation_version_gte_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"version {self.number} of annotation {self.annotation_id}"
 
 
 class RationaleSet(models.Model):

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from annotate import selectors
 from annotate.models import (
+    AnswersEditableUntil,
     Granularity,
     ImportFormat,
     ImportJob,
@@ -60,6 +61,7 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
             "question_rationales",
             "multi_set_mode",
             "blind_annotators",
+            "answers_editable_until",
             "created_at",
             "item_count",
         ]
@@ -227,6 +229,9 @@ class ProjectPolicyInputSerializer(serializers.Serializer):
     question_rationales = StrictBooleanField(required=False)
     multi_set_mode = StrictBooleanField(required=False)
     blind_annotators = StrictBooleanField(required=False)
+    answers_editable_until = serializers.ChoiceField(
+        choices=AnswersEditableUntil.choices, required=False
+    )
 
 
 class MembershipInputSerializer(serializers.Serializer):

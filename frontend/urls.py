@@ -47,6 +47,7 @@ urlpatterns = [
         "projects/<id:project_id>/settings/", views.project_settings_page, name="project-settings"
     ),
     path("projects/<id:project_id>/annotate/", views.workspace, name="workspace"),
+    path("projects/<id:project_id>/answers/", views.answers_page, name="answers-page"),
     path("projects/<id:project_id>/agreement/", views.agreement_page, name="agreement-page"),
     path("projects/<id:project_id>/review/", views.review_page, name="review-page"),
     path("projects/<id:project_id>/curation/", views.curation_page, name="curation-page"),

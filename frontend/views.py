@@ -8,7 +8,7 @@ from django.views import i18n
 from django.views.decorators.http import require_POST
 
 from annotate import account_selectors, selectors
-from annotate.models import Language, Role, TaskType
+from annotate.models import AnswersEditableUntil, Language, Role, TaskType
 from annotate.participants import ConsentRequiredError
 from annotate.services import invitations as invitation_services
 from annotate.services.item_bulk_actions import ITEM_BULK_ACTIONS
@@ -209,7 +209,10 @@ def project_settings_page(request, project_id: int):
         project_id,
         "settings",
         "frontend/project_settings.html",
-        lambda project, roles: {"restore_days": settings.DELETED_RESTORE_DAYS},
+        lambda project, roles: {
+            "restore_days": settings.DELETED_RESTORE_DAYS,
+            "answers_editable_choices": AnswersEditableUntil.choices,
+        },
     )
 
 
@@ -228,6 +231,16 @@ def workspace(request, project_id: int):
             {"project": access.project, "missing": missing, "is_admin": Role.ADMIN in roles},
         )
     return render(request, "frontend/workspace.html", {"project": access.project})
+
+
+@login_required
+def answers_page(request, project_id: int):
+    """The annotator's previous answers in the project, and one of them to see or change."""
+    try:
+        access = selectors.project_get_for_annotating(project_id=project_id, user=request.user)
+    except ConsentRequiredError as refusal:
+        return consent_refused_page(request, refusal, project_id=project_id)
+    return render(request, "frontend/answers.html", {"project": access.project})
 
 
 @login_required

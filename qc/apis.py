@@ -31,6 +31,8 @@ from qc.serializers import (
     QualityPolicySerializer,
     ReasonInputSerializer,
     ReviewInputSerializer,
+    ReviewQueueQuerySerializer,
+    ReviewQueueRowOutputSerializer,
     SetupStepOutputSerializer,
     TestAnswerInputSerializer,
     WorkerCsvInputSerializer,
@@ -166,18 +168,27 @@ class ReviewNextApi(APIView):
         return Response(detail)
 
 
-class ReviewQueueApi(APIView):
-    """The calling reviewer's queue (at most 100 entries), oldest first."""
+class ReviewQueueApi(GenericAPIView):
+    """The calling reviewer's queue, filtered, sorted and a page at a time; `count` is the
+    number that match the filters."""
 
-    @extend_schema(responses={200: dict, **errors(403, 404)})
+    serializer_class = ReviewQueueRowOutputSerializer
+
+    # A bad filter, `limit` or `offset` is a 400 naming it (config/pagination.py).
+    @extend_schema(
+        operation_id="projects_reviews_queue_retrieve",
+        parameters=[ReviewQueueQuerySerializer],
+        responses={200: ReviewQueueRowOutputSerializer(many=True), **errors(400, 403, 404)},
+    )
     def get(self, request, project_id: int):
         project = _project_as(request, project_id, REVIEW_ROLES)
-        return Response(
-            {
-                "count": qc_selectors.review_queue_size(project=project, reviewer=request.user),
-                "results": qc_selectors.review_queue_list(project=project, reviewer=request.user),
-            }
+        query = ReviewQueueQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        rows = qc_selectors.review_queue_filtered(
+            project=project, reviewer=request.user, **query.validated_data
         )
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(ReviewQueueRowOutputSerializer(page, many=True).data)
 
 
 def _annotation_project(request, annotation_id: int, roles):

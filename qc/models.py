@@ -500,6 +500,7 @@ class AuditAction(models.TextChoices):
     PURGE = "purge", "Remove for good"
     ARCHIVE = "archive", "Archive a project"
     UNARCHIVE = "unarchive", "Unarchive a project"
+    ANSWER_CHANGE = "answer_change", "Change a submitted answer"
 
 
 class AuditEvent(models.Model):

@@ -4,8 +4,10 @@ revising annotator sees, the pipeline counts, workers, candidates and the audit 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from datetime import timedelta
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
 
 from annotate.models import (
     Annotation,
@@ -56,34 +58,68 @@ def _review_queue(project: Project, reviewer):
     )
 
 
+REVIEW_QUEUE_SORTS = {
+    # Those already under review first, then the oldest: the order "next" serves.
+    "queue": ("-reviews_done", "pk"),
+    "oldest": ("created_at", "pk"),
+    "newest": ("-created_at", "-pk"),
+    "round": ("-assignment__round", "created_at", "pk"),
+    "most_reviews": ("-reviews_done", "created_at", "pk"),
+}
+
+
+def review_queue_filtered(
+    *,
+    project: Project,
+    reviewer,
+    variant: int | None = None,
+    annotator: int | None = None,
+    round: int | None = None,
+    flag: str | None = None,
+    waited_hours: int | None = None,
+    sort: str = "queue",
+    now=None,
+):
+    """The reviewer's queue narrowed by variant, annotator (by id: the queue stays blind),
+    round, quality flag ("any", "none" or a kind) and time waited since submission, in one
+    of REVIEW_QUEUE_SORTS' orders, as rows for a page."""
+    queue = _review_queue(project, reviewer)
+    if variant is not None:
+        queue = queue.filter(assignment__variant_id=variant)
+    if annotator is not None:
+        queue = queue.filter(assignment__worker_id=annotator)
+    if round is not None:
+        queue = queue.filter(assignment__round=round)
+    if flag == "any":
+        queue = queue.filter(Exists(QualityFlag.objects.filter(annotation=OuterRef("pk"))))
+    elif flag == "none":
+        queue = queue.filter(~Exists(QualityFlag.objects.filter(annotation=OuterRef("pk"))))
+    elif flag:
+        queue = queue.filter(
+            Exists(QualityFlag.objects.filter(annotation=OuterRef("pk"), kind=flag))
+        )
+    if waited_hours is not None:
+        queue = queue.filter(
+            created_at__lte=(now or timezone.now()) - timedelta(hours=waited_hours)
+        )
+    return queue.order_by(*REVIEW_QUEUE_SORTS[sort]).values(
+        "pk",
+        "assignment__item__annotation_id",
+        "assignment__round",
+        "assignment__variant_id",
+        "assignment__variant__name",
+        "assignment__worker_id",
+        "created_at",
+        "reviews_done",
+    )
+
+
 def review_queue_next(*, project: Project, reviewer) -> Annotation | None:
     return _review_queue(project, reviewer).first()
 
 
 def review_queue_size(*, project: Project, reviewer) -> int:
     return _review_queue(project, reviewer).count()
-
-
-def review_queue_list(*, project: Project, reviewer, limit: int = 100) -> list[dict]:
-    """The queue as a list a reviewer can pick from; blind, like the review itself."""
-    return [
-        {
-            "id": row["pk"],
-            "item": row["assignment__item__annotation_id"],
-            "round": row["assignment__round"],
-            "variant": row["assignment__variant__name"],
-            "submitted_at": row["created_at"],
-            "reviews_done": row["reviews_done"],
-        }
-        for row in _review_queue(project, reviewer).values(
-            "pk",
-            "assignment__item__annotation_id",
-            "assignment__round",
-            "assignment__variant__name",
-            "created_at",
-            "reviews_done",
-        )[:limit]
-    ]
 
 
 def annotation_project_id(*, annotation_id: int) -> int:
@@ -201,6 +237,17 @@ def review_detail(*, annotation_id: int, reviewer) -> dict:
         },
         "sets": sets,
         "history": history,
+        # The item's other annotations (the newest of each annotator's chain), by id: for
+        # moving between them to compare. Ids only, so the review stays blind.
+        "same_item": list(
+            Annotation.objects.filter(
+                assignment__item_id=assignment.item_id,
+                assignment__status=AssignmentStatus.SUBMITTED,
+                revisions__isnull=True,
+            )
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        ),
         "diff": highlight_diff(_union(history[-1]["sets"]), _union(sets)) if history else None,
         "thresholds": _thresholds(project),
     }

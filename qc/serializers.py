@@ -4,13 +4,15 @@ from rest_framework import serializers
 
 from annotate.serializers import RationaleSetsField
 from config.api_fields import (
+    BIGINT_MAX,
+    QueryParametersSerializer,
     StrictBooleanField,
     StrictCharField,
     StrictFloatField,
     StrictIntegerField,
     StrictModelSerializer,
 )
-from qc.models import Platform, QualityPolicy
+from qc.models import FlagKind, Platform, QualityPolicy
 
 
 class QualityPolicySerializer(StrictModelSerializer):
@@ -172,3 +174,40 @@ class ProjectStateOutputSerializer(serializers.Serializer):
     archived_at = serializers.DateTimeField(allow_null=True)
     deleted_at = serializers.DateTimeField(allow_null=True)
     restorable_until = serializers.DateTimeField(allow_null=True)
+
+
+class ReviewQueueQuerySerializer(QueryParametersSerializer):
+    variant = StrictIntegerField(required=False, min_value=1, max_value=BIGINT_MAX)
+    annotator = StrictIntegerField(
+        required=False, min_value=1, max_value=BIGINT_MAX, help_text="An annotator's id."
+    )
+    round = StrictIntegerField(required=False, min_value=1, max_value=100)
+    flag = serializers.ChoiceField(
+        choices=["any", "none", *FlagKind.values],
+        required=False,
+        help_text="Annotations with any quality flag, with none, or with one kind.",
+    )
+    waited_hours = StrictIntegerField(
+        required=False,
+        min_value=0,
+        max_value=24 * 366,
+        help_text="Submitted at least this many hours ago.",
+    )
+    sort = serializers.ChoiceField(
+        choices=["queue", "oldest", "newest", "round", "most_reviews"],
+        required=False,
+        default="queue",
+    )
+
+
+class ReviewQueueRowOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    item = serializers.CharField(source="assignment__item__annotation_id")
+    round = serializers.IntegerField(source="assignment__round")
+    variant_id = serializers.IntegerField(source="assignment__variant_id")
+    variant = serializers.CharField(source="assignment__variant__name")
+    annotator = serializers.IntegerField(
+        source="assignment__worker_id", help_text="An id, never a name: the review is blind."
+    )
+    submitted_at = serializers.DateTimeField(source="created_at")
+    reviews_done = serializers.IntegerField()

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from qc import (
+    answer_history_apis,
     apis,
     chart_apis,
     curation_apis,
@@ -13,6 +14,17 @@ from qc import (
 app_name = "qc"
 
 urlpatterns = [
+    path(
+        "projects/<id:project_id>/answers/",
+        answer_history_apis.AnswerListApi.as_view(),
+        name="answer-list",
+    ),
+    path("answers/<id:answer_id>/", answer_history_apis.AnswerDetailApi.as_view(), name="answer"),
+    path(
+        "answers/<id:answer_id>/change/",
+        answer_history_apis.AnswerChangeApi.as_view(),
+        name="answer-change",
+    ),
     path(
         "projects/<id:project_id>/agreement/", apis.AgreementReportApi.as_view(), name="agreement"
     ),

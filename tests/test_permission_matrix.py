@@ -121,6 +121,10 @@ API: dict[str, Rule] = {
     "assignments_feedback_retrieve": rule(OWNER, ANNOTATOR, note="the caller's own assignment"),
     "assignments_skip_create": rule(OWNER, ANNOTATOR, note="the caller's own assignment"),
     "assignments_submit_create": rule(OWNER, ANNOTATOR, note="the caller's own assignment"),
+    # The annotator's own previous answers.
+    "answers_retrieve": rule(OWNER, ANNOTATOR, note="the caller's own answer"),
+    "answers_change_create": rule(OWNER, ANNOTATOR, note="the caller's own answer"),
+    "projects_answers_list": rule(PROJECT, *WORKERS, note="lists the caller's own"),
     # The crowd participant's own session.
     "crowd_sessions_retrieve": rule(OWNER, CROWD, note="the caller's own crowd session"),
     "crowd_sessions_finish_create": rule(OWNER, CROWD, note="the caller's own crowd session"),
@@ -401,6 +405,7 @@ def _build_world() -> World:
         "project_id": project,
         "annotation_id": annotation,
         "assignment_id": lease,
+        "answer_id": done,
         "session_id": session,
         "link_id": link,
         "export_id": export,
@@ -506,6 +511,18 @@ def _body(operation_id: str, world: World):
                     "sufficiency": 2,
                     "compactness": 2,
                 }
+            ],
+        },
+        "answers_change_create": {
+            "base_version": 1,
+            "rationale_sets": [
+                [
+                    {
+                        "docid": objects["answer_id"].item.documents.get().docid,
+                        "start_token": 0,
+                        "end_token": 3,
+                    }
+                ]
             ],
         },
         "assignments_draft_update": {"draft": {"sets": []}},
@@ -711,6 +728,8 @@ OBJECT_IDS_CHECKED = (
     "projects_imports_restore_create",
     "annotations_review_retrieve",
     "annotations_reviews_create",
+    "answers_change_create",
+    "answers_retrieve",
     "assignments_draft_update",
     "assignments_feedback_retrieve",
     "assignments_retrieve",
@@ -906,6 +925,7 @@ PAGES: dict[str, Page] = {
     "perturb-author-page": page(PROJECT, ADMIN, AUTHOR),
     "project-settings": page(PROJECT, ADMIN),
     "workspace": page(PROJECT, *WORKERS),
+    "answers-page": page(PROJECT, *WORKERS),
     "assignment-page": page(OWNER, ANNOTATOR),
     # The crowd participant's own session; to anyone else, signed in or not, it is lost.
     "crowd:consent": page(OWNER, CROWD, anonymous="404"),

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotate", "0023_api_tokens"),
+        ("annotate", "0024_assignment_withdrawn_at"),
     ]
 
     operations = [

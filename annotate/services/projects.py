@@ -91,6 +91,7 @@ def membership_consent_record(*, project_id: int, user_id: int, consent: str) ->
 
 POLICY_FIELDS = (
     "description",
+    "answers_editable_until",
     "labels",
     "annotators_per_item",
     "min_highlight",

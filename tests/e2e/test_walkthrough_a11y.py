@@ -6,7 +6,10 @@ For each page a role can open, the walk
   look at (not a pixel assertion; the folder is ignored by git);
 - runs axe-core (vendored in tests/e2e/vendor/axe-core, injected by the test and never served
   to users) with the WCAG 2 A and AA rules, and fails on any violation of impact "serious" or
-  "critical", naming the page, the rule and the elements;
+  "critical", naming the page, the rule and the elements; it runs twice on the same page load,
+  once in the light theme and once with a dark system preference emulated (the pages follow
+  `prefers-color-scheme`; frontend/palette.py), whose screenshot is saved beside the light
+  one (<page>-dark.png, and <page>-dark-phone.png at 390 px for the pages in PHONE_SHOTS);
 - tabs through the page with the keyboard: every visible control must get the focus at some
   point, and look different when it has it (outline, box shadow, border or background
   compared with the same element unfocused).
@@ -47,6 +50,10 @@ BLOCKING_IMPACTS = ("serious", "critical")
 DEMO = "Demo: film review sentiment"
 QUALIFICATION = "Demo: qualification test"
 FINE_GRAINED = "Demo: fine-grained sentiment (English)"
+# Pages photographed in the dark theme on a phone as well (390 x 844, as the issue's phone).
+PHONE_SHOTS = {"workspace", "review", "quality", "perturbations"}
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
 
 RUN_AXE = """async () => {
   const result = await axe.run(document, {
@@ -147,7 +154,7 @@ class Walker:
     """One role's browser, visiting pages and recording what each check finds."""
 
     def __init__(self, browser, base: str, role: str, findings: Findings):
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context = browser.new_context(viewport=DESKTOP, color_scheme="light")
         self.page = self.context.new_page()
         self.page.set_default_timeout(30_000)
         self.base = base
@@ -182,7 +189,21 @@ class Walker:
         page.screenshot(path=str(SCREENSHOTS / self.role / f"{name}.png"), full_page=True)
         docs_screenshot(page, key)
         self._axe(key)
+        self._dark(name, key)
         self._keyboard(key)
+
+    def _dark(self, name: str, key: str) -> None:
+        """The same page load with a dark system preference: axe again, and photographs."""
+        page = self.page
+        page.emulate_media(color_scheme="dark")
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
+        page.screenshot(path=str(SCREENSHOTS / self.role / f"{name}-dark.png"))
+        self._axe(f"{key} (dark)")
+        if name in PHONE_SHOTS:
+            page.set_viewport_size(PHONE)
+            page.screenshot(path=str(SCREENSHOTS / self.role / f"{name}-dark-phone.png"))
+            page.set_viewport_size(DESKTOP)
+        page.emulate_media(color_scheme="light")
 
     def _axe(self, key: str) -> None:
         if not self.page.evaluate("typeof window.axe !== 'undefined'"):

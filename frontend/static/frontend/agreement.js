@@ -52,7 +52,7 @@ if (found) {
 
   /** A diverging colour for kappa in [-1, 1]. @param {number|null} k */
   function colour(k) {
-    if (k === null || k === undefined) return "#f2f4f7";
+    if (k === null || k === undefined) return "var(--kappa-none)";
     const t = Math.max(-1, Math.min(1, k));
     // At most 60% of the colour over white, so the cell's dark text keeps a 4.5:1 contrast (WCAG AA).
     return t >= 0 ? `rgba(47, 111, 222, ${0.1 + 0.5 * t})` : `rgba(180, 35, 24, ${0.1 + 0.5 * -t})`;

@@ -4,9 +4,44 @@
 // table" under the chart, and "Download CSV" of the same rows, made in the browser.
 
 import { el } from "./http.js";
+import { themeColour } from "./theme.js";
 
-/** Okabe and Ito's colours, told apart with any colour vision. */
-export const PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"];
+/** Okabe and Ito's colours, told apart with any colour vision (palette.css holds them, and
+ * their dark-theme counterparts). */
+export const PALETTE = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => `var(--chart-${n})`);
+
+/** Charts drawn on this page with their specs, recoloured when the system's theme changes.
+ * @type {Array<{chart: any, spec: ChartSpec}>} */
+const drawn = [];
+
+/** The chart's colours from the palette as it is now. @param {any} chart @param {ChartSpec} spec */
+function paint(chart, spec) {
+  const type = spec.type || "bar";
+  chart.data.datasets.forEach((/** @type {any} */ dataset, /** @type {number} */ i) => {
+    const series = spec.series[i];
+    const colour = themeColour(series.color || PALETTE[i % PALETTE.length]);
+    dataset.backgroundColor = type === "line" ? colour + "33" : colour;
+    dataset.borderColor = colour;
+  });
+  const ink = themeColour("var(--chart-ink)");
+  const grid = themeColour("var(--chart-grid)");
+  chart.options.color = ink;
+  chart.options.plugins.legend.labels = { ...(chart.options.plugins.legend.labels || {}), color: ink };
+  for (const scale of Object.values(chart.options.scales)) {
+    const axis = /** @type {any} */ (scale);
+    axis.ticks = { ...(axis.ticks || {}), color: ink };
+    axis.grid = { ...(axis.grid || {}), color: grid };
+    axis.title = { ...(axis.title || {}), color: ink };
+  }
+}
+
+const darkScheme = typeof window.matchMedia === "function" ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+darkScheme?.addEventListener("change", () => {
+  for (const { chart, spec } of drawn) {
+    paint(chart, spec);
+    chart.update("none");
+  }
+});
 
 /** @typedef {{key: string, label: string}} Column */
 /** @typedef {{label: string, data: (number|null)[], errors?: ([number, number]|null)[], color?: string}} Series */
@@ -57,7 +92,7 @@ const errorBarsPlugin = {
         const bottom = y.getPixelForValue(range[0]);
         const half = Math.min(8, (bar.width || 16) / 4);
         ctx.save();
-        ctx.strokeStyle = "#222";
+        ctx.strokeStyle = themeColour("var(--chart-whisker)");
         ctx.lineWidth = 1.5;
         ctx.beginPath();
         ctx.moveTo(bar.x, top);
@@ -129,7 +164,7 @@ export function chartPanel(container, spec) {
   }
   const type = spec.type || "bar";
   const ChartJs = /** @type {any} */ (window).Chart;
-  new ChartJs(canvas, {
+  const chart = new ChartJs(canvas, {
     type,
     data: {
       labels: spec.labels,
@@ -137,8 +172,6 @@ export function chartPanel(container, spec) {
         label: s.label,
         data: s.data,
         errors: s.errors,
-        backgroundColor: type === "line" ? (s.color || PALETTE[i % PALETTE.length]) + "33" : s.color || PALETTE[i % PALETTE.length],
-        borderColor: s.color || PALETTE[i % PALETTE.length],
         borderWidth: type === "line" ? 2 : 0,
         fill: type === "line" && spec.stacked ? "stack" : false,
         pointRadius: type === "line" ? 2 : undefined,
@@ -178,5 +211,8 @@ export function chartPanel(container, spec) {
     },
     plugins: [errorBarsPlugin],
   });
+  paint(chart, spec);
+  chart.update("none");
+  drawn.push({ chart, spec });
   return figure;
 }

@@ -12,12 +12,13 @@ import { confirmAction } from "./confirm_dialog.js";
 import { formatDateTime } from "./format.js";
 import { api, el, errorText, fmt } from "./http.js";
 import { flagName, statusName } from "./item_terms.js";
+import { themeColour } from "./theme.js";
 import { agreementCounts, latestRounds, revisionDiff, ROW_TOKENS, setsByToken, shareStep, tokenRows } from "./item_rows.js";
 
 const COLOURS = 6;
 const SHARE_STEPS = 5;
 /** The strip's colours by step, as data_manager.css has them (.share-0 … .share-5). */
-const SHARE_COLOURS = ["#ffffff", "#ebe9fe", "#d9d6fe", "#bdb4fe", "#9b8afb", "#5925dc"];
+const SHARE_COLOURS = [0, 1, 2, 3, 4, 5].map((n) => `var(--share-${n})`);
 
 const VERDICTS = /** @type {Record<string, string>} */ ({
   accepted: gettext("accepted"),
@@ -484,7 +485,7 @@ class ItemPage {
         const column = shares.slice(from, to);
         const disputed = column.find((v) => v > 0 && v < 1);
         const step = shareStep(disputed ?? Math.max(...column), SHARE_STEPS);
-        context.fillStyle = SHARE_COLOURS[step];
+        context.fillStyle = themeColour(SHARE_COLOURS[step]);
         context.fillRect(x, 0, 1, 1);
       }
     }

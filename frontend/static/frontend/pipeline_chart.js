@@ -10,11 +10,11 @@ if (root) {
   const grid = /** @type {HTMLElement} */ (root.querySelector(".chart-grid"));
   // Stages in the order work moves, coloured by meaning (Okabe and Ito's colours).
   const STAGES = /** @type {[string, string, string][]} */ ([
-    ["submitted", gettext("submitted"), "#56B4E9"],
-    ["in_review", gettext("in review"), "#0072B2"],
-    ["revising", gettext("revising"), "#E69F00"],
-    ["accepted", gettext("accepted"), "#009E73"],
-    ["discarded", gettext("discarded"), "#D55E00"],
+    ["submitted", gettext("submitted"), "var(--chart-5)"],
+    ["in_review", gettext("in review"), "var(--chart-1)"],
+    ["revising", gettext("revising"), "var(--chart-2)"],
+    ["accepted", gettext("accepted"), "var(--chart-3)"],
+    ["discarded", gettext("discarded"), "var(--chart-6)"],
   ]);
 
   (async () => {

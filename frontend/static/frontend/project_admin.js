@@ -250,6 +250,7 @@ if (found) {
       blind_annotators: form.get("blind_annotators") === "on",
       labels_from_annotators: form.get("labels_from_annotators") === "on",
     };
+    if (policyForm.elements.namedItem("answers_editable_until")) body.answers_editable_until = form.get("answers_editable_until");
     if (policyForm.elements.namedItem("question_rationales")) body.question_rationales = form.get("question_rationales") === "on";
     if (policyForm.elements.namedItem("text_name_1")) {
       // Both names or neither (the defaults); one alone is refused by the server, naming the field.

@@ -5,6 +5,8 @@
 
 import { formatDateTime } from "./format.js";
 import { api, el, errorText, fmt } from "./http.js";
+import { FLAG_NAMES, flagName } from "./flag_names.js";
+import { shortcutsOpen } from "./shortcuts_dialog.js";
 
 const SCALES = {
   sufficiency: [[1, gettext("cannot support")], [2, gettext("not sure")], [3, gettext("can support")]],
@@ -27,6 +29,28 @@ const propertyList = (properties) => properties.map((p) => PROPERTY_NAMES[p] || 
 /** @param {string} outcome */
 const outcomeName = (outcome) => OUTCOMES[outcome] || outcome;
 const COLOURS = 6;
+const QUEUE_PAGE = 20;
+/** The key that picks a scale, then a digit picks its score. */
+const SCALE_KEYS = /** @type {Record<string, "sufficiency"|"compactness"|"comprehensiveness">} */ ({
+  s: "sufficiency",
+  c: "compactness",
+  w: "comprehensiveness",
+});
+/** @type {import("./shortcuts_dialog.js").ShortcutRow[]} */
+const SHORTCUTS = [
+  [["s", "1…3"], gettext("Sufficiency of the set shown")],
+  [["c", "1…4"], gettext("Compactness of the set shown")],
+  [["w", "1…3"], gettext("Comprehensiveness of the whole annotation")],
+  [["[", "]"], gettext("Show the previous or next set")],
+  [["a"], gettext("Accept: every score at its top (Enter submits)")],
+  [["b"], gettext("Send back: every score at its lowest (Enter submits)")],
+  [["m"], gettext("Write the comment for the annotator (Esc leaves it)")],
+  [["Enter"], gettext("Submit the scores")],
+  [["n"], gettext("Next annotation in the queue, without scoring this one")],
+  [[",", "."], gettext("Previous or next annotation of the same item, to compare")],
+  [["?"], gettext("Show these shortcuts")],
+  [["Esc"], gettext("Close this dialog")],
+];
 
 /** @param {string} name @param {string} legend @param {Array<Array<number|string>>} scale */
 function radioGroup(name, legend, scale) {
@@ -181,6 +205,97 @@ class ReviewQueue {
     /** @type {{tabs: HTMLElement, documents: HTMLElement, fieldsets: HTMLElement[], annotation: any}|null} */
     this.setViews = null;
     /** @type {number|undefined} */ this.queueCount = undefined;
+    /** The scale whose score the next digit gives, after s, c or w. @type {string|null} */
+    this.pendingScale = null;
+    /** @type {HTMLFormElement|null} */ this.queueForm = null;
+    /** @type {HTMLElement|null} */ this.queueTable = null;
+    this.queueOffset = 0;
+    /** @type {Map<string, string>} */ this.seenVariants = new Map();
+    /** @type {Set<number>} */ this.seenAnnotators = new Set();
+    const panel = /** @type {HTMLDetailsElement|null} */ (root.querySelector(".review-queue-panel"));
+    if (panel) panel.open = window.matchMedia("(min-width: 1200px)").matches;
+    document.addEventListener("keydown", (event) => this.onKey(event));
+  }
+
+  /** @param {KeyboardEvent} event */
+  onKey(event) {
+    if (document.querySelector("dialog[open]")) return;
+    const target = /** @type {HTMLElement} */ (event.target);
+    if (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) && target.getAttribute("type") !== "radio") {
+      if (event.key === "Escape") target.blur();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "?") {
+      event.preventDefault();
+      shortcutsOpen("review-shortcuts", SHORTCUTS, gettext("The scores can be chosen with the mouse as well; nothing is sent before Enter or Submit."));
+      return;
+    }
+    const a = this.current;
+    if (event.key === "n") { this.next(); return; }
+    if (!a) return;
+    if (event.key === "," || event.key === ".") {
+      const ids = a.same_item || [];
+      const at = ids.indexOf(a.id);
+      const to = ids[at + (event.key === "." ? 1 : -1)];
+      if (to !== undefined) this.open(to);
+      return;
+    }
+    const form = /** @type {HTMLFormElement|null} */ (this.body.querySelector("form.review-form"));
+    if (!form) return;
+    if (this.pendingScale && /^[1-9]$/.test(event.key)) {
+      event.preventDefault();
+      this.score(form, this.pendingScale, Number(event.key));
+      this.pendingScale = null;
+      return;
+    }
+    this.pendingScale = null;
+    if (SCALE_KEYS[event.key]) {
+      this.pendingScale = SCALE_KEYS[event.key];
+      this.say(interpolate(gettext("%(scale)s: press a digit for the score."), { scale: PROPERTY_NAMES[this.pendingScale] }, true), "");
+    } else if (event.key === "[" || event.key === "]") {
+      const count = a.sets.length;
+      if (!count) return;
+      const shown = Number(this.root.dataset.set || "1") - 1;
+      this.showSet((shown + (event.key === "]" ? 1 : -1) + count) % count);
+    } else if (event.key === "a" || event.key === "b") {
+      const top = event.key === "a";
+      for (const set of a.sets) {
+        this.check(form, `sufficiency-${set.id}`, top ? 3 : 1);
+        this.check(form, `compactness-${set.id}`, top ? 4 : 1);
+      }
+      this.check(form, "comprehensiveness", top ? 3 : 1);
+      this.markScored();
+      this.say(top ? gettext("Every score at its top: Enter submits.") : gettext("Every score at its lowest: Enter submits."), "");
+    } else if (event.key === "m") {
+      event.preventDefault();
+      /** @type {HTMLElement|null} */ (form.querySelector("textarea[name=comment]"))?.focus();
+    } else if (event.key === "Enter" && !["BUTTON", "A", "SUMMARY"].includes(target.tagName)) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  }
+
+  /** The score of one scale: the set shown's, or the whole annotation's.
+   * @param {HTMLFormElement} form @param {string} scale @param {number} value */
+  score(form, scale, value) {
+    const a = this.current;
+    const shown = a.sets[Number(this.root.dataset.set || "1") - 1];
+    const name = scale === "comprehensiveness" ? scale : shown && `${scale}-${shown.id}`;
+    if (!name || !this.check(form, name, value)) {
+      this.say(interpolate(gettext("%(scale)s has no score %(value)s."), { scale: PROPERTY_NAMES[scale], value }, true), "error");
+      return;
+    }
+    this.markScored();
+    this.say(interpolate(gettext("%(scale)s: %(value)s."), { scale: PROPERTY_NAMES[scale], value }, true), "");
+  }
+
+  /** Checks the radio of that name and value; answers whether there was one.
+   * @param {HTMLFormElement} form @param {string} name @param {number} value */
+  check(form, name, value) {
+    const radio = /** @type {HTMLInputElement|null} */ (form.querySelector(`input[type=radio][name="${name}"][value="${value}"]`));
+    if (radio) radio.checked = true;
+    return Boolean(radio);
   }
 
   /** @param {string} text @param {string} kind */
@@ -189,33 +304,123 @@ class ReviewQueue {
     this.message.className = `message ${kind}`;
   }
 
-  /** The reviewer's queue: pick any annotation, not only the oldest. */
+  /** The reviewer's queue beside the item: filters and a sort the server applies, a page
+   * at a time; pick any annotation, not only the one "next" serves. */
   async loadQueue() {
-    const response = await api(`/api/projects/${this.projectId}/reviews/queue/`, "GET");
     const box = /** @type {HTMLElement} */ (this.root.querySelector(".review-queue"));
     if (!box) return;
+    if (!this.queueForm) {
+      this.queueForm = this.queueFilters();
+      this.queueTable = el("div", undefined, "queue-rows");
+      box.replaceChildren(this.queueForm, this.queueTable);
+    }
+    const params = new URLSearchParams();
+    for (const [name, value] of new FormData(this.queueForm).entries()) {
+      if (value !== "") params.set(name, String(value));
+    }
+    params.set("limit", String(QUEUE_PAGE));
+    params.set("offset", String(this.queueOffset));
+    const response = await api(`/api/projects/${this.projectId}/reviews/queue/?${params}`, "GET");
     if (!response.ok) { this.say(errorText(response.data), "error"); return; }
     this.queueCount = response.data.count;
-    box.replaceChildren(el("h2", interpolate(gettext("Waiting for your review (%(count)s)"), response.data, true)));
+    const results = /** @type {any[]} */ (response.data.results);
+    for (const entry of results) {
+      this.seenVariants.set(String(entry.variant_id), entry.variant);
+      this.seenAnnotators.add(entry.annotator);
+    }
+    this.fillChoices();
     const table = el("table", undefined, "grid");
+    table.appendChild(el("caption", interpolate(gettext("Waiting for your review (%(count)s)"), response.data, true)));
     const head = el("tr");
-    [gettext("Annotation"), gettext("Item"), gettext("Round"), gettext("Variant"), gettext("Reviews so far"), gettext("Submitted"), ""]
-      .forEach((h) => head.appendChild(el("th", h)));
+    [gettext("Item"), gettext("Round"), gettext("Variant"), gettext("Waiting since"), ""]
+      .forEach((h) => { const th = el("th", h); th.setAttribute("scope", "col"); head.appendChild(th); });
     table.appendChild(head);
-    for (const entry of response.data.results) {
+    for (const entry of results) {
       const row = el("tr");
       row.dataset.annotation = String(entry.id);
-      [String(entry.id), entry.item, String(entry.round), entry.variant, String(entry.reviews_done),
-        formatDateTime(entry.submitted_at)].forEach((text) => row.appendChild(el("td", text)));
+      if (this.current && this.current.id === entry.id) row.setAttribute("aria-current", "true");
+      [entry.item, String(entry.round), entry.variant, formatDateTime(entry.submitted_at)]
+        .forEach((text) => row.appendChild(el("td", text)));
       const open = /** @type {HTMLButtonElement} */ (el("button", gettext("Review")));
       open.type = "button";
+      open.setAttribute("aria-label", interpolate(gettext("Review annotation %(id)s (item %(item)s)"), entry, true));
       open.addEventListener("click", () => this.open(entry.id));
       const cell = el("td");
       cell.appendChild(open);
       row.appendChild(cell);
       table.appendChild(row);
     }
-    box.appendChild(table);
+    const pager = el("div", undefined, "queue-pager");
+    const earlier = el("button", gettext("Previous page"));
+    earlier.type = "button";
+    earlier.disabled = this.queueOffset === 0;
+    earlier.addEventListener("click", () => { this.queueOffset = Math.max(0, this.queueOffset - QUEUE_PAGE); this.loadQueue(); });
+    const later = el("button", gettext("Next page"));
+    later.type = "button";
+    later.disabled = this.queueOffset + results.length >= response.data.count;
+    later.addEventListener("click", () => { this.queueOffset += QUEUE_PAGE; this.loadQueue(); });
+    pager.append(earlier, later);
+    /** @type {HTMLElement} */ (this.queueTable).replaceChildren(table, pager);
+  }
+
+  /** The queue's filters and sort; any change asks the server for the first page again. */
+  queueFilters() {
+    const form = /** @type {HTMLFormElement} */ (el("form", undefined, "queue-filters"));
+    /** @param {string} name @param {string} label @param {Array<[string, string]>} options */
+    const select = (name, label, options) => {
+      const wrap = el("label", label + " ");
+      const box = /** @type {HTMLSelectElement} */ (el("select"));
+      box.name = name;
+      for (const [value, text] of options) {
+        const option = el("option", text);
+        option.value = value;
+        box.appendChild(option);
+      }
+      wrap.appendChild(box);
+      form.appendChild(wrap);
+      return box;
+    };
+    const any = /** @type {[string, string]} */ (["", gettext("any")]);
+    select("variant", gettext("Variant"), [any]);
+    select("annotator", gettext("Annotator"), [any]);
+    select("round", gettext("Round"), [any, ...[1, 2, 3, 4, 5].map((n) => /** @type {[string, string]} */ ([String(n), String(n)]))]);
+    select("flag", gettext("Flags"), [any, ["any", gettext("any flag")], ["none", gettext("no flag")],
+      ...Object.keys(FLAG_NAMES).map((kind) => /** @type {[string, string]} */ ([kind, flagName(kind)]))]);
+    select("waited_hours", gettext("Waiting"), [any, ["1", gettext("an hour or more")], ["24", gettext("a day or more")], ["72", gettext("three days or more")]]);
+    select("sort", gettext("Sort"), [["queue", gettext("as served")], ["oldest", gettext("oldest first")], ["newest", gettext("newest first")],
+      ["round", gettext("latest round first")], ["most_reviews", gettext("most reviews first")]]);
+    form.addEventListener("change", () => { this.queueOffset = 0; this.loadQueue(); });
+    form.addEventListener("submit", (event) => event.preventDefault());
+    return form;
+  }
+
+  markCurrentRow() {
+    for (const row of this.root.querySelectorAll(".review-queue tr[data-annotation]")) {
+      const tr = /** @type {HTMLElement} */ (row);
+      if (this.current && tr.dataset.annotation === String(this.current.id)) tr.setAttribute("aria-current", "true");
+      else tr.removeAttribute("aria-current");
+    }
+  }
+
+  /** The variant and annotator choices seen so far (the queue is blind: annotators by number). */
+  fillChoices() {
+    const form = /** @type {HTMLFormElement} */ (this.queueForm);
+    const variants = /** @type {HTMLSelectElement} */ (form.elements.namedItem("variant"));
+    for (const [id, name] of this.seenVariants) {
+      if (![...variants.options].some((o) => o.value === id)) {
+        const option = el("option", name);
+        option.value = id;
+        variants.appendChild(option);
+      }
+    }
+    const annotators = /** @type {HTMLSelectElement} */ (form.elements.namedItem("annotator"));
+    for (const id of [...this.seenAnnotators].sort((x, y) => x - y)) {
+      if (![...annotators.options].some((o) => o.value === String(id))) {
+        const option = el("option", interpolate(gettext("annotator #%(id)s"), { id }, true));
+        option.value = String(id);
+        annotators.appendChild(option);
+      }
+    }
   }
 
   /** @param {number} id */
@@ -224,6 +429,7 @@ class ReviewQueue {
     const response = await api(`/api/annotations/${id}/review/`, "GET");
     if (!response.ok) { this.say(errorText(response.data), "error"); return; }
     this.render({ ...response.data, queue: this.queueCount ?? "?" });
+    this.markCurrentRow();
     window.scrollTo(0, 0);
   }
 
@@ -243,6 +449,7 @@ class ReviewQueue {
       return;
     }
     this.render(response.data);
+    this.markCurrentRow();
   }
 
   /** @param {any} a */
@@ -253,6 +460,24 @@ class ReviewQueue {
     const body = this.body;
     body.replaceChildren();
     body.appendChild(el("p", interpolate(gettext("Annotation %(id)s · round %(round)s of %(max_rounds)s · reviews %(reviews_done)s of %(reviews_needed)s · %(queue)s waiting for you"), a, true), "review-facts"));
+    const same = a.same_item || [];
+    if (same.length > 1) {
+      const at = same.indexOf(a.id);
+      const compare = el("div", undefined, "same-item");
+      compare.appendChild(el("span", interpolate(gettext("Annotation %(n)s of %(count)s of this item"), { n: at + 1, count: same.length }, true)));
+      for (const [text, step] of /** @type {Array<[string, number]>} */ ([[gettext("Previous (,)"), -1], [gettext("Next (.)"), 1]])) {
+        const button = el("button", text);
+        button.type = "button";
+        const to = same[at + step];
+        button.disabled = to === undefined;
+        if (to !== undefined) button.addEventListener("click", () => this.open(to));
+        compare.appendChild(button);
+      }
+      body.appendChild(compare);
+    }
+    const keys = el("p", undefined, "review-keys muted");
+    keys.append(el("kbd", "?"), document.createTextNode(gettext(" for every keyboard shortcut.")));
+    body.appendChild(keys);
     const instructions = el("details", undefined, "instructions");
     instructions.appendChild(el("summary", interpolate(gettext("Instructions the annotator saw (%(name)s, version %(version)s)"), a.variant, true)));
     instructions.appendChild(el("p", a.variant.text, "instruction-text"));

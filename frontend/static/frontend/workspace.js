@@ -775,6 +775,7 @@ class Workspace {
       [["z"], gettext("Undo the last change")],
       [["y"], gettext("Redo what was undone")],
       [["Enter"], gettext("Submit")],
+      [["p"], gettext("Your previous items: see or change what you submitted")],
       [["?"], gettext("Show these shortcuts")],
       [["Esc"], gettext("Close this dialog")],
     ];
@@ -1170,6 +1171,9 @@ class Workspace {
       this.rationale.toggle(this.docs[doc].doc.docid, token);
       this.paintRun({ doc, from: token, to: token });
       this.changed();
+    } else if (event.key === "p") {
+      // The previous items (the draft is flushed on leaving, as for any navigation).
+      window.location.assign(`/projects/${this.projectId}/answers/?open=latest`);
     } else if (event.key === "n") {
       this.nextSet();
     } else if (event.key === "a" && this.suggestions) {

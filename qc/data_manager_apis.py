@@ -126,7 +126,9 @@ class ItemListApi(GenericAPIView):
         if getattr(self, "swagger_fake_view", False):
             # The schema generator reads the filters with no project.
             return Item.objects.none()
-        return selectors.item_list_items(project=self.project)
+        return selectors.item_list_items(
+            project=self.project, ordering=self.request.query_params.get("ordering")
+        )
 
     @extend_schema(
         operation_id="projects_items_list",

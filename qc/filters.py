@@ -15,7 +15,7 @@ from django.forms.utils import ErrorDict, ErrorList
 from django.http import QueryDict
 
 from annotate.models import Assignment, AssignmentStatus, Item, ItemDocument, Split
-from qc.models import FlagKind, ItemStatus, QualityFlag
+from qc.models import FlagKind, ItemStatus
 from qc.services.item_summaries import SEARCH_CONFIG
 
 UNASSIGNED_SPLIT = "unassigned"
@@ -244,12 +244,10 @@ class ItemListFilter(django_filters.FilterSet):
             return items.filter(summary__open_flags__gt=0)
         if values == [FLAG_NONE]:
             return items.filter(summary__open_flags=0)
-        flagged = QualityFlag.objects.filter(
-            annotation__assignment__item=OuterRef("pk"),
-            annotation__revisions__isnull=True,
-            kind__in=values,
-        )
-        return items.filter(Exists(flagged))
+        any_of = Q()
+        for kind in values:
+            any_of |= _list_holds("summary__flag_kinds", kind)
+        return items.filter(any_of)
 
     def filter_perturbation(self, items, name, value):
         has_copies = Exists(
@@ -264,10 +262,7 @@ class ItemListFilter(django_filters.FilterSet):
     def filter_perturbation_type(self, items, name, values):
         any_of = Q()
         for kind in values:
-            if connection.vendor == "postgresql":
-                any_of |= Q(perturbation_types__contains=[kind])
-            else:  # SQLite's JSON has no containment: the value as it is written
-                any_of |= Q(perturbation_types__icontains=f'"{kind}"')
+            any_of |= _list_holds("perturbation_types", kind)
         return items.filter(any_of)
 
     def filter_ordering(self, items, name, value):
@@ -280,6 +275,14 @@ class ItemListFilter(django_filters.FilterSet):
         if descending:
             return items.order_by(F(path).desc(nulls_first=True), "-pk")
         return items.order_by(F(path).asc(nulls_last=True), "pk")
+
+
+def _list_holds(path: str, value: str) -> Q:
+    """The JSON list at `path` holds `value`: containment on PostgreSQL (a GIN index can
+    serve it); SQLite's JSON has no containment, so the value as it is written."""
+    if connection.vendor == "postgresql":
+        return Q(**{f"{path}__contains": [value]})
+    return Q(**{f"{path}__icontains": f'"{value}"'})
 
 
 def item_filter_data(query: str) -> QueryDict:

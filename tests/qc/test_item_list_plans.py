@@ -7,7 +7,12 @@ single filter and each sort, the plan under `enable_seqscan = off`: the planner 
 answers with a sequential scan when no index can serve the query, so a plan free of them
 proves one can. Sorts also run with `enable_sort = off`: an index then delivers the rows
 in order, where a missing index shows as a Sort node (an Incremental Sort, which orders
-only the ties within the index's order, is fine). Timings are bench/data_manager.py's.
+only the ties within the index's order, is fine). The curation queue's disagreement order
+is checked the same way. Timings are bench/data_manager.py's.
+
+The counts: the planner's estimate of a project's items is close to their number (the
+project is named once), a count it expects to be large is not counted, and one below the
+exact limit is exact.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import re
 import pytest
 from django.db import connection
 from django.http import QueryDict
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotate.models import (
@@ -30,8 +36,9 @@ from annotate.models import (
     ItemDocument,
     Project,
 )
+from qc.curation_selectors import queue_filter_from, queue_items, queue_ordered
 from qc.filters import ORDERING_FIELDS, ItemListFilter
-from qc.item_list_selectors import item_list_items
+from qc.item_list_selectors import count_estimate, item_list_count, item_list_items
 from qc.models import ItemSummary, QualityFlag
 from tests.factories import UserFactory
 
@@ -148,7 +155,9 @@ def project(django_db_setup, django_db_blocker):
 
 
 def _plan(project: Project, query: str, *, no_sort: bool) -> str:
-    filters = ItemListFilter(data=QueryDict(query), queryset=item_list_items(project=project))
+    data = QueryDict(query)
+    items = item_list_items(project=project, ordering=data.get("ordering"))
+    filters = ItemListFilter(data=data, queryset=items)
     assert filters.is_valid(), filters.errors
     page = filters.qs[:50]
     with connection.cursor() as cursor:
@@ -209,3 +218,84 @@ def test_the_first_page_of_each_sort_comes_in_index_order(project, db, column, s
     # An incremental sort orders only rows of equal key among the index's (ties by id).
     full_sorts = [line for line in plan.splitlines() if re.match(r"\s*(->\s+)?Sort\s+\(", line)]
     assert not full_sorts, plan
+
+
+def test_a_flag_kind_reads_the_summaries_alone(project, db):
+    project, _, _ = project
+
+    plan = _plan(project, "flag=empty,too_fast", no_sort=False)
+
+    assert not _scans(plan), plan
+    # The kinds are on the summary (GIN-indexed): no probe of annotations and flags per item.
+    assert "qc_qualityflag" not in plan and "annotate_annotation" not in plan, plan
+
+
+def test_the_list_names_the_project_once_so_large_counts_are_not_underestimated(project, db):
+    project, _, _ = project
+    items = item_list_items(project=project)
+
+    estimate = count_estimate(items)
+
+    # Two independent-looking project conditions (item and summary) made it about half.
+    assert 0.8 * ITEMS <= estimate <= 1.25 * ITEMS
+
+
+def test_a_count_the_planner_expects_to_be_large_is_its_estimate(project, db, monkeypatch):
+    from qc import item_list_selectors
+
+    project, _, _ = project
+    items = item_list_items(project=project)
+    monkeypatch.setattr(item_list_selectors, "COUNT_ESTIMATE_FROM", ITEMS // 2)
+
+    with CaptureQueriesContext(connection) as queries:
+        count, estimated = item_list_count(items)
+
+    assert estimated and 0.8 * ITEMS <= count <= 1.25 * ITEMS
+    assert len(queries) == 1 and queries[0]["sql"].startswith("EXPLAIN"), queries.captured_queries
+
+
+def test_a_count_below_the_limit_is_exact_whatever_the_estimate_was(project, db):
+    project, _, _ = project
+    items = item_list_items(project=project).filter(summary__status="complete")
+
+    count, estimated = item_list_count(items)
+
+    assert (count, estimated) == (items.count(), False)
+
+
+def test_a_count_above_the_limit_but_not_expected_large_is_estimated_after_a_capped_count(
+    project, db, monkeypatch
+):
+    from qc import item_list_selectors
+
+    project, _, _ = project
+    monkeypatch.setattr(item_list_selectors, "COUNT_EXACT_LIMIT", 100)
+
+    count, estimated = item_list_count(item_list_items(project=project))
+
+    assert estimated and count >= 101
+
+
+def _queue_plan(project: Project, query: str) -> str:
+    chosen = queue_filter_from(QueryDict(query))
+    items = queue_ordered(queue_items(project=project, chosen=chosen), chosen.order)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        plan = items.values_list("pk", flat=True)[:51].explain()
+        cursor.execute("RESET enable_seqscan")
+        cursor.execute("RESET enable_sort")
+    return plan
+
+
+@pytest.mark.parametrize("query", ["", "order=id", "state=all"])
+def test_the_curation_queue_is_sorted_and_paged_by_the_database(project, db, query):
+    project, _, _ = project
+
+    plan = _queue_plan(project, query)
+
+    assert not _scans(plan), plan
+    full_sorts = [line for line in plan.splitlines() if re.match(r"\s*(->\s+)?Sort\s+\(", line)]
+    assert not full_sorts, plan
+    if "order=id" not in query:
+        assert "qc_summary_disagreement" in plan, plan

@@ -245,7 +245,7 @@ def test_a_count_the_planner_expects_to_be_large_is_its_estimate(project, db, mo
 
     project, _, _ = project
     items = item_list_items(project=project)
-    monkeypatch.setattr(item_list_selectors, "COUNT_EXACT_LIMIT", ITEMS // 2)
+    monkeypatch.setattr(item_list_selectors, "COUNT_ESTIMATE_ABOVE", ITEMS // 2)
 
     with CaptureQueriesContext(connection) as queries:
         count, estimated = item_list_count(items)
@@ -264,11 +264,23 @@ def test_a_count_below_the_limit_is_exact(project, db):
     assert (count, estimated) == (items.count(), False)
 
 
+def test_a_count_near_the_limit_is_exact_though_estimated_above_it(project, db, monkeypatch):
+    from qc import item_list_selectors
+
+    project, _, _ = project
+    items = item_list_items(project=project)
+    monkeypatch.setattr(item_list_selectors, "COUNT_EXACT_LIMIT", ITEMS)
+    monkeypatch.setattr(item_list_selectors, "count_estimate", lambda rows: ITEMS + ITEMS // 10)
+
+    assert item_list_count(items) == (ITEMS, False)
+
+
 def test_a_count_the_planner_underestimated_says_it_is_above_the_limit(project, db, monkeypatch):
     from qc import item_list_selectors
 
     project, _, _ = project
     monkeypatch.setattr(item_list_selectors, "COUNT_EXACT_LIMIT", 100)
+    monkeypatch.setattr(item_list_selectors, "COUNT_ESTIMATE_ABOVE", 150)
     monkeypatch.setattr(item_list_selectors, "count_estimate", lambda rows: 5)
 
     count, estimated = item_list_count(item_list_items(project=project))

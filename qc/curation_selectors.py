@@ -336,9 +336,11 @@ def _queue_annotations(project: Project, chosen: QueueFilter) -> QuerySet[Annota
 
 def queue_items(*, project: Project, chosen: QueueFilter) -> QuerySet[Item]:
     """The items the queue's filter matches, in no order. The project is named on the
-    items' summaries, whose indexes lead with it (the disagreement order is theirs)."""
+    items and on their summaries, whose indexes lead with it (the disagreement order is
+    theirs), as the data manager's list does."""
     annotations = _queue_annotations(project, chosen)
     items = Item.objects.filter(
+        project=project,
         summary__project=project,
         deleted_at__isnull=True,
         pk__in=annotations.values("assignment__item_id"),
@@ -380,7 +382,7 @@ def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_siz
     if page == 1 and not has_next:
         count, estimated = len(shown), False
     else:
-        count, estimated = item_list_count(items)
+        count, estimated = item_list_count(items, project=project)
     numbering = item_tokens_of(shown)
     by_item = annotations_as_tokens(
         _queue_annotations(project, chosen).filter(assignment__item_id__in=shown), numbering

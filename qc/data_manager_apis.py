@@ -49,7 +49,9 @@ class ItemListPagination(pagination.BasePagination):
         if self.page == 1 and not self.has_next:
             self.count, self.count_is_estimate = len(rows), False
         else:
-            self.count, self.count_is_estimate = selectors.item_list_count(queryset)
+            self.count, self.count_is_estimate = selectors.item_list_count(
+                queryset, project=view.project
+            )
         return rows
 
     @staticmethod
@@ -126,9 +128,7 @@ class ItemListApi(GenericAPIView):
         if getattr(self, "swagger_fake_view", False):
             # The schema generator reads the filters with no project.
             return Item.objects.none()
-        return selectors.item_list_items(
-            project=self.project, ordering=self.request.query_params.get("ordering")
-        )
+        return selectors.item_list_items(project=self.project)
 
     @extend_schema(
         operation_id="projects_items_list",

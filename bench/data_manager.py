@@ -11,9 +11,10 @@ under three variants by 30 annotators, flags on one annotation in twenty, and ea
 item's summary with spread-out figures. The rows are made with INSERT ... SELECT over
 generate_series, each copying a seed row made through the ORM (the ORM's bulk_create
 took minutes for a million items; product code never does this). The summaries'
-watermark is set past every row, as after a refresh. Building 1M items takes about half
-an hour: with --keep, a size whose project the database already holds is measured as it
-is (after migrating it), and only missing sizes are built.
+watermark is set past every row, as after a refresh. Building 1M items took half an hour
+when COMMIT still checked every row's foreign keys: with --keep, a size whose project the
+database already holds is measured as it is (after migrating it), and only missing sizes
+are built.
 
 Then, for each query, the server time of GET /api/projects/{id}/items/?... through
 Django's test client in this process (no network): the median of --repeat requests, each

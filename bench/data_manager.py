@@ -3,6 +3,7 @@
 
     python bench/data_manager.py [--sizes 10000 100000 1000000] [--repeat 5]
     python bench/data_manager.py --smoke      # tiny sizes: that it runs, not its figures
+    python bench/data_manager.py --keep       # measure again on the database left by a run
 
 Builds a throwaway database with one project per size (all in the same tables, as a
 server holds many projects): one short text per item, three submitted annotations an item
@@ -10,7 +11,10 @@ under three variants by 30 annotators, flags on one annotation in twenty, and ea
 item's summary with spread-out figures. The rows are made with INSERT ... SELECT over
 generate_series, each copying a seed row made through the ORM (the ORM's bulk_create
 took minutes for a million items; product code never does this). The summaries'
-watermark is set past every row, as after a refresh.
+watermark is set past every row, as after a refresh. Building 1M items took half an hour
+when COMMIT still checked every row's foreign keys: with --keep, a size whose project the
+database already holds is measured as it is (after migrating it), and only missing sizes
+are built.
 
 Then, for each query, the server time of GET /api/projects/{id}/items/?... through
 Django's test client in this process (no network): the median of --repeat requests, each
@@ -31,13 +35,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import recreate_database
+from bench.common import recreate_database, reference_loop_ms
 
 DATABASE_URL = os.environ.get(
     "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rw_bench_dm"
 )
 WORDS = ["film", "plot", "actor", "scene", "dog", "cat", "river", "music", "story", "ending"]
 ANNOTATORS = 30
+# The summaries' flag kinds, as open_flags has them (one item in seven, one kind each).
+FLAG_KINDS_SQL = (
+    "CASE WHEN i.id % 7 <> 0 THEN '[]'::jsonb WHEN i.id % 14 = 0 THEN '[\"empty\"]'::jsonb "
+    "ELSE '[\"too_fast\"]'::jsonb END"
+)
 
 
 def _clone(cursor, model, seed_pk: int, source: str, overrides: dict[str, str], where="TRUE"):
@@ -133,6 +142,11 @@ def build(size: int):
             ", ".join(f"'{w}'" for w in WORDS), len(WORDS)
         )
         with connection.cursor() as cursor:
+            # The copies are consistent by construction: without this, PostgreSQL queued a
+            # check of every foreign key of every row (Django's are deferred) and ran them
+            # all at COMMIT, most of the half hour a million items took. For this
+            # transaction only, and only the bench's throwaway database.
+            cursor.execute("SET LOCAL session_replication_role = replica")
             _clone(
                 cursor,
                 Document,
@@ -226,6 +240,7 @@ def build(size: int):
                     "kappa": "(hashint4(i.id::int + 2) & 65535) / 65535.0 * 2 - 1",
                     "f1": "(hashint4(i.id::int + 3) & 65535) / 65535.0",
                     "open_flags": "CASE WHEN i.id % 7 = 0 THEN 1 ELSE 0 END",
+                    "flag_kinds": FLAG_KINDS_SQL,
                     "review_score": "CASE WHEN i.id % 3 = 0 THEN NULL "
                     "ELSE (hashint4(i.id::int + 4) & 65535) / 65535.0 END",
                     "majority_label": "i.label",
@@ -251,6 +266,22 @@ def build(size: int):
         for name, value in marks.items():
             setattr(other, name, value)
         other.save()
+    return project, admin, variants, workers
+
+
+def built(size: int):
+    """The project of `size` items an earlier run left, or None."""
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import InstructionVariant, Project
+
+    project = Project.objects.filter(name=f"dm-{size}").first()
+    if project is None:
+        return None
+    user_model = get_user_model()
+    admin = user_model.objects.get(username=f"dm-admin-{size}")
+    variants = list(InstructionVariant.objects.filter(project=project).order_by("name"))
+    workers = [user_model.objects.get(username=f"dm-{size}-w{n}") for n in range(ANNOTATORS)]
     return project, admin, variants, workers
 
 
@@ -314,25 +345,39 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, one repeat")
+    parser.add_argument(
+        "--keep", action="store_true", help="reuse the sizes an earlier run built, build the rest"
+    )
     args = parser.parse_args()
     if args.smoke:
         args.sizes, args.repeat = [300, 600], 1
-    recreate_database(DATABASE_URL)
+    if not args.keep:
+        recreate_database(DATABASE_URL)
     os.environ["DATABASE_URL"] = DATABASE_URL
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     import django
 
     django.setup()
+    if args.keep:
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
     import logging
 
     # One line per request and per sign-in would bury the table.
     for name in ("rationale_workbench.requests", "axes"):
         logging.getLogger(name).setLevel(logging.WARNING)
     results: dict[str, dict[int, tuple[float, int, bool]]] = {}
+    speed_before = reference_loop_ms()
     for size in args.sizes:
         started = time.perf_counter()
-        project, admin, variants, workers = build(size)
-        print(f"built {size:,} items in {time.perf_counter() - started:.0f} s", flush=True)
+        kept = built(size) if args.keep else None
+        if kept is None:
+            project, admin, variants, workers = build(size)
+            print(f"built {size:,} items in {time.perf_counter() - started:.0f} s", flush=True)
+        else:
+            project, admin, variants, workers = kept
+            print(f"kept the {size:,} items an earlier run built", flush=True)
         for name, query in queries(variants, workers):
             measure(project, admin, query, 1)  # warm the caches and the plan
             results.setdefault(name, {})[size] = measure(project, admin, query, args.repeat)
@@ -345,6 +390,11 @@ def main() -> None:
             ms, count, estimate = by_size[size]
             cells += f"{ms:>10.1f} ms {('~' if estimate else '') + f'{count:,}':>10}"
         print(f"{name:32}{cells}")
+    print(
+        f"\nmachine speed: a fixed Python loop took {reference_loop_ms():.0f} ms after the "
+        f"measurements ({speed_before:.0f} ms before them; lower is faster); load average "
+        + " ".join(f"{load:.1f}" for load in os.getloadavg())
+    )
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from qc.services.curation import (
     curation_auto_merge,
 )
 from qc.services.item_bulk import item_bulk_selection
+from qc.services.item_summaries import item_summaries_refresh
 
 CURATORS = (Role.ADMIN, Role.CURATOR)
 
@@ -58,6 +59,9 @@ class CurationQueueApi(APIView):
         project = _project(request, project_id)
         chosen = queue_filter_from(request.query_params)
         page, size = page_from(request.query_params)
+        # The queue sorts by the summaries' agreement: brought up to date first, as the
+        # data manager's list does (a handful of index lookups when nothing changed).
+        item_summaries_refresh(project=project)
         return Response(curation_queue(project=project, chosen=chosen, page=page, page_size=size))
 
 
@@ -133,6 +137,7 @@ class CurationAutoMergeApi(APIView):
             chosen_by = {"filter": chosen["filter"]}
         else:
             query = QueryDict(chosen["queue"])
+            item_summaries_refresh(project=project)  # the queue reads the summaries
             try:
                 items = queue_items(project=project, chosen=queue_filter_from(query))
             except ApplicationError as problem:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
-from django.db.models.functions import Coalesce
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from annotate.models import (
     Annotation,
@@ -30,6 +29,8 @@ from qc.curation_rules import (
     pairwise_agreement,
     token_shares,
 )
+from qc.curation_staleness import curated_stale, item_curated_stale
+from qc.item_list_selectors import item_list_count
 from qc.models import CuratedAnnotation, CuratedSpan, CurationRequest, FlagKind, QualityFlag
 
 QUEUE_ORDERS = ("disagreement", "id")
@@ -95,26 +96,6 @@ def current_annotations(project: Project) -> QuerySet[Annotation]:
         assignment__item__deleted_at__isnull=True,
         assignment__status=AssignmentStatus.SUBMITTED,
     )
-
-
-def curated_stale() -> Exists:
-    """Whether an item's curated gold is stale, for a query on items: an annotation of the
-    item (a new one, or a revision after a send-back) was submitted after the gold was
-    curated, or after a curator last confirmed it. False for an item without curated gold."""
-    return Exists(
-        Annotation.objects.filter(
-            assignment__item=OuterRef("pk"),
-            assignment__status=AssignmentStatus.SUBMITTED,
-            created_at__gt=Coalesce(
-                OuterRef("curated_annotation__confirmed_at"),
-                OuterRef("curated_annotation__curated_at"),
-            ),
-        )
-    )
-
-
-def item_curated_stale(item_id: int) -> bool:
-    return Item.all_objects.filter(pk=item_id).filter(curated_stale()).exists()
 
 
 @dataclass
@@ -357,10 +338,15 @@ def _queue_annotations(project: Project, chosen: QueueFilter) -> QuerySet[Annota
 
 
 def queue_items(*, project: Project, chosen: QueueFilter) -> QuerySet[Item]:
-    """The items the queue's filter matches, in no order."""
+    """The items the queue's filter matches, in no order. The project is named on the
+    items and on their summaries, whose indexes lead with it (the disagreement order is
+    theirs), as the data manager's list does."""
     annotations = _queue_annotations(project, chosen)
     items = Item.objects.filter(
-        project=project, deleted_at__isnull=True, pk__in=annotations.values("assignment__item_id")
+        project=project,
+        summary__project=project,
+        deleted_at__isnull=True,
+        pk__in=annotations.values("assignment__item_id"),
     )
     if chosen.flags:
         flagged = QualityFlag.objects.filter(annotation__in=annotations)
@@ -378,44 +364,40 @@ def queue_items(*, project: Project, chosen: QueueFilter) -> QuerySet[Item]:
     return items
 
 
-def _disagreement_key(kappa: float | None, f1: float | None, item_id: int):
-    """Most disagreement first: lowest kappa (undefined kappa after defined ones, by F1),
-    ties by id."""
-    return (
-        kappa is None,
-        kappa if kappa is not None else 0.0,
-        f1 if f1 is not None else 1.0,
-        item_id,
+def queue_ordered(items: QuerySet[Item], order: str) -> QuerySet[Item]:
+    """Most disagreement first: the lowest kappa of the item's summary (undefined kappa
+    after every defined one), then the lowest F1 (undefined last), ties by id; one index
+    (qc_summary_disagreement) holds this order. Or by id."""
+    if order != "disagreement":
+        return items.order_by("pk")
+    return items.order_by(
+        F("summary__kappa").asc(nulls_last=True), F("summary__f1").asc(nulls_last=True), "pk"
     )
 
 
 def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_size: int) -> dict:
-    """One page of the items to curate with their agreement, and the progress counts.
-
-    Sorting by disagreement computes every matching item's agreement in this process: fine
-    for the tens of thousands of items a curation pass takes, not for a million (the data
-    manager filters those down first)."""
-    items = queue_items(project=project, chosen=chosen)
-    ids = list(items.order_by("pk").values_list("pk", flat=True))
-    agreement: dict[int, tuple] = {}
-    if chosen.order == "disagreement":
-        numbering = item_tokens_of(ids)
-        by_item = annotations_as_tokens(
-            _queue_annotations(project, chosen).filter(assignment__item_id__in=ids), numbering
+    """One page of the items to curate with their agreement, and the progress counts. The
+    database sorts and pages (the summaries must be fresh: item_summaries_refresh first);
+    a large count is the planner's estimate and says so, as the data manager's does."""
+    items = queue_ordered(queue_items(project=project, chosen=chosen), chosen.order)
+    start = (page - 1) * page_size
+    shown = list(items.values_list("pk", flat=True)[start : start + page_size + 1])
+    has_next = len(shown) > page_size
+    shown = shown[:page_size]
+    if page == 1 and not has_next:
+        count, estimated = len(shown), False
+    else:
+        count, estimated = item_list_count(items, project=project)
+    numbering = item_tokens_of(shown)
+    by_item = annotations_as_tokens(
+        _queue_annotations(project, chosen).filter(assignment__item_id__in=shown), numbering
+    )
+    agreement = {
+        item_id: pairwise_agreement(
+            [a.sets for a in by_item.get(item_id, [])], numbering[item_id].n_tokens
         )
-        for item_id in ids:
-            sets = [a.sets for a in by_item.get(item_id, [])]
-            agreement[item_id] = pairwise_agreement(sets, numbering[item_id].n_tokens)
-        ids.sort(key=lambda pk: _disagreement_key(*agreement[pk], pk))
-    shown = ids[(page - 1) * page_size : page * page_size]
-    if chosen.order != "disagreement":
-        numbering = item_tokens_of(shown)
-        by_item = annotations_as_tokens(
-            _queue_annotations(project, chosen).filter(assignment__item_id__in=shown), numbering
-        )
-        for item_id in shown:
-            sets = [a.sets for a in by_item.get(item_id, [])]
-            agreement[item_id] = pairwise_agreement(sets, numbering[item_id].n_tokens)
+        for item_id in shown
+    }
     rows = {
         row["pk"]: row
         for row in Item.objects.filter(pk__in=shown).values(
@@ -452,7 +434,12 @@ def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_siz
         }
         for pk in shown
     ]
-    return {"count": len(ids), "results": results, "progress": curation_progress(project=project)}
+    return {
+        "count": count,
+        "count_is_estimate": estimated,
+        "results": results,
+        "progress": curation_progress(project=project),
+    }
 
 
 def curation_progress(*, project: Project) -> dict:

@@ -49,7 +49,9 @@ class ItemListPagination(pagination.BasePagination):
         if self.page == 1 and not self.has_next:
             self.count, self.count_is_estimate = len(rows), False
         else:
-            self.count, self.count_is_estimate = selectors.item_list_count(queryset)
+            self.count, self.count_is_estimate = selectors.item_list_count(
+                queryset, project=view.project
+            )
         return rows
 
     @staticmethod

@@ -15,8 +15,9 @@ from django.forms.utils import ErrorDict, ErrorList
 from django.http import QueryDict
 
 from annotate.models import Assignment, AssignmentStatus, Item, ItemDocument, Split
-from qc.curation_selectors import curated_stale
-from qc.models import FlagKind, ItemStatus, QualityFlag
+from qc.curation_staleness import curated_stale
+from qc.item_list_selectors import count_estimate
+from qc.models import FlagKind, ItemStatus, ItemSummary
 from qc.services.item_summaries import SEARCH_CONFIG
 
 UNASSIGNED_SPLIT = "unassigned"
@@ -25,6 +26,11 @@ CURATION_STATES = ("none", "curated", "stale")
 FLAG_ANY, FLAG_NONE = "any", "none"
 MAX_VALUES = 200
 SEARCH_MAX_CHARS = 500
+# A search the planner expects to match few items is answered from the search index
+# alone, up to this many: for a word without statistics of its own it guesses 0.5 % of
+# the rows, walks the list in order expecting a match soon, and so read every row for a
+# rare word (4 s at 1M items). Holding the matches' ids frees the page from that guess.
+SEARCH_FEW = 10_000
 
 # Sortable columns: the list's name -> the model path. The id breaks every tie.
 ORDERING_FIELDS = {
@@ -226,11 +232,13 @@ class ItemListFilter(django_filters.FilterSet):
         if not words:
             return items
         if connection.vendor == "postgresql":
-            return items.filter(
-                summary__search_vector=SearchQuery(
-                    words, config=SEARCH_CONFIG, search_type="websearch"
-                )
-            )
+            query = SearchQuery(words, config=SEARCH_CONFIG, search_type="websearch")
+            matches = ItemSummary.objects.filter(search_vector=query)
+            if count_estimate(matches) <= SEARCH_FEW:
+                found = list(matches.values_list("item_id", flat=True)[: SEARCH_FEW + 1])
+                if len(found) <= SEARCH_FEW:
+                    return items.filter(pk__in=found)
+            return items.filter(summary__search_vector=query)
         in_texts = ItemDocument.objects.filter(item=OuterRef("pk"), document__text__icontains=words)
         return items.filter(Q(query__icontains=words) | Exists(in_texts))
 
@@ -252,12 +260,10 @@ class ItemListFilter(django_filters.FilterSet):
             return items.filter(summary__open_flags__gt=0)
         if values == [FLAG_NONE]:
             return items.filter(summary__open_flags=0)
-        flagged = QualityFlag.objects.filter(
-            annotation__assignment__item=OuterRef("pk"),
-            annotation__revisions__isnull=True,
-            kind__in=values,
-        )
-        return items.filter(Exists(flagged))
+        any_of = Q()
+        for kind in values:
+            any_of |= _list_holds("summary__flag_kinds", kind)
+        return items.filter(any_of)
 
     def filter_perturbation(self, items, name, value):
         has_copies = Exists(
@@ -272,10 +278,7 @@ class ItemListFilter(django_filters.FilterSet):
     def filter_perturbation_type(self, items, name, values):
         any_of = Q()
         for kind in values:
-            if connection.vendor == "postgresql":
-                any_of |= Q(perturbation_types__contains=[kind])
-            else:  # SQLite's JSON has no containment: the value as it is written
-                any_of |= Q(perturbation_types__icontains=f'"{kind}"')
+            any_of |= _list_holds("perturbation_types", kind)
         return items.filter(any_of)
 
     def filter_curation(self, items, name, value):
@@ -295,6 +298,14 @@ class ItemListFilter(django_filters.FilterSet):
         if descending:
             return items.order_by(F(path).desc(nulls_first=True), "-pk")
         return items.order_by(F(path).asc(nulls_last=True), "pk")
+
+
+def _list_holds(path: str, value: str) -> Q:
+    """The JSON list at `path` holds `value`: containment on PostgreSQL (a GIN index can
+    serve it); SQLite's JSON has no containment, so the value as it is written."""
+    if connection.vendor == "postgresql":
+        return Q(**{f"{path}__contains": [value]})
+    return Q(**{f"{path}__icontains": f'"{value}"'})
 
 
 def item_filter_data(query: str) -> QueryDict:

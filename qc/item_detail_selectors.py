@@ -24,7 +24,7 @@ from annotate.models import (
 from annotate.perturbation_types import available_types
 from annotate.selectors import item_task_fields
 from config.exceptions import NotFoundError
-from qc.curation_selectors import item_curated_stale
+from qc.curation_staleness import item_curated_stale
 from qc.item_list_selectors import item_list_items, item_list_rows
 from qc.models import CuratedAnnotation, CuratedSet, CuratedSpan, FlagKind, Review
 from rationale_metrics.agreement import token_highlight_shares

@@ -646,6 +646,8 @@ class ItemSummary(models.Model):
     kappa = models.FloatField(null=True, blank=True)
     f1 = models.FloatField(null=True, blank=True)
     open_flags = models.PositiveIntegerField(default=0)
+    # The kinds, sorted, once each: filtered by containment through its GIN index, whose
+    # few distinct values the planner knows (its estimates are what large counts show).
     flag_kinds = models.JSONField(default=list, blank=True)
     review_score = models.FloatField(null=True, blank=True)
     majority_label = models.CharField(max_length=255, null=True, blank=True)
@@ -672,7 +674,10 @@ class ItemSummary(models.Model):
                     "majority_label",
                 )
             ),
+            # The curation queue's order, most disagreement first (qc/curation_selectors.py).
+            models.Index(fields=["project", "kappa", "f1", "item"], name="qc_summary_disagreement"),
             GinIndex(fields=["search_vector"], name="qc_summary_search"),
+            GinIndex(fields=["flag_kinds"], name="qc_summary_flag_kinds"),
         ]
 
     def __str__(self) -> str:

@@ -3,6 +3,7 @@
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
@@ -273,6 +274,26 @@ def test_the_queue_puts_most_disagreement_first_and_counts_progress(curation):
     assert client.get(url, {"order": "random"}).status_code == 400
     assert client.get(url, {"flag": "nonsense"}).status_code == 400
     assert client.get(url, {"page_size": 1000}).status_code == 400
+
+
+def test_the_queue_is_paged_in_the_database_in_the_summaries_order(curation):
+    from qc.models import ItemSummary
+
+    project, people, _ = curation
+    client = client_for(people["curator"])
+    url = reverse("qc:curation-queue", args=[project.pk])
+    first = client.get(url, {"page_size": 1}).data
+    ranked = list(
+        ItemSummary.objects.filter(project=project)
+        .order_by(F("kappa").asc(nulls_last=True), F("f1").asc(nulls_last=True), "item")
+        .values_list("item_id", flat=True)
+    )
+
+    pages = [client.get(url, {"page_size": 1, "page": n}).data for n in (1, 2, 3, 4)]
+
+    assert (first["count"], first["count_is_estimate"]) == (3, False)
+    assert [row["id"] for page in pages for row in page["results"]] == ranked
+    assert pages[3]["results"] == [] and pages[0]["results"][0]["annotation_id"] == "i1"
 
 
 def test_curation_start_puts_items_into_the_pass(curation):

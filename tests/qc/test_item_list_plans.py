@@ -7,7 +7,12 @@ single filter and each sort, the plan under `enable_seqscan = off`: the planner 
 answers with a sequential scan when no index can serve the query, so a plan free of them
 proves one can. Sorts also run with `enable_sort = off`: an index then delivers the rows
 in order, where a missing index shows as a Sort node (an Incremental Sort, which orders
-only the ties within the index's order, is fine). Timings are bench/data_manager.py's.
+only the ties within the index's order, is fine). The curation queue's disagreement order
+is checked the same way. Timings are bench/data_manager.py's.
+
+The counts: the planner's estimate of a project's items is close to their number (the
+project is named once), a count it expects to be large is not counted, and one below the
+exact limit is exact.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import re
 import pytest
 from django.db import connection
 from django.http import QueryDict
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotate.models import (
@@ -30,8 +36,9 @@ from annotate.models import (
     ItemDocument,
     Project,
 )
+from qc.curation_selectors import queue_filter_from, queue_items, queue_ordered
 from qc.filters import ORDERING_FIELDS, ItemListFilter
-from qc.item_list_selectors import item_list_items
+from qc.item_list_selectors import count_estimate, item_list_count, item_list_items
 from qc.models import ItemSummary, QualityFlag
 from tests.factories import UserFactory
 
@@ -209,3 +216,140 @@ def test_the_first_page_of_each_sort_comes_in_index_order(project, db, column, s
     # An incremental sort orders only rows of equal key among the index's (ties by id).
     full_sorts = [line for line in plan.splitlines() if re.match(r"\s*(->\s+)?Sort\s+\(", line)]
     assert not full_sorts, plan
+
+
+def test_a_flag_kind_reads_the_summaries_alone(project, db):
+    project, _, _ = project
+
+    plan = _plan(project, "flag=empty,too_fast", no_sort=False)
+
+    assert not _scans(plan), plan
+    # The kinds are on the summary (GIN-indexed): no probe of annotations and flags per item.
+    # The rows' own columns (the sub-plans: curated, its gold gone stale) read annotations
+    # for the page's rows only, after the filter chose them.
+    choosing = plan.split("SubPlan", 1)[0]
+    assert "qc_qualityflag" not in plan, plan
+    assert "annotate_annotation" not in choosing, plan
+
+
+def test_a_large_count_is_not_underestimated(project, db, monkeypatch):
+    from qc import item_list_selectors
+
+    project, _, _ = project
+    items = item_list_items(project=project)
+    monkeypatch.setattr(item_list_selectors, "COUNT_ESTIMATE_ABOVE", ITEMS // 2)
+
+    count, estimated = item_list_count(items, project=project)
+
+    # The planner's own figure is about half: it takes the item's and the summary's
+    # project conditions for independent ones.
+    assert count_estimate(items) < 0.6 * ITEMS
+    assert estimated and 0.8 * ITEMS <= count <= 1.25 * ITEMS
+
+
+def test_a_count_the_planner_expects_to_be_large_is_its_estimate(project, db, monkeypatch):
+    from qc import item_list_selectors
+
+    project, _, _ = project
+    items = item_list_items(project=project)
+    monkeypatch.setattr(item_list_selectors, "COUNT_ESTIMATE_ABOVE", ITEMS // 2)
+
+    with CaptureQueriesContext(connection) as queries:
+        count, estimated = item_list_count(items, project=project)
+
+    assert estimated and 0.8 * ITEMS <= count <= 1.25 * ITEMS
+    # Nothing counted: plans alone (the list's, and the project's share of the summaries).
+    assert all(q["sql"].startswith("EXPLAIN") for q in queries), queries.captured_queries
+
+
+def test_a_count_below_the_limit_is_exact(project, db):
+    project, _, _ = project
+    items = item_list_items(project=project).filter(summary__status="complete")
+
+    count, estimated = item_list_count(items, project=project)
+
+    assert (count, estimated) == (items.count(), False)
+
+
+def test_a_count_near_the_limit_is_exact_though_estimated_above_it(project, db, monkeypatch):
+    from qc import item_list_selectors
+
+    project, _, _ = project
+    items = item_list_items(project=project)
+    monkeypatch.setattr(item_list_selectors, "COUNT_EXACT_LIMIT", ITEMS)
+    monkeypatch.setattr(item_list_selectors, "count_estimate", lambda rows: ITEMS + ITEMS // 10)
+
+    assert item_list_count(items, project=project) == (ITEMS, False)
+
+
+def test_a_count_the_planner_underestimated_says_it_is_above_the_limit(project, db, monkeypatch):
+    from qc import item_list_selectors
+
+    project, _, _ = project
+    monkeypatch.setattr(item_list_selectors, "COUNT_EXACT_LIMIT", 100)
+    monkeypatch.setattr(item_list_selectors, "COUNT_ESTIMATE_ABOVE", 150)
+    monkeypatch.setattr(item_list_selectors, "count_estimate", lambda rows: 5)
+
+    count, estimated = item_list_count(item_list_items(project=project), project=project)
+
+    assert (count, estimated) == (101, True)
+
+
+def _queue_plan(project: Project, query: str) -> str:
+    chosen = queue_filter_from(QueryDict(query))
+    items = queue_ordered(queue_items(project=project, chosen=chosen), chosen.order)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        plan = items.values_list("pk", flat=True)[:51].explain()
+        cursor.execute("RESET enable_seqscan")
+        cursor.execute("RESET enable_sort")
+    return plan
+
+
+@pytest.mark.parametrize("query", ["", "order=id", "state=all"])
+def test_the_curation_queue_is_sorted_and_paged_by_the_database(project, db, query):
+    project, _, _ = project
+
+    plan = _queue_plan(project, query)
+
+    assert not _scans(plan), plan
+    full_sorts = [line for line in plan.splitlines() if re.match(r"\s*(->\s+)?Sort\s+\(", line)]
+    assert not full_sorts, plan
+    if "order=id" not in query:
+        # In kappa order from an index (ties of kappa ordered by an incremental sort).
+        assert "qc_summary_disagreement" in plan or "qc_summary_kappa" in plan, plan
+
+
+def test_a_search_for_a_rare_word_pages_through_its_matches_ids(project, db):
+    project, _, _ = project
+    # Every item's search vector holds "film" and its id: the planner has no statistics of
+    # its own for an id and guesses 0.5 % of the rows.
+    chosen = item_list_items(project=project).order_by("pk")[7].pk
+    filters = ItemListFilter(
+        data=QueryDict(f"search=film {chosen}"), queryset=item_list_items(project=project)
+    )
+    assert filters.is_valid(), filters.errors
+
+    with CaptureQueriesContext(connection) as queries:
+        page = filters.qs[:50]
+        plan = page.explain()
+        found = [item.pk for item in page]
+
+    fetches = [q["sql"] for q in queries.captured_queries if "@@" in q["sql"]]
+    assert found == [chosen]
+    # The page reads the matches by id, not the list in order with the search as a filter.
+    assert "@@" not in plan, plan
+    assert any(not sql.startswith("EXPLAIN") for sql in fetches), fetches
+
+
+def test_a_search_for_a_common_word_stays_in_the_lists_order(project, db, monkeypatch):
+    from qc import filters
+
+    project, _, _ = project
+    # Every item holds "film": more than SEARCH_FEW, as a common word at 1M items.
+    monkeypatch.setattr(filters, "SEARCH_FEW", ITEMS // 10)
+
+    plan = _plan(project, "search=film", no_sort=True)
+
+    assert "@@" in plan and not _scans(plan), plan

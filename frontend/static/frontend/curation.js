@@ -170,7 +170,9 @@ async function load() {
   showRows(response.data.results);
   const pages = Math.max(1, Math.ceil(count / PAGE_SIZE));
   /** @type {HTMLElement} */ (root.querySelector(".queue-count")).textContent = interpolate(
-    ngettext("%(count)s item · page %(page)s of %(pages)s", "%(count)s items · page %(page)s of %(pages)s", count),
+    response.data.count_is_estimate
+      ? gettext("about %(count)s items (estimated) · page %(page)s of about %(pages)s")
+      : ngettext("%(count)s item · page %(page)s of %(pages)s", "%(count)s items · page %(page)s of %(pages)s", count),
     { count: formatNumber(count, 0), page, pages }, true);
   /** @type {HTMLButtonElement} */ (root.querySelector("[data-page=previous]")).disabled = page <= 1;
   /** @type {HTMLButtonElement} */ (root.querySelector("[data-page=next]")).disabled = page >= pages;

@@ -85,9 +85,14 @@ export class RunMarks {
 
   /** @param {{node: HTMLElement, badge: HTMLElement, tick: HTMLElement}} mark */
   place(mark) {
-    mark.badge.style.transform = `translate(${mark.node.offsetLeft}px, ${mark.node.offsetTop}px)`;
+    // From the screen's boxes (offsetTop would be from the token's block, which contains
+    // its own layout); the first box of a token that wraps onto the next line.
+    const box = mark.node.getClientRects()[0] || mark.node.getBoundingClientRect();
+    const layer = /** @type {HTMLElement} */ (mark.badge.parentElement || this.layers.get(Number(mark.node.dataset.d)));
+    const origin = layer ? layer.getBoundingClientRect() : box;
+    mark.badge.style.transform = `translate(${box.left - origin.left}px, ${box.top - origin.top}px)`;
     const height = this.main.offsetHeight || 1;
-    const top = mark.node.getBoundingClientRect().top - this.main.getBoundingClientRect().top;
+    const top = box.top - this.main.getBoundingClientRect().top;
     mark.tick.style.top = `${Math.min(100, Math.max(0, (top / height) * 100)).toFixed(3)}%`;
   }
 

@@ -29,6 +29,7 @@ import { api, el, errorText, fmt } from "./http.js";
 import { RationaleSets, runStarts, tokensDiffering } from "./rationale_sets.js";
 import { RunMarks } from "./run_marks.js";
 import { rightToLeftRuns } from "./text_direction.js";
+import { codeUnitsOf } from "./text_offsets.js";
 import { pendingSubmitFromJson, submitToSend } from "./submit_retry.js";
 import { jumpFrom, stepFrom, TokenSelection } from "./token_selection.js";
 import { UndoHistory } from "./undo_history.js";
@@ -808,7 +809,10 @@ class Workspace {
     const box = el("div", undefined, `document${shown.selectable ? " marks-layered" : " readonly-doc"}`);
     box.dataset.docid = doc.docid;
     box.lang = (this.assignment && this.assignment.project.language) || "en";
-    const span = answer && "docid" in answer && answer.docid === doc.docid ? answer : null;
+    const units = codeUnitsOf(doc.text);
+    const tokens = doc.tokens.map(([start, end]) => [units(start), units(end)]);
+    const given = answer && "docid" in answer && answer.docid === doc.docid ? answer : null;
+    const span = given && { ...given, start_char: units(given.start_char), end_char: units(given.end_char) };
     const fragment = document.createDocumentFragment();
     // A selectable text is cut into blocks at its line breaks (it reads the same: the text
     // is pre-wrapped): the browser lays out and paints only the blocks on screen and those a
@@ -834,7 +838,7 @@ class Workspace {
       }
       return mark;
     };
-    const rightToLeft = rightToLeftRuns(doc.text, doc.tokens);
+    const rightToLeft = rightToLeftRuns(doc.text, tokens);
     /** The right-to-left run being filled, if any. @type {HTMLElement|null} */ let run = null;
     /** @param {Node} node @param {number} at @param {boolean} inRun */
     const place = (node, at, inRun) => {
@@ -867,7 +871,7 @@ class Workspace {
     };
     /** @type {HTMLElement[]} */ const nodes = [];
     let previous = 0;
-    doc.tokens.forEach(([start, end], i) => {
+    tokens.forEach(([start, end], i) => {
       if (start > previous) text(previous, start, i > 0 && rightToLeft[i - 1] && rightToLeft[i]);
       const token = el("span", doc.text.slice(start, end), shown.selectable ? "tok" : "plain-tok");
       if (shown.selectable) {

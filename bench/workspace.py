@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import socket
 import statistics
 import subprocess
 import sys
@@ -191,6 +192,18 @@ def measure(
     return statistics.median(renders), times, shift, n
 
 
+def wait_for_port(port: int, timeout: float = 120.0) -> None:
+    """The dev server takes longer than a few seconds to start on a busy machine."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.25)
+    raise SystemExit(f"the dev server did not start on port {port}")
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[int(0.95 * (len(ordered) - 1))]
@@ -229,7 +242,7 @@ def main() -> None:
             stderr=subprocess.DEVNULL,
         )
         try:
-            time.sleep(3)
+            wait_for_port(port)
             base = f"http://127.0.0.1:{port}"
             results = {size: measure(base, pid, args.changes) for size, pid in projects.items()}
         finally:

@@ -815,8 +815,8 @@ class Workspace {
     const span = given && { ...given, start_char: units(given.start_char), end_char: units(given.end_char) };
     const fragment = document.createDocumentFragment();
     // A selectable text is cut into blocks at its line breaks (it reads the same: the text
-    // is pre-wrapped): the browser lays out and paints only the blocks on screen and those a
-    // change touches, however long the text.
+    // is pre-wrapped): a change lays out and paints the lines of its own paragraph, not of
+    // the whole text.
     /** @type {HTMLElement|DocumentFragment} */ let block = fragment;
     const newBlock = () => {
       block = el("div", undefined, "doc-block");
@@ -1366,8 +1366,9 @@ class Workspace {
   /** @param {string} text @param {string} kind */
   showMessage(text, kind) {
     const box = /** @type {HTMLElement} */ (this.root.querySelector(".message"));
-    box.textContent = text;
-    box.className = `message ${kind}`;
+    // The same line again (each autosave's "Draft saved.") is not rewritten, nor laid out.
+    if (box.textContent !== text) box.textContent = text;
+    if (box.className !== `message ${kind}`) box.className = `message ${kind}`;
   }
 }
 

@@ -3,6 +3,11 @@
 Tokens are char offsets into the original text, whitespace tokens dropped, so that a
 document's tokens never contain whitespace and it exports cleanly to ERASER.
 
+A token never ends inside a character the reader sees as one (a grapheme cluster): spaCy
+cuts an emoji ZWJ sequence ("👩‍👩‍👧") at its joiners, a skin tone off its emoji, a flag into
+its two letters, and a combining mark after punctuation off its base; such pieces are joined
+back into one token, which the annotator selects as one.
+
 Sentences follow spaCy's `sentencizer` rule exactly (same punctuation set: a sentence
 starts at the first non-punctuation token after a sentence-final character), computed
 over the token arrays with numpy: the component itself walks Token objects in Python,
@@ -12,6 +17,7 @@ which made it four times slower than the tokenizer.
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -86,6 +92,43 @@ def _sentence_starts(
     return np.concatenate(([0], words[finals_before > finals_at_previous]))
 
 
+def _continues_cluster(char: str) -> bool:
+    """Whether `char` extends the grapheme cluster before it instead of starting one."""
+    code = ord(char)
+    return (
+        code == 0x200D  # zero-width joiner
+        or 0xFE00 <= code <= 0xFE0F  # variation selectors
+        or 0x1F3FB <= code <= 0x1F3FF  # skin tones
+        or 0xE0020 <= code <= 0xE007F  # tag characters (subdivision flags)
+        or unicodedata.category(char) in ("Mn", "Me", "Mc")
+    )
+
+
+def _regional_indicator(char: str) -> bool:
+    return 0x1F1E6 <= ord(char) <= 0x1F1FF
+
+
+def _cluster_joins(text: str, offsets: np.ndarray) -> np.ndarray:
+    """For each token, whether it continues the previous token's last grapheme cluster."""
+    joins = np.zeros(len(offsets), dtype=bool)
+    if len(offsets) < 2:
+        return joins
+    # Only tokens that touch the previous one can continue it.
+    touching = np.flatnonzero(offsets[1:, 0] == offsets[:-1, 1]) + 1
+    for k in touching:
+        start = offsets[k, 0]
+        first, before = text[start], text[start - 1]
+        if _continues_cluster(first) or before == "\u200d":
+            joins[k] = True
+        elif _regional_indicator(first) and _regional_indicator(before):
+            # A flag is a pair of regional indicators: count the run's letters before it.
+            run = 0
+            while start - run - 1 >= 0 and _regional_indicator(text[start - run - 1]):
+                run += 1
+            joins[k] = run % 2 == 1
+    return joins
+
+
 def _from_doc(doc, sentence_final: np.ndarray) -> Tokenized:
     n = len(doc)
     if n == 0:
@@ -99,6 +142,14 @@ def _from_doc(doc, sentence_final: np.ndarray) -> Tokenized:
     keep = cols[:, 2] == 0
     offsets = np.stack([cols[keep, 0], cols[keep, 0] + cols[keep, 1]], axis=1)
     kept_sentence = sentence_of[keep]
+    joins = _cluster_joins(doc.text, offsets)
+    if joins.any():
+        # Each token continuing a cluster gives its end to the token it continues.
+        first_of = np.maximum.accumulate(np.where(joins, 0, np.arange(len(offsets))))
+        ends = np.zeros(len(offsets), dtype=offsets.dtype)
+        np.maximum.at(ends, first_of, offsets[:, 1])
+        offsets = np.stack([offsets[~joins, 0], ends[~joins]], axis=1)
+        kept_sentence = kept_sentence[~joins]
     if len(kept_sentence) == 0:
         return Tokenized(offsets, np.zeros((0, 2), np.int64))
     boundaries = np.flatnonzero(np.diff(kept_sentence)) + 1

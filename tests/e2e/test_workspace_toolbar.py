@@ -132,7 +132,21 @@ def test_sets_differ_by_number_and_underline_and_the_legend_matches(page, long_d
             }"""
         )
 
-    token_looks = [look(first), look(second)]
+    def number_over(locator):
+        # A run's number is drawn in the text's layer of numbers, anchored at its first
+        # token's corner (run_marks.js), not inside the token.
+        return locator.evaluate(
+            """(node) => {
+                const box = node.getClientRects()[0];
+                const badge = [...document.querySelectorAll(".run-badge")].find((b) => {
+                    const r = b.getBoundingClientRect();
+                    return Math.abs(r.left - box.left) < 1 && Math.abs(r.top - box.top) < 1;
+                });
+                return badge ? getComputedStyle(badge, "::before").content : "none";
+            }"""
+        )
+
+    token_looks = [[*look(n)[:2], number_over(n)] for n in (first, second)]
     assert token_looks[0][0] != token_looks[1][0], "the sets' underlines differ"
     assert [t[2] for t in token_looks] == ['"1"', '"2"'], "each run shows its set's number"
     chips = page.locator(".ws-toolbar .legend-set")

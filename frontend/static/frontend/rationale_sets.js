@@ -15,6 +15,48 @@ function ascending(tokens) {
   return [...tokens].sort((a, b) => a - b);
 }
 
+/** The tokens whose marks may differ between two states of the sets (an undo, a redo, a
+ * clear): every token some set holds in one state and not in the other, and the token after
+ * each (whether it begins a run may change with it). Only these are repainted, however long
+ * the document. @param {SetEntries[]} before @param {SetEntries[]} after
+ * @returns {Map<string, Set<number>>} docid -> tokens */
+export function tokensDiffering(before, after) {
+  /** @type {Map<string, Set<number>>} */ const changed = new Map();
+  /** @param {SetEntries|undefined} set @returns {Map<string, Set<number>>} */
+  const asMap = (set) => new Map((set || []).map(([docid, tokens]) => [docid, new Set(tokens)]));
+  /** @param {string} docid @param {number} token */
+  const mark = (docid, token) => {
+    let tokens = changed.get(docid);
+    if (!tokens) changed.set(docid, (tokens = new Set()));
+    tokens.add(token);
+    tokens.add(token + 1);
+  };
+  for (let s = 0; s < Math.max(before.length, after.length); s += 1) {
+    const [was, now] = [asMap(before[s]), asMap(after[s])];
+    for (const [one, other] of [[was, now], [now, was]]) {
+      for (const [docid, tokens] of one) {
+        const there = other.get(docid);
+        for (const token of tokens) if (!there || !there.has(token)) mark(docid, token);
+      }
+    }
+  }
+  return changed;
+}
+
+/** Where each run of highlighted tokens begins in one document, in text order: a token some
+ * set holds whose previous token that set does not hold. The keys that jump from highlight
+ * to highlight, and the minimap, go by these. @param {SetEntries[]} entries @param {string} docid
+ * @param {number} [only] one set's index, or every set when left out @returns {number[]} */
+export function runStarts(entries, docid, only) {
+  const starts = new Set();
+  entries.forEach((set, s) => {
+    if (only !== undefined && s !== only) return;
+    const tokens = set.find(([id]) => id === docid)?.[1] || [];
+    tokens.forEach((token, n) => { if (n === 0 || tokens[n - 1] !== token - 1) starts.add(token); });
+  });
+  return [...starts].sort((a, b) => a - b);
+}
+
 export class RationaleSets {
   /** An empty first set, current. */
   constructor() {

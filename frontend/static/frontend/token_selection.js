@@ -51,6 +51,24 @@ export function stepFrom(position, step, lengths) {
   return { doc: d, token: i };
 }
 
+/** The next (step +1) or previous (step -1) place among `starts` from `position`, going on
+ * into the following (or earlier) documents; null when there is none that way.
+ * @param {TokenPosition} position
+ * @param {number} step +1 or -1
+ * @param {number[][]} starts each shown document's places (highlights' first tokens) in
+ *   ascending order
+ * @returns {TokenPosition|null} */
+export function jumpFrom(position, step, starts) {
+  for (let d = position.doc; d >= 0 && d < starts.length; d += step) {
+    const places = starts[d] || [];
+    const found = step > 0
+      ? places.find((token) => d > position.doc || token > position.token)
+      : [...places].reverse().find((token) => d < position.doc || token < position.token);
+    if (found !== undefined) return { doc: d, token: found };
+  }
+  return null;
+}
+
 export class TokenSelection {
   /** @param {TokenPosition} [cursor] */
   constructor(cursor = { doc: 0, token: 0 }) {

@@ -26,10 +26,13 @@
 /** @typedef {import("./workspace_draft.js").DraftRead} DraftRead */
 
 import { api, el, errorText, fmt } from "./http.js";
-import { RationaleSets } from "./rationale_sets.js";
+import { RationaleSets, runStarts, tokensDiffering } from "./rationale_sets.js";
+import { RunMarks } from "./run_marks.js";
+import { rightToLeftRuns } from "./text_direction.js";
+import { codeUnitsOf } from "./text_offsets.js";
 import { pendingSubmitFromJson, submitToSend } from "./submit_retry.js";
 import { Suggestions } from "./suggestions.js";
-import { stepFrom, TokenSelection } from "./token_selection.js";
+import { jumpFrom, stepFrom, TokenSelection } from "./token_selection.js";
 import { UndoHistory } from "./undo_history.js";
 import { draftOf, draftRead } from "./workspace_draft.js";
 
@@ -84,6 +87,7 @@ class Workspace {
     /** Earlier states of the sets, as their entries. @type {UndoHistory<SetEntries[]>} */
     this.history = new UndoHistory();
     /** @type {HTMLElement[][]} */ this.tokenNodes = [];
+    /** The runs' numbers and the minimap's ticks. @type {RunMarks|null} */ this.runMarks = null;
     this.clientUuid = "";
     this.elapsedMs = 0;
     this.visibleSince = performance.now();
@@ -400,10 +404,17 @@ class Workspace {
     const main = el("div", undefined, "ws-main");
     const side = el("aside", undefined, "ws-side");
     side.setAttribute("aria-label", gettext("Label, rationale sets and submit"));
-    layout.append(main, side);
+    // Where the highlights are in the whole item, beside the texts; the keys ] and [ (in the
+    // shortcuts) reach the same places for those who do not point.
+    const minimap = el("div", undefined, "minimap");
+    minimap.setAttribute("aria-hidden", "true");
+    minimap.title = gettext("Where the highlights are: click to go there");
+    layout.classList.add("with-minimap");
+    layout.append(main, minimap, side);
     body.appendChild(layout);
 
     this.tokenNodes = this.docs.map(() => []);
+    this.runMarks = new RunMarks(main, minimap, (at) => this.jumpTo(at));
     this.renderItem(main);
     this.renderToolbar(toolbar);
     if (this.suggestions) this.renderSuggestionBar(toolbar);
@@ -771,6 +782,8 @@ class Workspace {
         [["a"], gettext("Accept the model's suggestion under the cursor")],
         [["A"], gettext("Accept every suggestion of the model")],
       ] : []),
+      [["]", "["], gettext("Go to the next or previous highlight")],
+      [["s"], gettext("Go to the next set's highlights (it becomes the current set)")],
       [["1", "…", "9"], gettext("Choose rationale set 1 to 9")],
       [["z"], gettext("Undo the last change")],
       [["y"], gettext("Redo what was undone")],
@@ -864,15 +877,27 @@ class Workspace {
    * lies here, wrapped in a mark. @param {Shown} shown @param {number} d @param {Answer} [answer] */
   renderDocument(shown, d, answer) {
     const doc = shown.doc;
-    const box = el("div", undefined, `document${shown.selectable ? "" : " readonly-doc"}`);
+    const box = el("div", undefined, `document${shown.selectable ? " marks-layered" : " readonly-doc"}`);
     box.dataset.docid = doc.docid;
     box.lang = (this.assignment && this.assignment.project.language) || "en";
-    const span = answer && "docid" in answer && answer.docid === doc.docid ? answer : null;
+    const units = codeUnitsOf(doc.text);
+    const tokens = doc.tokens.map(([start, end]) => [units(start), units(end)]);
+    const given = answer && "docid" in answer && answer.docid === doc.docid ? answer : null;
+    const span = given && { ...given, start_char: units(given.start_char), end_char: units(given.end_char) };
     const fragment = document.createDocumentFragment();
+    // A selectable text is cut into blocks at its line breaks (it reads the same: the text
+    // is pre-wrapped): a change lays out and paints the lines of its own paragraph, not of
+    // the whole text.
+    /** @type {HTMLElement|DocumentFragment} */ let block = fragment;
+    const newBlock = () => {
+      block = el("div", undefined, "doc-block");
+      fragment.appendChild(block);
+    };
+    if (shown.selectable) newBlock();
     /** @type {HTMLElement|null} */ let mark = null;
     /** Where what starts at character `at` goes: the answer's mark, or the document. @param {number} at */
     const target = (at) => {
-      if (!span || at < span.start_char || at >= span.end_char) return fragment;
+      if (!span || at < span.start_char || at >= span.end_char) return block;
       if (!mark) {
         mark = el("mark", undefined, "gold-answer");
         mark.title = gettext("Gold answer");
@@ -880,22 +905,45 @@ class Workspace {
         const tag = el("span", gettext("Answer"), "answer-tag");
         tag.setAttribute("aria-hidden", "true");
         mark.appendChild(tag);
-        fragment.appendChild(mark);
+        block.appendChild(mark);
       }
       return mark;
     };
-    /** @param {number} from @param {number} to */
-    const text = (from, to) => {
+    const rightToLeft = rightToLeftRuns(doc.text, tokens);
+    /** The right-to-left run being filled, if any. @type {HTMLElement|null} */ let run = null;
+    /** @param {Node} node @param {number} at @param {boolean} inRun */
+    const place = (node, at, inRun) => {
+      const parent = target(at);
+      if (!inRun) {
+        run = null;
+        parent.appendChild(node);
+        return;
+      }
+      if (!run || run.parentNode !== parent) {
+        run = el("span", undefined, "rtl-run");
+        run.dir = "rtl";
+        parent.appendChild(run);
+      }
+      run.appendChild(node);
+    };
+    /** @param {number} from @param {number} to @param {boolean} inRun */
+    const text = (from, to, inRun) => {
       const edges = span ? [span.start_char, span.end_char].filter((c) => c > from && c < to) : [];
       const cuts = [from, ...edges, to];
       for (let k = 0; k + 1 < cuts.length; k += 1) {
-        target(cuts[k]).appendChild(document.createTextNode(doc.text.slice(cuts[k], cuts[k + 1])));
+        const piece = doc.text.slice(cuts[k], cuts[k + 1]);
+        const cut = piece.lastIndexOf("\n") + 1;
+        if (cut > 0 && block !== fragment && target(cuts[k]) === block) {
+          place(document.createTextNode(piece.slice(0, cut)), cuts[k], false);
+          newBlock();
+          if (cut < piece.length) place(document.createTextNode(piece.slice(cut)), cuts[k] + cut, false);
+        } else place(document.createTextNode(piece), cuts[k], inRun);
       }
     };
     /** @type {HTMLElement[]} */ const nodes = [];
     let previous = 0;
-    doc.tokens.forEach(([start, end], i) => {
-      if (start > previous) text(previous, start);
+    tokens.forEach(([start, end], i) => {
+      if (start > previous) text(previous, start, i > 0 && rightToLeft[i - 1] && rightToLeft[i]);
       const token = el("span", doc.text.slice(start, end), shown.selectable ? "tok" : "plain-tok");
       if (shown.selectable) {
         token.dataset.d = String(d);
@@ -904,12 +952,17 @@ class Workspace {
       }
       // A token that reaches into the answer from before it is part of the answer.
       const inAnswer = span && start < span.start_char && end > span.start_char;
-      target(inAnswer ? /** @type {AnswerSpan} */ (span).start_char : start).appendChild(token);
+      place(token, inAnswer ? /** @type {AnswerSpan} */ (span).start_char : start, rightToLeft[i]);
       previous = end;
     });
-    if (previous < doc.text.length) text(previous, doc.text.length);
+    if (previous < doc.text.length) text(previous, doc.text.length, false);
     if (mark) /** @type {HTMLElement} */ (mark).appendChild(el("span", gettext(" (end of gold answer)"), "sr-only"));
-    box.appendChild(fragment);
+    if (shown.selectable && this.runMarks) {
+      // The text in a block of its own beside the numbers' layer: a number added is then
+      // laid out alone, outside the text's lines.
+      this.runMarks.addDocument(d, box);
+      box.appendChild(el("div", undefined, "doc-text")).appendChild(fragment);
+    } else box.appendChild(fragment);
     if (shown.selectable) {
       box.addEventListener("pointerdown", (e) => this.onPointerDown(/** @type {PointerEvent} */ (e)));
       // A long press selects; the browser's menu for it would cover the text.
@@ -924,13 +977,21 @@ class Workspace {
     const node = this.tokenNodes[d] && this.tokenNodes[d][i];
     if (!node) return;
     const { first, count, runStart } = this.rationale.marksOf(this.docs[d].doc.docid, i);
-    node.className = "tok" + (first >= 0 ? ` sel set-${first % COLOURS}` : "") + (count > 1 ? " multi" : "")
+    const className = "tok" + (first >= 0 ? ` sel set-${first % COLOURS}` : "") + (count > 1 ? " multi" : "")
       + (runStart ? " run-start" : "") + (this.selection.isCursor(d, i) ? " cursor" : "")
       + this.suggestionClass(this.docs[d].doc.docid, i, count > 0);
-    if (node.classList.contains("suggested")) node.title = gettext("Suggested by a model");
-    else node.removeAttribute("title");
-    if (first >= 0) node.dataset.setNumber = String(first + 1);
-    else delete node.dataset.setNumber;
+    // Only what changes is written: an unchanged token is not touched (nor restyled).
+    if (node.className !== className) {
+      node.className = className;
+      if (node.classList.contains("suggested")) node.title = gettext("Suggested by a model");
+      else node.removeAttribute("title");
+    }
+    const number = first >= 0 ? String(first + 1) : undefined;
+    if (node.dataset.setNumber !== number) {
+      if (number === undefined) delete node.dataset.setNumber;
+      else node.dataset.setNumber = number;
+    }
+    this.runMarks?.show({ doc: d, token: i }, node, runStart ? first : -1);
   }
 
   /** A suggested token's class and its words for screen readers, where suggestions show.
@@ -946,19 +1007,38 @@ class Workspace {
     this.renderLegend();
   }
 
+  /** Repaints the tokens whose marks differ between two states of the sets, and only
+   * those. @param {import("./rationale_sets.js").SetEntries[]} before */
+  repaintSince(before) {
+    const byDocid = new Map(this.docs.map((shown, d) => [shown.doc.docid, d]));
+    for (const [docid, tokens] of tokensDiffering(before, this.rationale.toEntries())) {
+      const d = byDocid.get(docid);
+      if (d !== undefined) for (const i of tokens) this.paintToken(d, i);
+    }
+    this.renderLegend();
+  }
+
   renderLegend() {
     const legend = /** @type {HTMLElement} */ (this.root.querySelector(".legend"));
-    legend.replaceChildren();
     const current = this.rationale.current;
+    // The chips are kept and changed in place: a change rewrites one chip's count, not the legend.
+    while (legend.children.length > this.rationale.count) legend.lastElementChild?.remove();
     for (let s = 0; s < this.rationale.count; s += 1) {
       const count = this.rationale.tokenCount(s);
-      const chip = el("button", interpolate(ngettext("Set %(set)s: %(count)s token", "Set %(set)s: %(count)s tokens", count), { set: s + 1, count }, true), `legend-set set-${s % COLOURS}${s === current ? " current" : ""}`);
-      chip.type = "button";
-      chip.dataset.set = String(s);
-      chip.dataset.setNumber = String(s + 1);
-      chip.setAttribute("aria-pressed", String(s === current));
-      chip.addEventListener("click", () => { this.rationale.choose(s); this.renderLegend(); });
-      legend.appendChild(chip);
+      let chip = /** @type {HTMLElement|undefined} */ (legend.children[s]);
+      if (!chip) {
+        chip = el("button", undefined, "legend-set");
+        /** @type {HTMLButtonElement} */ (chip).type = "button";
+        chip.dataset.set = String(s);
+        chip.dataset.setNumber = String(s + 1);
+        chip.addEventListener("click", () => { this.rationale.choose(s); this.renderLegend(); });
+        legend.appendChild(chip);
+      }
+      const text = interpolate(ngettext("Set %(set)s: %(count)s token", "Set %(set)s: %(count)s tokens", count), { set: s + 1, count }, true);
+      if (chip.textContent !== text) chip.textContent = text;
+      const className = `legend-set set-${s % COLOURS}${s === current ? " current" : ""}`;
+      if (chip.className !== className) chip.className = className;
+      if (chip.getAttribute("aria-pressed") !== String(s === current)) chip.setAttribute("aria-pressed", String(s === current));
     }
     const suggestionCount = this.root.querySelector(".suggestion-count");
     if (suggestionCount && this.suggestions) {
@@ -967,7 +1047,8 @@ class Workspace {
     }
     for (const counter of this.root.querySelectorAll(".doc-count")) {
       const marked = this.rationale.highlightedIn(/** @type {HTMLElement} */ (counter).dataset.docid || "");
-      counter.textContent = marked ? interpolate(gettext("%(count)s highlighted"), { count: marked }, true) : "";
+      const text = marked ? interpolate(gettext("%(count)s highlighted"), { count: marked }, true) : "";
+      if (counter.textContent !== text) counter.textContent = text;
     }
   }
 
@@ -1174,6 +1255,11 @@ class Workspace {
     } else if (event.key === "p") {
       // The previous items (the draft is flushed on leaving, as for any navigation).
       window.location.assign(`/projects/${this.projectId}/answers/?open=latest`);
+    } else if (event.key === "]" || event.key === "[") {
+      event.preventDefault();
+      this.jumpToHighlight(event.key === "]" ? 1 : -1);
+    } else if (event.key === "s") {
+      this.jumpToNextSet();
     } else if (event.key === "n") {
       this.nextSet();
     } else if (event.key === "a" && this.suggestions) {
@@ -1201,28 +1287,59 @@ class Workspace {
   }
 
   undo() {
-    const previous = this.history.undo(this.rationale.toEntries());
+    const present = this.rationale.toEntries();
+    const previous = this.history.undo(present);
     if (!previous) return;
     // Only the sets step back: the label, the UUID and the time spent are not edits.
     this.rationale = RationaleSets.fromEntries(previous, this.rationale.current);
-    this.refreshAll();
+    this.repaintSince(present);
     this.changed();
   }
 
   redo() {
-    const next = this.history.redo(this.rationale.toEntries());
+    const present = this.rationale.toEntries();
+    const next = this.history.redo(present);
     if (!next) return;
     this.rationale = RationaleSets.fromEntries(next, this.rationale.current);
-    this.refreshAll();
+    this.repaintSince(present);
     this.changed();
   }
 
   /** @param {boolean} all */
   clearSet(all) {
-    this.remember();
+    const present = this.rationale.toEntries();
+    this.history.record(present);
     if (all) this.rationale.clearAll(); else this.rationale.clearCurrent();
-    this.refreshAll();
+    this.repaintSince(present);
     this.changed();
+  }
+
+  /** The cursor to a token, brought to the middle of the screen. @param {TokenPosition} at */
+  jumpTo(at) {
+    const node = this.tokenNodes[at.doc] && this.tokenNodes[at.doc][at.token];
+    if (!node) return;
+    this.moveCursor(at);
+    node.scrollIntoView({ block: "center" });
+  }
+
+  /** The next (or previous) highlight's first token, of any set or of one.
+   * @param {number} step +1 or -1 @param {number} [set] */
+  jumpToHighlight(step, set) {
+    const entries = this.rationale.toEntries();
+    const starts = this.docs.map((shown, d) => (this.tokenNodes[d].length ? runStarts(entries, shown.doc.docid, set) : []));
+    const at = jumpFrom(this.selection.cursor, step, starts);
+    if (at) this.jumpTo(at);
+  }
+
+  /** The next set becomes the current one (after the last, the first), and the cursor goes
+   * to its first highlight. */
+  jumpToNextSet() {
+    this.rationale.choose((this.rationale.current + 1) % this.rationale.count);
+    this.renderLegend();
+    const entries = this.rationale.toEntries();
+    const starts = this.docs.map((shown, d) => (this.tokenNodes[d].length ? runStarts(entries, shown.doc.docid, this.rationale.current) : []));
+    const at = jumpFrom({ doc: 0, token: -1 }, 1, starts);
+    if (at) this.jumpTo(at);
   }
 
   // ------------------------------------------------------------ submitting
@@ -1347,8 +1464,9 @@ class Workspace {
   /** @param {string} text @param {string} kind */
   showMessage(text, kind) {
     const box = /** @type {HTMLElement} */ (this.root.querySelector(".message"));
-    box.textContent = text;
-    box.className = `message ${kind}`;
+    // The same line again (each autosave's "Draft saved.") is not rewritten, nor laid out.
+    if (box.textContent !== text) box.textContent = text;
+    if (box.className !== `message ${kind}`) box.className = `message ${kind}`;
   }
 }
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { RationaleSets } from "../../../frontend/static/frontend/rationale_sets.js";
+import { RationaleSets, runStarts, tokensDiffering } from "../../../frontend/static/frontend/rationale_sets.js";
 
 describe("a new RationaleSets", () => {
   test("has one empty set, current, and no spans", () => {
@@ -221,5 +221,34 @@ describe("fromEntries", () => {
     const rationale = RationaleSets.fromEntries(/** @type {any} */ (entries));
     rationale.applyRun("d1", 2, 2, "add");
     assert.deepEqual(entries, [[["d1", [1]]]]);
+  });
+});
+
+describe("tokensDiffering", () => {
+  test("names the tokens some set gained or lost, and the token after each", () => {
+    const before = [[["d1", [1, 2, 3]]], [["d2", [0]]]];
+    const after = [[["d1", [1, 2]]], [["d2", [0]], ["d1", [7]]]];
+    const changed = tokensDiffering(before, after);
+    assert.deepEqual([...changed.keys()], ["d1"]);
+    assert.deepEqual([...changed.get("d1")].sort((a, b) => a - b), [3, 4, 7, 8]);
+  });
+
+  test("is empty when nothing changed, however many tokens are highlighted", () => {
+    const sets = [[["d1", Array.from({ length: 5000 }, (_, i) => i)]]];
+    assert.equal(tokensDiffering(sets, structuredClone(sets)).size, 0);
+  });
+
+  test("counts a set that is gone as every token of it lost", () => {
+    const changed = tokensDiffering([[], [["d1", [4]]]], [[]]);
+    assert.deepEqual([...changed.get("d1")], [4, 5]);
+  });
+});
+
+describe("runStarts", () => {
+  test("gives each run's first token over every set, or over one", () => {
+    const entries = [[["d1", [2, 3, 4, 9]]], [["d1", [3, 12, 13]]]];
+    assert.deepEqual(runStarts(entries, "d1"), [2, 3, 9, 12]);
+    assert.deepEqual(runStarts(entries, "d1", 1), [3, 12]);
+    assert.deepEqual(runStarts(entries, "d2"), []);
   });
 });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { runBetween, runsUncovered, stepFrom, TokenSelection } from "../../../frontend/static/frontend/token_selection.js";
+import { jumpFrom, runBetween, runsUncovered, stepFrom, TokenSelection } from "../../../frontend/static/frontend/token_selection.js";
 
 describe("runBetween", () => {
   test("runs from the anchor to the pointer, both included", () => {
@@ -151,5 +151,24 @@ describe("dragStep", () => {
     assert.equal(selection.dragStep({ doc: 0, token: 2 }), null);
     selection.press({ doc: 0, token: 1 }, "add");
     assert.equal(selection.dragStep({ doc: 1, token: 2 }), null);
+  });
+});
+
+describe("jumpFrom", () => {
+  const starts = [[2, 9], [], [0, 5]];
+
+  test("goes to the next place, on into the next documents", () => {
+    assert.deepEqual(jumpFrom({ doc: 0, token: 2 }, 1, starts), { doc: 0, token: 9 });
+    assert.deepEqual(jumpFrom({ doc: 0, token: 9 }, 1, starts), { doc: 2, token: 0 });
+  });
+
+  test("goes back to the previous place, on into the earlier documents", () => {
+    assert.deepEqual(jumpFrom({ doc: 2, token: 3 }, -1, starts), { doc: 2, token: 0 });
+    assert.deepEqual(jumpFrom({ doc: 2, token: 0 }, -1, starts), { doc: 0, token: 9 });
+  });
+
+  test("is null past the last place and before the first", () => {
+    assert.equal(jumpFrom({ doc: 2, token: 5 }, 1, starts), null);
+    assert.equal(jumpFrom({ doc: 0, token: 2 }, -1, starts), null);
   });
 });

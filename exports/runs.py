@@ -489,7 +489,7 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
     with transaction.atomic():
         run = (
             ExplainerRun.objects.select_for_update()
-            .select_related("export__project", "model")
+            .select_related("export__project")
             .get(pk=run_id)
         )
         if run.status in (RunStatus.SUCCEEDED, RunStatus.FAILED):

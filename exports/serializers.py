@@ -1,3 +1,5 @@
+import json
+
 from rest_framework import serializers
 
 from config.api_fields import (
@@ -106,6 +108,18 @@ MODEL_EXPLAINERS_OFFERED = [
 LABEL_MAPPING_MAX = 1000
 
 
+class _JsonObjectField(serializers.JSONField):
+    """A JSON object: as it is in a JSON body, or as JSON text in a multipart body's field."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str | bytes):
+            try:
+                data = json.loads(data)
+            except ValueError:
+                self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 def _mapping_checked(value):
     if value is None:
         return None
@@ -138,8 +152,7 @@ class ExplainerRunCreateInputSerializer(serializers.Serializer):
         help_text="A model registered for the project: the model explainer explains it.",
     )
     # A JSON object in a JSON body or in a multipart body's field.
-    options = serializers.JSONField(
-        binary=True,
+    options = _JsonObjectField(
         required=False,
         help_text="A model explainer's options: integrated_gradients takes steps, lime and "
         "shap take samples (whole numbers).",
@@ -162,8 +175,7 @@ class ClassifierModelRegisterInputSerializer(serializers.Serializer):
     file = serializers.FileField(
         required=False, help_text="A zip of a save_pretrained folder (instead of a folder)."
     )
-    label_mapping = serializers.JSONField(
-        binary=True,
+    label_mapping = _JsonObjectField(
         required=False,
         allow_null=True,
         help_text="Each project label's model label; left out when they are the same labels.",

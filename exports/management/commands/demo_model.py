@@ -24,7 +24,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--project", type=int, help="the project's id (default: the demo project)"
         )
-        parser.add_argument("--split", default="test", choices=["train", "val", "test"])
+        parser.add_argument(
+            "--split",
+            default="test",
+            choices=["train", "val", "test"],
+            help="the split the runs explain",
+        )
         parser.add_argument("--seed", type=int, default=0, help="the training's seed")
         parser.add_argument(
             "--retrain", action="store_true", help="train again and start every run again"

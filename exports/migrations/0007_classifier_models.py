@@ -6,42 +6,69 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotate', '0023_api_tokens'),
-        ('exports', '0006_explainer_run_parts'),
+        ("annotate", "0023_api_tokens"),
+        ("exports", "0006_explainer_run_parts"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='explainerrun',
-            name='options',
+            model_name="explainerrun",
+            name="options",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.CreateModel(
-            name='ClassifierModel',
+            name="ClassifierModel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=120)),
-                ('folder', models.CharField(max_length=500)),
-                ('labels', models.JSONField(default=list)),
-                ('label_mapping', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='classifier_models', to='annotate.project')),
-                ('registered_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=120)),
+                ("folder", models.CharField(max_length=500)),
+                ("labels", models.JSONField(default=list)),
+                ("label_mapping", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="classifier_models",
+                        to="annotate.project",
+                    ),
+                ),
+                (
+                    "registered_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', 'pk'],
+                "ordering": ["name", "pk"],
             },
         ),
         migrations.AddField(
-            model_name='explainerrun',
-            name='model',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='runs', to='exports.classifiermodel'),
+            model_name="explainerrun",
+            name="model",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.RESTRICT,
+                related_name="runs",
+                to="exports.classifiermodel",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='classifiermodel',
-            constraint=models.UniqueConstraint(fields=('project', 'name'), name='classifiermodel_name_unique_per_project'),
+            model_name="classifiermodel",
+            constraint=models.UniqueConstraint(
+                fields=("project", "name"), name="classifiermodel_name_unique_per_project"
+            ),
         ),
     ]

@@ -257,3 +257,15 @@ def test_admins_and_researchers_list_the_projects_models_only(project, models_ro
     assert listed.status_code == 200
     assert [m["name"] for m in listed.json()["results"]] == ["tiny"]
     assert (refused.status_code, stranger.status_code) == (403, 404)
+
+
+def test_a_deleted_project_takes_its_models_and_their_runs(project):
+    from exports.models import ExplainerRun, Export
+
+    export = Export.objects.create(project=project, status="succeeded", params={})
+    model = ClassifierModel.objects.create(project=project, name="m", folder="models/m")
+    ExplainerRun.objects.create(export=export, name="r", explainer="gradient", model=model)
+
+    project.delete()
+
+    assert not ClassifierModel.objects.exists() and not ExplainerRun.objects.exists()

@@ -251,7 +251,7 @@ def load_classifier(
     labels = model_labels(folder)
     if memory_budget_mb < 1:
         raise ValueError("memory_budget_mb must be at least 1")
-    torch = _torch()
+    _torch()
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     device = resolve_device(device)
@@ -272,7 +272,9 @@ def load_classifier(
             f"{folder / 'config.json'}: id2label names {len(labels)} labels, "
             f"the classifier head has {model.config.num_labels}"
         )
-    torch.manual_seed(0)
+    # Explainers differentiate with respect to the inputs only: gradients of the weights
+    # would cost a second backward product per layer for nothing.
+    model.requires_grad_(False)
     model.to(device).eval()
     return TransformersClassifier(
         model, tokenizer, device=device, memory_budget_mb=memory_budget_mb, labels=labels

@@ -43,8 +43,16 @@ def _probability_forward(model: TransformersClassifier):
     return forward
 
 
+def _one_by_one(encoded: Sequence[Encoded]):
+    """Gradients and attention weights are computed one input at a time: their rounding
+    changes with the padding and the size of a batch (by 1e-10), and an input's scores must
+    not depend on which others share its chunk. Forward passes of erased inputs are batched:
+    their probabilities do not change with the batch."""
+    return ([i] for i in range(len(encoded)))
+
+
 def _embedded_batches(model: TransformersClassifier, encoded: Sequence[Encoded]):
-    for batch in model.batches([len(e.ids) for e in encoded], gradients=True):
+    for batch in _one_by_one(encoded):
         ids, mask, types = model.padded([(encoded[i].ids, encoded[i].type_ids) for i in batch])
         embeds = model.model.get_input_embeddings()(ids).detach()
         yield batch, ids, embeds, mask, types
@@ -142,7 +150,7 @@ def integrated_gradients_pieces(
 def _attentions(model, encoded):
     torch = _torch()
     with torch.inference_mode():
-        for batch in model.batches([len(e.ids) for e in encoded]):
+        for batch in _one_by_one(encoded):
             ids, mask, types = model.padded([(encoded[i].ids, encoded[i].type_ids) for i in batch])
             outputs = model.model(
                 input_ids=ids, output_attentions=True, **model.forward_kwargs(mask, types)
@@ -163,23 +171,26 @@ def attention_last_pieces(model, encoded, targets=None, rngs=None) -> list[np.nd
     return out
 
 
+def _rollout(attentions, length: int) -> np.ndarray:
+    """One input's rollout, on its own pieces only: the padding of the batch it came in
+    would change the products' rounding."""
+    eye = np.eye(length)
+    rollout = eye
+    for layer in attentions:
+        mixed = 0.5 * layer[:, :length, :length].mean(dim=0).cpu().numpy() + 0.5 * eye
+        mixed = mixed / mixed.sum(axis=-1, keepdims=True)
+        rollout = mixed @ rollout
+    return rollout[0]
+
+
 def attention_rollout_pieces(model, encoded, targets=None, rngs=None) -> list[np.ndarray]:
     """Attention rollout (Abnar & Zuidema, 2020): per layer the head-mean attention plus the
     identity for the residual connection, rows renormalised, multiplied from the first layer
     up; the first token's row."""
-    torch = _torch()
     out: list[np.ndarray] = [np.zeros(0)] * len(encoded)
     for batch, attentions in _attentions(model, encoded):
-        width = attentions[0].shape[-1]
-        eye = torch.eye(width, dtype=torch.float64, device=attentions[0].device)
-        rollout = eye.expand(len(batch), width, width)
-        for layer in attentions:
-            mixed = 0.5 * layer.mean(dim=1) + 0.5 * eye
-            mixed = mixed / mixed.sum(dim=-1, keepdim=True)
-            rollout = mixed @ rollout
-        first = rollout[:, 0, :].cpu().numpy()
         for row, i in enumerate(batch):
-            out[i] = first[row, : len(encoded[i].ids)]
+            out[i] = _rollout([a[row] for a in attentions], len(encoded[i].ids))
     return out
 
 

@@ -95,14 +95,13 @@ def _dataset_of(export: Export) -> EraserDataset:
         return read_eraser_dataset(source)
 
 
-# The options a model explainer takes, each with its bounds and the keyword of
-# rationale_metrics' explain_lines that receives it.
+# The options of the model explainers that a run may set, with their bounds (the others
+# keep rationale_metrics' defaults).
 MODEL_EXPLAINER_OPTIONS = {
     "integrated_gradients": {"steps": (1, 1000)},
     "lime": {"samples": (1, 20000)},
     "shap": {"samples": (1, 20000)},
 }
-OPTION_KEYWORDS = {"steps": "ig_steps", "samples": "samples"}
 
 
 @transaction.atomic
@@ -218,7 +217,6 @@ def _model_of_run(run: ExplainerRun, dataset: EraserDataset) -> TextClassifier:
 
 def _explained_lines(run: ExplainerRun, model, dataset: EraserDataset, start, stop, k):
     """The predictions lines of the instances start..stop-1; a model's in the project's labels."""
-    keywords = {OPTION_KEYWORDS[key]: value for key, value in (run.options or {}).items()}
     lines = explain_lines(
         model,
         dataset,
@@ -227,7 +225,7 @@ def _explained_lines(run: ExplainerRun, model, dataset: EraserDataset, start, st
         stop=stop,
         explainer=run.explainer,
         k=k,
-        **keywords,
+        options=dict(run.options) if run.options else None,
     )
     names = {m: p for p, m in ((run.model.label_mapping or {}) if run.model_id else {}).items()}
     if all(m == p for m, p in names.items()):

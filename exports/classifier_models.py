@@ -39,10 +39,10 @@ from exports.model_checks import (
 )
 from exports.models import ClassifierModel
 
-MODELS_EXTRA_MODULES = ("torch", "transformers")
+MODELS_EXTRA_MODULES = ("torch", "transformers", "captum")
 MODELS_EXTRA_MISSING = (
-    "model explainers need the 'models' extra (torch and transformers), which this server "
-    "does not have: install it with pip install 'rationale-workbench[models]', or run the "
+    "model explainers need the 'models' extra (torch, transformers and captum), which this "
+    "server does not have: install it with pip install 'rationale-workbench[models]', or run the "
     "bag-of-words explainers (occlusion, lime, linear, random) without a model"
 )
 

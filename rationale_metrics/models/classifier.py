@@ -253,6 +253,10 @@ def load_classifier(
         raise ValueError("memory_budget_mb must be at least 1")
     _torch()
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    # Progress bars of loading and saving a few kilobytes are noise in a command's output.
+    transformers_logging.disable_progress_bar()
 
     device = resolve_device(device)
     try:

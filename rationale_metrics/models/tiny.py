@@ -59,6 +59,10 @@ def train_tiny_model(
     `save_pretrained` (config with id2label, safetensors weights, tokenizer) in `out_folder`."""
     import torch
     from transformers import BertConfig, BertForSequenceClassification
+    from transformers.utils import logging as transformers_logging
+
+    # Progress bars of loading and saving a few kilobytes are noise in a command's output.
+    transformers_logging.disable_progress_bar()
 
     token_lists = [[str(t) for t in tokens] for tokens in train_token_lists]
     queries = list(queries) if queries is not None else [None] * len(token_lists)

@@ -42,7 +42,7 @@ def test_a_missing_folder_or_config_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         model_labels(tmp_path / "nope")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="config.json: missing"):
+    with pytest.raises(ValueError, match=r"config\.json: missing"):
         load_classifier(tmp_path / "empty")
     (tmp_path / "empty" / "config.json").write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):

@@ -128,13 +128,15 @@ class ImportHfMappingApi(APIView):
         responses={200: HfMappingOutputSerializer, **errors(400, 403, 404)},
     )
     def post(self, request, project_id: int):
-        selectors.project_get_for_user(
+        project = selectors.project_get_for_user(
             project_id=project_id, user=request.user, roles=(Role.ADMIN,)
         )
         data = HfMappingInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         preview = services.hf_mapping_preview_upload(
-            upload=data.validated_data["file"], mapping=data.validated_data.get("mapping")
+            upload=data.validated_data["file"],
+            mapping=data.validated_data.get("mapping"),
+            task_type=project.task_type,
         )
         return Response(HfMappingOutputSerializer(preview).data)
 

@@ -20,6 +20,13 @@ A mapping names, for each role an item has, the dataset's column that fills it:
 | rationale_tokens | rationale sets, each a list of token indices (one document) or of {docid, indices} | optional |
 | perturbation_of | string or int: the id of the item this row perturbs | optional |
 | perturbation_types | list of string | optional |
+| question | string: a reading-comprehension item's question (its query and a document of its own) | reading comprehension only, optional |
+| answers | {text: [string], answer_start: [int]} as SQuAD gives them (optionally docid: [string]): the gold answer first, by character offset in the passage; empty lists: no answer | reading comprehension only, optional |
+
+In a reading-comprehension project the texts are named as raw-text imports name them
+(`<id>:question`, `<id>:passage`), a documents column's `role` ("question" or "text") is kept,
+and an answer's passage (its context) is the answer's docid, else the row's first document
+whose role is text.
 """
 
 from __future__ import annotations
@@ -40,11 +47,15 @@ ROLES = (
     "rationale_tokens",
     "perturbation_of",
     "perturbation_types",
+    "question",
+    "answers",
 )
+# Roles only a reading-comprehension project has.
+READING_ROLES = ("question", "answers")
 # The default guess: the first of these names that the dataset has, per role.
 GUESSES = {
     "documents": ("documents",),
-    "text": ("text", "sentence", "document", "review", "content", "passage", "premise"),
+    "text": ("text", "sentence", "document", "review", "content", "passage", "context", "premise"),
     "label": ("label", "labels", "classification", "class", "target"),
     "id": ("annotation_id", "id", "idx", "guid", "uid"),
     "split": ("split",),
@@ -54,6 +65,8 @@ GUESSES = {
     "rationale_tokens": ("rationale_tokens", "rationales", "rationale"),
     "perturbation_of": ("perturbation_of",),
     "perturbation_types": ("perturbation_types",),
+    "question": ("question",),
+    "answers": ("answers",),
 }
 SPLIT_NAMES = {
     "train": "train",
@@ -87,6 +100,7 @@ class MappedDocument:
     offsets: list[list[int]] | None  # given: [start, end) characters per token
     sentences: list[list[int]] | None  # given: [start, end) tokens per sentence
     tokens: list[str] | None = None  # given without offsets: found in the text in order
+    role: str = "text"  # or "question": a reading-comprehension item's question
 
 
 @dataclass
@@ -100,6 +114,15 @@ class MappedRow:
     rationale_sets: list[list[tuple[str, int, int]]]  # (docid, start_token, end_token)
     perturbation_of: str | None
     perturbation_types: list[str] = field(default_factory=list)
+    # Reading comprehension: {"docid", "start_char", "end_char", "text"} of the gold answer in
+    # its passage, {"none": True} when the passage holds none, None when not given.
+    answer: dict | None = None
+
+
+def roles_for(reading: bool) -> tuple[str, ...]:
+    """The roles a project's mapping has: the reading-comprehension ones only in such a
+    project."""
+    return ROLES if reading else tuple(r for r in ROLES if r not in READING_ROLES)
 
 
 def kind_text(kind) -> str:
@@ -111,13 +134,15 @@ def kind_text(kind) -> str:
     return "{" + ", ".join(f"{k}: {kind_text(v)}" for k, v in kind[1].items()) + "}"
 
 
-def mapping_guess(columns: dict[str, Column], settled: Iterable[str] = ()) -> dict[str, Any]:
+def mapping_guess(
+    columns: dict[str, Column], settled: Iterable[str] = (), *, reading: bool = False
+) -> dict[str, Any]:
     """The default mapping: per role, the first usual name the dataset has (case-insensitive);
-    the documents column rules out the text column. Roles in `settled` are left out (a
-    mapping gives them)."""
+    the documents column rules out the text column, and a reading-comprehension question
+    column the query. Roles in `settled` are left out (a mapping gives them)."""
     by_lower = {name.lower(): name for name in columns}
     guess: dict[str, Any] = {}
-    for role in ROLES:
+    for role in roles_for(reading):
         if role in settled:
             continue
         for name in GUESSES[role]:
@@ -128,6 +153,8 @@ def mapping_guess(columns: dict[str, Column], settled: Iterable[str] = ()) -> di
         guess.pop("text", None)
     elif "text" in guess and guess.get("query") == guess["text"]:
         guess.pop("query")
+    if guess.get("question") and guess.get("query") == guess["question"]:
+        guess.pop("query")  # the question is the query
     if guess.get("rationale_spans") and guess.get("rationale_tokens"):
         guess.pop("rationale_tokens")  # the spans say all that the indices say
     return guess
@@ -187,19 +214,49 @@ _EXPECTED = {
     ),
     "perturbation_of": (_is_id, "string or integer"),
     "perturbation_types": (lambda k: _is_list_of(k, _is_string), "a list of strings"),
+    "question": (_is_string, "string"),
+    "answers": (
+        lambda k: (
+            _is_struct_with(k, ("text", "answer_start"))
+            and _is_list_of(k[1]["text"], _is_string)
+            and _is_list_of(k[1]["answer_start"], lambda i: i == "int")
+        ),
+        "{text: list of strings, answer_start: list of integers} (as SQuAD gives answers)",
+    ),
 }
 
 
-def mapping_problems(mapping: dict[str, Any], columns: dict[str, Column]) -> list[RowProblem]:
-    """What is wrong with `mapping` for a dataset with `columns`, each named by the role
-    (field "mapping.<role>") or, for a column of the wrong type, by the column."""
+def mapping_problems(
+    mapping: dict[str, Any], columns: dict[str, Column], *, reading: bool = False
+) -> list[RowProblem]:
+    """What is wrong with `mapping` for a dataset with `columns` (`reading`: for a
+    reading-comprehension project), each named by the role (field "mapping.<role>") or, for
+    a column of the wrong type, by the column."""
     problems: list[RowProblem] = []
+    roles = roles_for(reading)
     unknown = sorted(set(mapping) - set(ROLES))
     if unknown:
         problems.append(
             RowProblem(
                 "mapping",
-                f"unknown role(s) {', '.join(unknown)}; the roles are {', '.join(ROLES)}",
+                f"unknown role(s) {', '.join(unknown)}; the roles are {', '.join(roles)}",
+            )
+        )
+    for role in READING_ROLES:
+        if not reading and mapping.get(role):
+            problems.append(
+                RowProblem(
+                    f"mapping.{role}",
+                    f"only a reading-comprehension project has {role}; map the column as "
+                    "query or leave it out",
+                )
+            )
+    if mapping.get("question") and mapping.get("query"):
+        problems.append(
+            RowProblem(
+                "mapping.query",
+                "the question is a reading-comprehension item's query: map question or "
+                "query, not both",
             )
         )
     if not mapping.get("text") and not mapping.get("documents"):
@@ -212,7 +269,7 @@ def mapping_problems(mapping: dict[str, Any], columns: dict[str, Column]) -> lis
         )
     if mapping.get("text") and mapping.get("documents"):
         problems.append(RowProblem("mapping.documents", "give text or documents, not both"))
-    for role in ROLES:
+    for role in roles:
         named = mapping.get(role)
         if role not in mapping or named is None:
             continue
@@ -280,11 +337,24 @@ def _text(value, problems: list[RowProblem], name: str) -> str | None:
 
 
 def _documents(
-    mapping: dict, row: dict, annotation_id: str, problems: list[RowProblem]
+    mapping: dict, row: dict, annotation_id: str, problems: list[RowProblem], reading: bool
 ) -> list[MappedDocument]:
+    found = []
+    if reading and mapping.get("question"):
+        name = mapping["question"]
+        question = _text(row.get(name), problems, name)
+        if question is not None:
+            found.append(
+                MappedDocument(
+                    docid=f"{annotation_id}:question",
+                    text=question,
+                    offsets=None,
+                    sentences=None,
+                    role="question",
+                )
+            )
     if mapping.get("documents"):
         name = mapping["documents"]
-        found = []
         for position, record in enumerate(row.get(name) or []):
             record = record or {}
             docid = record.get("docid")
@@ -306,19 +376,92 @@ def _documents(
                     if record.get("sentences")
                     else None,
                     tokens=list(tokens) if tokens and not offsets else None,
+                    role="question" if reading and record.get("role") == "question" else "text",
                 )
             )
         if not found and not any(p.field == name for p in problems):
             problems.append(RowProblem(name, "the row has no documents"))
         return found
     names = mapping["text"] if isinstance(mapping["text"], list) else [mapping["text"]]
-    found = []
     for name in names:
         text = _text(row.get(name), problems, name)
         if text is not None:
-            docid = annotation_id if len(names) == 1 else f"{annotation_id}_{name}"
+            if len(names) > 1:
+                docid = f"{annotation_id}_{name}"
+            else:
+                docid = f"{annotation_id}:passage" if reading else annotation_id
             found.append(MappedDocument(docid=docid, text=text, offsets=None, sentences=None))
     return found
+
+
+def _answer(
+    value, name: str, documents: list[MappedDocument], problems: list[RowProblem]
+) -> dict | None:
+    """The gold answer of SQuAD-style answers (the first of them; every one checked against
+    its passage), {"none": True} for empty lists, None for no value."""
+    if value is None:
+        return None
+    texts = list(value.get("text") or [])
+    starts = list(value.get("answer_start") or [])
+    docids = list(value.get("docid") or [])
+    if len(texts) != len(starts):
+        problems.append(
+            RowProblem(name, f"{len(texts)} answer text(s) but {len(starts)} answer_start(s)")
+        )
+        return None
+    if not texts:
+        return {"none": True}
+    by_docid = {d.docid: d for d in documents}
+    passages = [d for d in documents if d.role == "text"]
+    answers = []
+    for number, (text, start) in enumerate(zip(texts, starts, strict=True), start=1):
+        docid = docids[number - 1] if number <= len(docids) and docids[number - 1] else None
+        passage = by_docid.get(docid) if docid else (passages[0] if passages else None)
+        if passage is None:
+            problems.append(
+                RowProblem(
+                    name,
+                    f"answer {number} names document {docid!r}, which is not one of the row's"
+                    if docid
+                    else f"answer {number} has no passage: the row has no text document",
+                )
+            )
+            continue
+        if not isinstance(text, str) or not text.strip():
+            problems.append(RowProblem(name, f"answer {number}'s text is empty"))
+            continue
+        if not isinstance(start, int) or not 0 <= start < len(passage.text):
+            problems.append(
+                RowProblem(
+                    name,
+                    f"answer {number} starts at character {start}, outside the passage "
+                    f"{passage.docid!r} of {len(passage.text)} characters",
+                )
+            )
+            continue
+        found = passage.text[start : start + len(text)]
+        if found != text:
+            problems.append(
+                RowProblem(
+                    name,
+                    f"answer {number} {_preview(text)} is not the passage's text at character "
+                    f"{start}, which is {_preview(found)}",
+                )
+            )
+            continue
+        answers.append(
+            {
+                "docid": passage.docid,
+                "start_char": start,
+                "end_char": start + len(text),
+                "text": text,
+            }
+        )
+    return answers[0] if answers and len(answers) == len(texts) else None
+
+
+def _preview(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _docid(annotation_id: str, position: int) -> str:
@@ -328,7 +471,9 @@ def _docid(annotation_id: str, position: int) -> str:
 def _sets(
     mapping: dict, row: dict, documents: list[MappedDocument], problems: list[RowProblem]
 ) -> list[list[tuple[str, int, int]]]:
-    only = documents[0].docid if len(documents) == 1 else None
+    # A reading-comprehension question is a document, but rationales are in the passage.
+    passages = [d for d in documents if d.role == "text"]
+    only = passages[0].docid if len(passages) == 1 else None
     sets: list[list[tuple[str, int, int]]] = []
     if mapping.get("rationale_spans"):
         name = mapping["rationale_spans"]
@@ -404,9 +549,12 @@ def row_mapped(
     split: str,
     mapping: dict[str, Any],
     columns: dict[str, Column],
+    *,
+    reading: bool = False,
 ) -> tuple[MappedRow | None, list[RowProblem]]:
-    """The item of a row (the `position`-th of its file, in split `split`), or the problems
-    that prevent it, each named by its column."""
+    """The item of a row (the `position`-th of its file, in split `split`; `reading`: of a
+    reading-comprehension project), or the problems that prevent it, each named by its
+    column."""
     problems: list[RowProblem] = []
     if mapping.get("id"):
         value = row.get(mapping["id"])
@@ -431,8 +579,14 @@ def row_mapped(
     if mapping.get("label"):
         name = mapping["label"]
         label = _label(row.get(name), columns[name], problems, name)
-    documents = _documents(mapping, row, annotation_id, problems)
+    documents = _documents(mapping, row, annotation_id, problems, reading)
     sets = _sets(mapping, row, documents, problems) if documents else []
+    answer = None
+    if reading and mapping.get("answers") and documents:
+        answer = _answer(row.get(mapping["answers"]), mapping["answers"], documents, problems)
+    query = row.get(mapping["query"]) if mapping.get("query") else None
+    if reading and mapping.get("question"):
+        query = row.get(mapping["question"])
     original = row.get(mapping["perturbation_of"]) if mapping.get("perturbation_of") else None
     types = (
         [str(t) for t in row.get(mapping["perturbation_types"]) or []]
@@ -446,12 +600,13 @@ def row_mapped(
             annotation_id=annotation_id,
             label=label,
             split=row_split,
-            query=row.get(mapping["query"]) if mapping.get("query") else None,
+            query=query,
             query_type=row.get(mapping["query_type"]) if mapping.get("query_type") else None,
             documents=documents,
             rationale_sets=sets,
             perturbation_of=None if original in (None, "") else str(original),
             perturbation_types=types,
+            answer=answer,
         ),
         [],
     )

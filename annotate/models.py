@@ -494,6 +494,11 @@ class InstructionVariant(models.Model):
     # [{"tokens": [...], "highlighted": [int, ...], "note": str}, ...]
     examples = models.JSONField(default=list, blank=True)
     active = models.BooleanField(default=True)
+    # Model suggestions shown to its annotators, or null for none:
+    # {"run": explainer run id, "k": tokens per item, "file": the run's predictions in the
+    # storage}. Plain data, so that annotate reads them without importing exports; written
+    # by exports.suggestions, which checks the run.
+    suggestions = models.JSONField(null=True, blank=True)
     frozen_at = models.DateTimeField(
         null=True, blank=True, help_text="Set when an assignment first uses it; then immutable."
     )
@@ -560,6 +565,10 @@ class Assignment(models.Model):
     # The browser's autosaved selection, restored on reload.
     draft = models.JSONField(null=True, blank=True)
     draft_saved_at = models.DateTimeField(null=True, blank=True)
+    # Ended (skipped) because its item was deleted at this instant, the item's `deleted_at`:
+    # restoring that deletion gives the lease back to its annotator, with its draft
+    # (annotate/services/deletion.py). Null for every other assignment.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -650,6 +659,10 @@ class Annotation(models.Model):
     revision_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="revisions"
     )
+    # Null when its variant showed no model suggestions; otherwise what was shown and which
+    # of them the annotator took into their sets: {"run": id, "k": int, "suggested":
+    # [[docid, token], ...], "accepted": [[docid, token], ...]}.
+    suggestions = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -18,6 +18,7 @@ from annotate.models import (
     TaskType,
 )
 from annotate.services.imports import import_job_progress
+from annotate.suggestion_selectors import item_suggestions
 from annotate.task_types import DEFAULT_TEXT_NAMES, MAX_TEXT_NAME_LENGTH, NO_ANSWER_LABEL
 from annotate.variant_presets import PRESET_TASKS, variant_display_text
 from config.api_fields import (
@@ -96,8 +97,9 @@ class ImportJobCreateInputSerializer(serializers.Serializer):
         required=False,
         help_text="Hugging Face datasets only: a JSON object naming, per role (text, "
         "documents, label, id, split, query, query_type, rationale_spans, rationale_tokens, "
-        "perturbation_of, perturbation_types), the column that fills it. Roles left out are "
-        "guessed from the column names.",
+        "perturbation_of, perturbation_types; in a reading-comprehension project also "
+        "question and answers), the column that fills it. Roles left out are guessed from the "
+        "column names.",
     )
 
     def validate_mapping(self, value):
@@ -145,6 +147,15 @@ class HfSampleSerializer(serializers.Serializer):
     texts = serializers.ListField(child=serializers.CharField())
     rationale_sets = serializers.IntegerField()
     perturbation_of = serializers.CharField(allow_null=True)
+    question = serializers.CharField(
+        allow_null=True, help_text="Reading comprehension: the question (else null)"
+    )
+    answer = serializers.CharField(
+        allow_null=True,
+        allow_blank=True,
+        help_text="Reading comprehension: the gold answer's text, empty for no answer, null "
+        "when the row gives none",
+    )
 
 
 class ProblemSerializer(serializers.Serializer):
@@ -252,10 +263,34 @@ class VariantExampleSerializer(serializers.Serializer):
     note = StrictCharField(required=False, allow_blank=True, max_length=EXAMPLE_NOTE_MAX_CHARS)
 
 
+class VariantSuggestionsOutputSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    k = serializers.IntegerField()
+
+
 class VariantOutputSerializer(serializers.ModelSerializer):
+    suggestions = serializers.SerializerMethodField()
+
     class Meta:
         model = InstructionVariant
-        fields = ["id", "name", "version", "granularity", "text", "examples", "active", "frozen_at"]
+        fields = [
+            "id",
+            "name",
+            "version",
+            "granularity",
+            "text",
+            "examples",
+            "active",
+            "frozen_at",
+            "suggestions",
+        ]
+
+    @extend_schema_field(VariantSuggestionsOutputSerializer(allow_null=True))
+    def get_suggestions(self, variant) -> dict | None:
+        """The explainer run whose top-k tokens the variant shows, or null."""
+        if not variant.suggestions:
+            return None
+        return {"run": variant.suggestions["run"], "k": variant.suggestions["k"]}
 
 
 class VariantCreateInputSerializer(serializers.Serializer):
@@ -377,7 +412,13 @@ class AssignmentOutputSerializer(serializers.Serializer):
 
     def get_item(self, assignment) -> dict:
         project = assignment.item.project
-        return item_for_annotator(assignment.item, hide_gold=project.labels_from_annotators)
+        shown = item_for_annotator(assignment.item, hide_gold=project.labels_from_annotators)
+        if assignment.variant.suggestions:
+            # Only under a variant that shows them: the others never see the key.
+            shown["suggestions"] = item_suggestions(
+                variant=assignment.variant, item=assignment.item
+            )
+        return shown
 
 
 class SpanInputSerializer(serializers.Serializer):
@@ -474,6 +515,55 @@ def _span_cleaned(span) -> tuple[dict, dict]:
     return {"docid": docid.strip(), **bounds}, {}
 
 
+MAX_SUGGESTIONS_ACCEPTED = 1000
+
+
+class AcceptedSuggestionSerializer(serializers.Serializer):
+    docid = StrictCharField(max_length=DOCID_MAX_LENGTH)
+    token = StrictIntegerField(min_value=0)
+
+
+@extend_schema_field(serializers.ListField(child=AcceptedSuggestionSerializer()))
+class SuggestionsAcceptedField(serializers.Field):
+    """The model suggestions the annotator accepted, as {docid, token}: written out as
+    RationaleSetsField is, so that no child field is shared between requests."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators.append(
+            MaxLengthValidator(
+                MAX_SUGGESTIONS_ACCEPTED,
+                message=f"Ensure this field has no more than {MAX_SUGGESTIONS_ACCEPTED} elements.",
+            )
+        )
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            raise serializers.ValidationError(
+                f"Expected a list of items but got type {type(data).__name__!r}."
+            )
+        cleaned, errors = [], {}
+        for i, entry in enumerate(data):
+            token = entry.get("token") if isinstance(entry, dict) else None
+            docid = entry.get("docid") if isinstance(entry, dict) else None
+            if (
+                not isinstance(docid, str)
+                or not _plain_text(docid)
+                or len(docid) > DOCID_MAX_LENGTH
+            ):
+                errors[i] = {"docid": ["A docid of the item is required."]}
+            elif not isinstance(token, int) or isinstance(token, bool) or token < 0:
+                errors[i] = {"token": ["A token index (an integer from 0) is required."]}
+            else:
+                cleaned.append({"docid": docid, "token": token})
+        if errors:
+            raise serializers.ValidationError(errors)
+        return cleaned
+
+    def to_representation(self, value):
+        return value
+
+
 class SubmitInputSerializer(serializers.Serializer):
     client_uuid = StrictUUIDField()
     rationale_sets = RationaleSetsField()
@@ -481,6 +571,13 @@ class SubmitInputSerializer(serializers.Serializer):
         max_length=LABEL_MAX_LENGTH, required=False, allow_null=True, default=None
     )
     time_spent_ms = StrictIntegerField(min_value=0, max_value=MAX_TIME_SPENT_MS, default=0)
+    suggestions_accepted = SuggestionsAcceptedField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Under a variant that shows model suggestions: the suggested tokens the "
+        "annotator accepted (each must be highlighted); refused elsewhere.",
+    )
 
     def get_fields(self) -> dict:
         # Each field made anew from its declaration's arguments, where DRF deep-copies the
@@ -500,11 +597,19 @@ class _SpanBody(msgspec.Struct):
     end_token: Annotated[int, msgspec.Meta(ge=1)]
 
 
+class _AcceptedBody(msgspec.Struct):
+    docid: Annotated[str, msgspec.Meta(max_length=DOCID_MAX_LENGTH)]
+    token: Annotated[int, msgspec.Meta(ge=0)]
+
+
 class _SubmitBody(msgspec.Struct):
     client_uuid: uuid.UUID
     rationale_sets: Annotated[list[list[_SpanBody]], msgspec.Meta(max_length=MAX_RATIONALE_SETS)]
     label: Annotated[str, msgspec.Meta(max_length=LABEL_MAX_LENGTH)] | None = None
     time_spent_ms: Annotated[int, msgspec.Meta(ge=0, le=MAX_TIME_SPENT_MS)] = 0
+    suggestions_accepted: (
+        Annotated[list[_AcceptedBody], msgspec.Meta(max_length=MAX_SUGGESTIONS_ACCEPTED)] | None
+    ) = None
 
 
 def _plain_text(value: str) -> bool:
@@ -535,6 +640,7 @@ def submit_input_validated(data) -> dict:
         body is not None
         and (body.label is None or _plain_text(body.label))
         and all(_plain_text(span.docid) for spans in body.rationale_sets for span in spans)
+        and all(_plain_text(a.docid) for a in body.suggestions_accepted or ())
     ):
         return {
             "client_uuid": body.client_uuid,
@@ -547,6 +653,9 @@ def submit_input_validated(data) -> dict:
             ],
             "label": body.label,
             "time_spent_ms": body.time_spent_ms,
+            "suggestions_accepted": None
+            if body.suggestions_accepted is None
+            else [{"docid": a.docid, "token": a.token} for a in body.suggestions_accepted],
         }
     serializer = SubmitInputSerializer(data=data)
     serializer.is_valid(raise_exception=True)

@@ -23,6 +23,8 @@ class AnnotationRow:
     variant: str
     time_spent_ms: int
     sets: list[list[Span]]  # in set order, spans in position order
+    # What the annotation records of model suggestions (annotate's Annotation.suggestions).
+    suggestions: dict | None = None
 
     def tokens(self) -> dict[str, set[int]]:
         chosen: dict[str, set[int]] = defaultdict(set)
@@ -71,6 +73,9 @@ class QualityTally:
     kappa_per_variant: dict[str, array] = field(default_factory=lambda: defaultdict(_kappas))
     kappa_excluded: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     flags: dict[str, int] = field(default_factory=dict)  # automatic flags by kind
+    # Per variant: annotations made with model suggestions, and suggested tokens accepted.
+    with_suggestions: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    suggestions_accepted: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
     def merge(self, other: QualityTally) -> None:
         """Add the figures of the items that follow (a later chunk)."""
@@ -86,6 +91,10 @@ class QualityTally:
             self.kappa_excluded[name] += n
         for kind, n in other.flags.items():
             self.flags[kind] = self.flags.get(kind, 0) + n
+        for name, n in other.with_suggestions.items():
+            self.with_suggestions[name] += n
+        for name, n in other.suggestions_accepted.items():
+            self.suggestions_accepted[name] += n
 
     def as_json(self) -> dict:
         """Plain JSON, exact: floats round-trip through their shortest repr."""
@@ -97,6 +106,8 @@ class QualityTally:
             "kappa_per_variant": {k: v.tolist() for k, v in self.kappa_per_variant.items()},
             "kappa_excluded": dict(self.kappa_excluded),
             "flags": self.flags,
+            "with_suggestions": dict(self.with_suggestions),
+            "suggestions_accepted": dict(self.suggestions_accepted),
         }
 
     @classmethod
@@ -113,6 +124,11 @@ class QualityTally:
             tally.kappa_per_variant[name] = array("d", values)
         for name, n in data["kappa_excluded"].items():
             tally.kappa_excluded[name] = n
+        # Parts staged before suggestions were recorded have neither.
+        for name, n in data.get("with_suggestions", {}).items():
+            tally.with_suggestions[name] = n
+        for name, n in data.get("suggestions_accepted", {}).items():
+            tally.suggestions_accepted[name] = n
         return tally
 
 
@@ -152,6 +168,23 @@ def evidences_for(
     return [group] if group else []
 
 
+def suggestions_extra(annotations: list[AnnotationRow]) -> dict:
+    """The extra key of an instance's line whose annotations include any made with model
+    suggestions: for each of those, in order, its variant, the run and k it was shown, and
+    the suggested tokens it accepted. Other lines stay exactly as ERASER writes them."""
+    shown = [
+        {
+            "variant": a.variant,
+            "run": a.suggestions["run"],
+            "k": a.suggestions["k"],
+            "accepted": a.suggestions.get("accepted", []),
+        }
+        for a in annotations
+        if a.suggestions is not None
+    ]
+    return {"annotations_with_suggestions": shown} if shown else {}
+
+
 def tally_item(
     annotations: list[AnnotationRow], doc_lengths: dict[str, int], tally: QualityTally
 ) -> None:
@@ -167,6 +200,11 @@ def tally_item(
         tally.workers_per_variant[annotation.variant].add(annotation.worker_id)
         chosen = {(docid, t) for docid, tokens in annotation.tokens().items() for t in tokens}
         by_variant[annotation.variant].append(chosen)
+        if annotation.suggestions is not None:
+            tally.with_suggestions[annotation.variant] += 1
+            tally.suggestions_accepted[annotation.variant] += len(
+                annotation.suggestions.get("accepted", ())
+            )
     for name, sets in by_variant.items():
         mean, excluded = mean_pairwise_kappa(sets, total)
         tally.kappa_excluded[name] += excluded

@@ -9,7 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import Role
-from annotate.selectors import project_get_for_user
+from annotate.selectors import project_get_for_user, variant_get
+from annotate.serializers import VariantOutputSerializer
 from config.api_schema import errors
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from exports import selectors, services
@@ -33,7 +34,9 @@ from exports.serializers import (
     ExportOutputSerializer,
     RunCompareInputSerializer,
     RunCompareRowSerializer,
+    VariantSuggestionsInputSerializer,
 )
+from exports.suggestions import variant_suggestions_set
 
 EXPORT_ROLES = (Role.ADMIN, Role.RESEARCHER)
 
@@ -254,3 +257,24 @@ class DatasheetPreviewApi(APIView):
         data.is_valid(raise_exception=True)
         raw = {k: v for k, v in data.validated_data.items() if k != "archive"}
         return Response(datasheet_preview(project=project, raw_params=raw))
+
+
+class VariantSuggestionsApi(APIView):
+    """Which explainer run's top-k tokens a variant shows its annotators as suggestions:
+    the project's admins only, as for any change of a variant."""
+
+    @extend_schema(
+        request=VariantSuggestionsInputSerializer,
+        responses={200: VariantOutputSerializer, **errors(400, 403, 404)},
+    )
+    def put(self, request, project_id: int, variant_id: int):
+        project = project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ADMIN,)
+        )
+        variant = variant_get(project=project, variant_id=variant_id)
+        data = VariantSuggestionsInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        variant = variant_suggestions_set(
+            variant=variant, run_id=data.validated_data["run"], k=data.validated_data["k"]
+        )
+        return Response(VariantOutputSerializer(variant).data)

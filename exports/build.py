@@ -47,12 +47,18 @@ from annotate.models import (
     RationaleSet,
     RationaleSpan,
     Split,
+    TaskType,
 )
 from config.exceptions import ApplicationError
-from exports.aggregation import evidences_for, tally_against_gold, tally_item
+from exports.aggregation import (
+    evidences_for,
+    suggestions_extra,
+    tally_against_gold,
+    tally_item,
+)
 from exports.benchmark import benchmark_plan_check, benchmark_write_chunk
 from exports.datasheet import datasheet_build, datasheet_markdown
-from exports.huggingface import hf_card, hf_dataset_write, hf_document_record
+from exports.huggingface import hf_card, hf_dataset_write, hf_document_record, hf_reading_extra
 from exports.params import BENCHMARK_LAYOUT, HF_LAYOUT, ExportParams
 from exports.selection import (
     CHUNK,
@@ -125,17 +131,22 @@ def _submitted_chunk(
             "perturbation_of__annotation_id",
             "perturbation_of__annotation_id_is_int",
             "perturbation_types",
+            "answer",
         )
     )
     links = list(
         ItemDocument.objects.filter(item_id__in=chunk)
         .order_by("item_id", "position")
-        .values_list("item_id", "document_id")
+        .values_list("item_id", "document_id", "role")
     )
-    documents = _document_rows({doc_id for _, doc_id in links})
+    documents = _document_rows({doc_id for _, doc_id, _ in links})
     item_documents: dict[int, list[ExportDocument]] = defaultdict(list)
-    for item_id, doc_id in links:
+    roles: dict[int, list[str]] = defaultdict(list)
+    for item_id, doc_id, role in links:
         item_documents[item_id].append(documents[doc_id])
+        roles[item_id].append(role)
+    for item in items:
+        item["document_roles"] = roles[item["pk"]]
     return items, item_documents, annotation_rows(project, params, worker_id, chunk, flags)
 
 
@@ -408,6 +419,8 @@ def write_item_chunk(
         )
     stats = BuildStats()
     files = PartFiles(folder, prefix)
+    # The `hf` layout keeps a reading-comprehension item's answer and its documents' roles.
+    reading_hf = params.layout == HF_LAYOUT and project.task_type == TaskType.READING_COMPREHENSION
     try:
         for start in range(0, len(pks), CHUNK):
             if should_cancel and should_cancel():
@@ -420,9 +433,11 @@ def write_item_chunk(
                         for link in item.item_documents.all()
                     }
                     split = split_of[item.pk] if split_of is not None else item.split
-                    files.handle(split).write(
-                        _reference_instance(item, documents).line(documents) + "\n"
-                    )
+                    instance = _reference_instance(item, documents)
+                    if reading_hf:
+                        roles = [link.role for link in item.item_documents.all()]
+                        instance.extra.update(hf_reading_extra(item.answer, roles))
+                    files.handle(split).write(instance.line(documents) + "\n")
                     stats.instances[split] += 1
                     stats.count_perturbation(_reference_link(item))
                 continue
@@ -456,8 +471,13 @@ def write_item_chunk(
                     evidences=evidences_for(rows, params.aggregation, gold),
                     query=item["query"],
                     query_type=item["query_type"],
-                    extra=link,
+                    extra={**link, **suggestions_extra(rows)},
                 )
+                if reading_hf:
+                    instance.extra = {
+                        **link,
+                        **hf_reading_extra(item["answer"], item["document_roles"]),
+                    }
                 stats.empty_evidence_items += not instance.evidences
                 split = split_of[item["pk"]] if split_of is not None else item["split"]
                 files.handle(split).write(instance.line(docs) + "\n")

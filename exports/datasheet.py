@@ -214,6 +214,13 @@ def datasheet_build(*, project: Project, params, stats) -> dict:
             "text": variant_display_text(v.text, multi_set=project.multi_set_mode),
             "examples": v.examples,
             "workers": len(stats.tally.workers_per_variant.get(v.name, ())),
+            # Model suggestions are an instruction factor: which run's top k it showed, and
+            # how many exported annotations of the variant's name were made with them.
+            "suggestions": {"run": v.suggestions["run"], "k": v.suggestions["k"]}
+            if v.suggestions
+            else None,
+            "annotations_with_suggestions": stats.tally.with_suggestions.get(v.name, 0),
+            "suggested_tokens_accepted": stats.tally.suggestions_accepted.get(v.name, 0),
         }
         for v in InstructionVariant.objects.filter(project=project).order_by("name", "version")
     ]
@@ -435,6 +442,19 @@ def datasheet_markdown(sheet: dict) -> str:
             v["text"],
             "",
         ]
+        if v.get("suggestions"):
+            parts += [
+                f"- model suggestions shown: the top {v['suggestions']['k']} tokens of explainer "
+                f"run {v['suggestions']['run']}",
+                "",
+            ]
+        if v.get("annotations_with_suggestions"):
+            parts += [
+                f"- exported annotations of {v['name']} made with model suggestions: "
+                f"{v['annotations_with_suggestions']} "
+                f"({v['suggested_tokens_accepted']} suggested token(s) accepted)",
+                "",
+            ]
         for example in v["examples"]:
             marked = [
                 f"[{t}]" if i in set(example["highlighted"]) else t

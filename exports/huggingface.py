@@ -22,6 +22,11 @@ A row is one instance:
 | rationale_tokens | rationale sets, each a list of {docid, indices}: the token indices per document |
 | perturbation_of | the annotation_id of the item this one perturbs (null: none) |
 | perturbation_types | the perturbation types (empty: none) |
+
+A reading-comprehension project's rows say more: each document has a `role` ("question" or
+"text", the passage), and `answers` holds the gold answer as SQuAD does, {text: [string],
+answer_start: [int32]}, by character offset in the passage its `docid: [string]` names (empty
+lists: the passage holds no answer; null: no gold answer).
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ DATA_FOLDER = "data"
 # The export's split names, as the hub names them.
 HUB_SPLITS = {"train": "train", "val": "validation", "test": "test"}
 NO_LABEL = -1  # ClassLabel's "no label"
+# What a reading-comprehension item's instance line carries for this layout only.
+ANSWER_KEY = "hf_answer"
+ROLES_KEY = "hf_document_roles"
 
 TASK_CATEGORIES = {
     TaskType.CLASSIFICATION: ["text-classification"],
@@ -77,8 +85,9 @@ def hf_label_names(project: Project) -> list[str] | None:
     return list(project.labels) or None
 
 
-def hf_features(label_names: list[str] | None) -> dict:
-    """The rows' features as `datasets.Features.to_dict()` writes them."""
+def hf_features(label_names: list[str] | None, reading: bool = False) -> dict:
+    """The rows' features as `datasets.Features.to_dict()` writes them (`reading`: a
+    reading-comprehension project's, with document roles and answers)."""
     span = {
         "docid": _value("string"),
         "start_token": _value("int32"),
@@ -92,8 +101,10 @@ def hf_features(label_names: list[str] | None) -> dict:
         "offsets": _list(_list(_value("int32"))),
         "sentences": _list(_list(_value("int32"))),
     }
+    if reading:
+        document["role"] = _value("string")
     label = {"names": list(label_names), "_type": "ClassLabel"} if label_names else _value("string")
-    return {
+    features = {
         "annotation_id": _value("string"),
         "label": label,
         "query": _value("string"),
@@ -104,6 +115,17 @@ def hf_features(label_names: list[str] | None) -> dict:
         "perturbation_of": _value("string"),
         "perturbation_types": _list(_value("string")),
     }
+    if reading:
+        features["answers"] = {
+            "text": _list(_value("string")),
+            "answer_start": _list(_value("int32")),
+            "docid": _list(_value("string")),
+        }
+    return features
+
+
+def _reading(project: Project) -> bool:
+    return project.task_type == TaskType.READING_COMPREHENSION
 
 
 def _arrow_type(feature: dict):
@@ -119,11 +141,11 @@ def _arrow_type(feature: dict):
     return pa.list_(_arrow_type(feature["feature"]))
 
 
-def hf_arrow_schema(label_names: list[str] | None):
+def hf_arrow_schema(label_names: list[str] | None, reading: bool = False):
     """The Parquet schema, with the features in the metadata `datasets` reads them from."""
     import pyarrow as pa
 
-    features = hf_features(label_names)
+    features = hf_features(label_names, reading)
     metadata = {"huggingface": json.dumps({"info": {"features": features}})}
     return pa.schema(
         [(name, _arrow_type(feature)) for name, feature in features.items()], metadata=metadata
@@ -165,6 +187,25 @@ def hf_document_record(docid: str, text: str, offsets, sentences) -> dict:
     }
 
 
+def hf_reading_extra(answer: dict | None, roles: list[str]) -> dict:
+    """What a reading-comprehension item's instance line carries for this layout: its gold
+    answer as stored, and its documents' roles in order."""
+    return {ANSWER_KEY: answer, ROLES_KEY: list(roles)}
+
+
+def hf_answers(answer: dict | None) -> dict | None:
+    """A stored answer as SQuAD's answers: one answer by character offset, none, or null."""
+    if answer is None:
+        return None
+    if answer.get("none"):
+        return {"text": [], "answer_start": [], "docid": []}
+    return {
+        "text": [answer["text"]],
+        "answer_start": [answer["start_char"]],
+        "docid": [answer["docid"]],
+    }
+
+
 def _token_indices(group: list[dict]) -> list[dict]:
     per_document: dict[str, list[int]] = {}
     for evidence in group:
@@ -192,12 +233,20 @@ def hf_row(line: dict, documents: dict[str, dict], label_index: dict[str, int] |
             )
         label = NO_LABEL if label is None else label_index[label]
     original = line.get("perturbation_of")
-    return {
+    if ROLES_KEY in line:
+        roles = line[ROLES_KEY]
+        row_documents = [
+            {**documents[docid], "role": roles[i] if i < len(roles) else "text"}
+            for i, docid in enumerate(docids)
+        ]
+    else:
+        row_documents = [documents[docid] for docid in docids]
+    row = {
         "annotation_id": str(line["annotation_id"]),
         "label": label,
         "query": line.get("query"),
         "query_type": line.get("query_type"),
-        "documents": [documents[docid] for docid in docids],
+        "documents": row_documents,
         "rationale_spans": [
             [
                 {
@@ -213,6 +262,9 @@ def hf_row(line: dict, documents: dict[str, dict], label_index: dict[str, int] |
         "perturbation_of": None if original is None else str(original),
         "perturbation_types": list(line.get("perturbation_types") or []),
     }
+    if ROLES_KEY in line:
+        row["answers"] = hf_answers(line.get(ANSWER_KEY))
+    return row
 
 
 def shard_names(split: str, rows: int, shard_rows: int = SHARD_ROWS) -> list[str]:
@@ -251,7 +303,7 @@ def hf_dataset_write(
     documents = {record["docid"]: record for record in _lines(open_part, document_parts)}
     names = hf_label_names(project)
     label_index = None if names is None else {name: i for i, name in enumerate(names)}
-    schema = hf_arrow_schema(names)
+    schema = hf_arrow_schema(names, _reading(project))
     counts: dict[str, int] = {}
     for split, parts in split_parts.items():
         rows = sum(1 for _ in _lines(open_part, parts))
@@ -320,7 +372,7 @@ def hf_card_metadata(project: Project, sheet: dict, rows_per_split: dict[str, in
         "dataset_info": {
             "features": [
                 _yaml_feature(name, feature)
-                for name, feature in hf_features(hf_label_names(project)).items()
+                for name, feature in hf_features(hf_label_names(project), _reading(project)).items()
             ],
         },
     }

@@ -203,7 +203,12 @@ def annotation_rows(
         .filter(item_id__in=chunk)
         .order_by("pk")
         .values_list(
-            "item_id", "worker_id", "variant__name", "annotation__pk", "annotation__time_spent_ms"
+            "item_id",
+            "worker_id",
+            "variant__name",
+            "annotation__pk",
+            "annotation__time_spent_ms",
+            "annotation__suggestions",
         )
     )
     sets: dict[int, dict[int, list]] = defaultdict(lambda: defaultdict(list))
@@ -223,10 +228,16 @@ def annotation_rows(
     annotations: dict[int, list[AnnotationRow]] = defaultdict(list)
     for kind, n in flag_counts(annotation_ids=[a[3] for a in assignments]).items():
         flags[kind] = flags.get(kind, 0) + n
-    for item_id, worker, variant, annotation_id, time_ms in assignments:
+    for item_id, worker, variant, annotation_id, time_ms, suggestions in assignments:
         by_position = sets.get(annotation_id, {})
         annotations[item_id].append(
-            AnnotationRow(worker, variant, time_ms, [by_position[p] for p in sorted(by_position)])
+            AnnotationRow(
+                worker,
+                variant,
+                time_ms,
+                [by_position[p] for p in sorted(by_position)],
+                suggestions,
+            )
         )
     return annotations
 

@@ -10,6 +10,7 @@ from config.api_fields import (
 )
 from exports.models import Export
 from exports.params import AGGREGATIONS, ARCHIVES, LAYOUTS, SEED_MAX, SELECTIONS, SPLIT_MODES
+from exports.suggestions import MAX_SUGGESTION_K
 from qc.models import ITEM_VIEW_QUERY_MAX_CHARS
 
 # The longest name each parameter can match: a variant's name, a user name, a cohort's name.
@@ -283,3 +284,19 @@ class RunCompareRowSerializer(ExplainerRunOutputSerializer):
             "variant": params.get("variant"),
             "layout": params.get("layout", "docs"),
         }
+
+
+class VariantSuggestionsInputSerializer(serializers.Serializer):
+    run = StrictIntegerField(
+        min_value=1,
+        allow_null=True,
+        help_text="A finished explainer run of this project's exports; null shows none.",
+    )
+    k = StrictIntegerField(
+        min_value=1,
+        max_value=MAX_SUGGESTION_K,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Tokens suggested per item; by default the run's hard rationale size.",
+    )

@@ -49,6 +49,11 @@ urlpatterns = [
         name="run-compare",
     ),
     path(
+        "projects/<id:project_id>/variants/<id:variant_id>/suggestions/",
+        apis.VariantSuggestionsApi.as_view(),
+        name="variant-suggestions",
+    ),
+    path(
         "projects/<id:project_id>/datasheet/",
         apis.DatasheetInfoApi.as_view(),
         name="datasheet-info",

@@ -35,6 +35,7 @@ from qc.serializers import (
     TestAnswerInputSerializer,
     WorkerCsvInputSerializer,
 )
+from qc.suggestion_selectors import suggestion_pull_report
 
 REPORT_ROLES = (Role.ADMIN, Role.RESEARCHER)
 CSV_TABLES = ("variants", "workers", "matrix", "permutation_tests", "cohorts", "cohort_matrix")
@@ -75,6 +76,17 @@ class AgreementReportApi(APIView):
         return Response(
             {**_payload(report, news), "curated_gold": curated_gold_agreement(project=project)}
         )
+
+
+class SuggestionPullApi(APIView):
+    """How much model suggestions pull annotators toward the model, per variant that shows
+    them: token F1 against the suggestions and against the other variants, with bootstrap
+    intervals and permutation tests. Computed on request from the first-round annotations."""
+
+    @extend_schema(responses={200: dict, **errors(403, 404)})
+    def get(self, request, project_id: int):
+        project = _project_as(request, project_id, REPORT_ROLES)
+        return Response(suggestion_pull_report(project=project))
 
 
 class AgreementRefreshApi(APIView):

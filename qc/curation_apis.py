@@ -21,9 +21,14 @@ from qc.curation_selectors import (
 from qc.curation_serializers import (
     AutoMergeInputSerializer,
     AutoMergeOutputSerializer,
+    CuratedConfirmInputSerializer,
     CuratedSaveInputSerializer,
 )
-from qc.services.curation import curated_annotation_save, curation_auto_merge
+from qc.services.curation import (
+    curated_annotation_confirm,
+    curated_annotation_save,
+    curation_auto_merge,
+)
 from qc.services.item_bulk import item_bulk_selection
 
 CURATORS = (Role.ADMIN, Role.CURATOR)
@@ -40,7 +45,7 @@ class CurationQueueApi(APIView):
         operation_id="projects_curation_queue_retrieve",
         parameters=[
             OpenApiParameter("order", str, enum=["disagreement", "id"]),
-            OpenApiParameter("state", str, enum=["uncurated", "curated", "all"]),
+            OpenApiParameter("state", str, enum=["uncurated", "curated", "stale", "all"]),
             OpenApiParameter("variant", str, description="variant ids, comma-separated"),
             OpenApiParameter("flag", str, description="flag kinds, comma-separated, or 'any'"),
             OpenApiParameter("queued", bool, description="only items put into a curation pass"),
@@ -79,6 +84,24 @@ class CurationItemApi(APIView):
             item_id=item_id,
             curator=request.user,
             **data.validated_data,
+        )
+        return Response(curation_state(project=project, item_id=item_id))
+
+
+class CurationItemConfirmApi(APIView):
+    @extend_schema(
+        operation_id="projects_curation_items_confirm_create",
+        request=CuratedConfirmInputSerializer,
+        responses={200: dict, **errors(400, 403, 404, 409)},
+    )
+    def post(self, request, project_id: int, item_id: int):
+        """Confirm the item's curated gold as it is after its annotations changed: it is
+        no longer stale. A stale `version` answers 409 with the current one."""
+        project = _project(request, project_id)
+        data = CuratedConfirmInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        curated_annotation_confirm(
+            project=project, item_id=item_id, curator=request.user, **data.validated_data
         )
         return Response(curation_state(project=project, item_id=item_id))
 

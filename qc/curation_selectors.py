@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.functions import Coalesce
 
 from annotate.models import (
     Annotation,
@@ -32,7 +33,7 @@ from qc.curation_rules import (
 from qc.models import CuratedAnnotation, CuratedSpan, CurationRequest, FlagKind, QualityFlag
 
 QUEUE_ORDERS = ("disagreement", "id")
-QUEUE_STATES = ("uncurated", "curated", "all")
+QUEUE_STATES = ("uncurated", "curated", "stale", "all")
 QUEUE_PAGE_SIZE = 50
 QUEUE_PAGE_SIZE_MAX = 200
 
@@ -94,6 +95,26 @@ def current_annotations(project: Project) -> QuerySet[Annotation]:
         assignment__item__deleted_at__isnull=True,
         assignment__status=AssignmentStatus.SUBMITTED,
     )
+
+
+def curated_stale() -> Exists:
+    """Whether an item's curated gold is stale, for a query on items: an annotation of the
+    item (a new one, or a revision after a send-back) was submitted after the gold was
+    curated, or after a curator last confirmed it. False for an item without curated gold."""
+    return Exists(
+        Annotation.objects.filter(
+            assignment__item=OuterRef("pk"),
+            assignment__status=AssignmentStatus.SUBMITTED,
+            created_at__gt=Coalesce(
+                OuterRef("curated_annotation__confirmed_at"),
+                OuterRef("curated_annotation__curated_at"),
+            ),
+        )
+    )
+
+
+def item_curated_stale(item_id: int) -> bool:
+    return Item.all_objects.filter(pk=item_id).filter(curated_stale()).exists()
 
 
 @dataclass
@@ -210,6 +231,8 @@ def curated_out(curated: CuratedAnnotation | None, sets, numbering: ItemTokens) 
         if curated.curator_id is None
         else {"id": curated.curator_id, "username": curated.curator.username},
         "curated_at": curated.curated_at,
+        "confirmed_at": curated.confirmed_at,
+        "stale": item_curated_stale(curated.item_id),
         "label": curated.label,
         "answer": curated.answer,
         "sources": sorted(curated.sources.values_list("pk", flat=True)),
@@ -350,6 +373,8 @@ def queue_items(*, project: Project, chosen: QueueFilter) -> QuerySet[Item]:
         items = items.filter(curated_annotation__isnull=True)
     elif chosen.state == "curated":
         items = items.filter(curated_annotation__isnull=False)
+    elif chosen.state == "stale":
+        items = items.filter(curated_stale())
     return items
 
 
@@ -402,6 +427,9 @@ def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_siz
             "curation_request__pk",
         )
     }
+    stale = set(
+        Item.objects.filter(pk__in=shown).filter(curated_stale()).values_list("pk", flat=True)
+    )
     flags: dict[int, set[str]] = defaultdict(set)
     for item_id, kind in QualityFlag.objects.filter(
         annotation__in=_queue_annotations(project, chosen).filter(assignment__item_id__in=shown)
@@ -419,6 +447,7 @@ def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_siz
             "f1": agreement[pk][1],
             "flags": sorted(flags.get(pk, set())),
             "curated_rule": rows[pk]["curated_annotation__rule"],
+            "curated_stale": pk in stale,
             "queued": rows[pk]["curation_request__pk"] is not None,
         }
         for pk in shown
@@ -444,6 +473,7 @@ def curation_progress(*, project: Project) -> dict:
         "curated_by_hand": by_hand,
         "curated_by_rule": by_rule,
         "left": with_annotations.filter(curated_annotation__isnull=True).count(),
+        "stale": with_annotations.filter(curated_stale()).count(),
         "queued": queued.count(),
         "queued_left": queued.filter(Q(item__curated_annotation__isnull=True)).count(),
     }

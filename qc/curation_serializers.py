@@ -22,6 +22,12 @@ class CuratedSaveInputSerializer(serializers.Serializer):
     )
 
 
+class CuratedConfirmInputSerializer(serializers.Serializer):
+    """The version of the curated gold the curator confirms as it is."""
+
+    version = StrictIntegerField(min_value=1)
+
+
 class AutoMergeRuleSerializer(serializers.Serializer):
     test = serializers.ChoiceField(choices=AGREEMENT_TESTS, default=UNANIMOUS)
     threshold = StrictFloatField(min_value=-1, max_value=1, required=False, default=1.0)

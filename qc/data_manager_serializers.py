@@ -53,6 +53,9 @@ class ItemListRowOutputSerializer(serializers.Serializer):
     excluded = serializers.BooleanField()
     marked_gold = serializers.BooleanField()
     curated = serializers.BooleanField()
+    curated_stale = serializers.BooleanField(
+        help_text="An annotation was submitted after the curated gold was made or confirmed"
+    )
     last_activity = serializers.DateTimeField(allow_null=True)
 
 

@@ -15,11 +15,13 @@ from django.forms.utils import ErrorDict, ErrorList
 from django.http import QueryDict
 
 from annotate.models import Assignment, AssignmentStatus, Item, ItemDocument, Split
+from qc.curation_selectors import curated_stale
 from qc.models import FlagKind, ItemStatus, QualityFlag
 from qc.services.item_summaries import SEARCH_CONFIG
 
 UNASSIGNED_SPLIT = "unassigned"
 PERTURBATION_ROLES = ("original", "perturbed", "none")
+CURATION_STATES = ("none", "curated", "stale")
 FLAG_ANY, FLAG_NONE = "any", "none"
 MAX_VALUES = 200
 SEARCH_MAX_CHARS = 500
@@ -139,6 +141,12 @@ class ItemListFilter(django_filters.FilterSet):
         method="filter_perturbation_type",
         child=_text(),
         help_text="Comma-separated perturbation types.",
+    )
+    curation = django_filters.ChoiceFilter(
+        method="filter_curation",
+        choices=[(c, c) for c in CURATION_STATES],
+        help_text="none (no curated gold), curated (curated gold, stale or not), stale "
+        "(an annotation changed after the gold was curated or last confirmed).",
     )
     kappa_min = django_filters.NumberFilter(field_name="summary__kappa", lookup_expr="gte")
     kappa_max = django_filters.NumberFilter(field_name="summary__kappa", lookup_expr="lte")
@@ -269,6 +277,13 @@ class ItemListFilter(django_filters.FilterSet):
             else:  # SQLite's JSON has no containment: the value as it is written
                 any_of |= Q(perturbation_types__icontains=f'"{kind}"')
         return items.filter(any_of)
+
+    def filter_curation(self, items, name, value):
+        if value == "none":
+            return items.filter(curated_annotation__isnull=True)
+        if value == "curated":
+            return items.filter(curated_annotation__isnull=False)
+        return items.filter(curated_stale())
 
     def filter_ordering(self, items, name, value):
         """Nulls sort as the largest value on every database (PostgreSQL's own order, the

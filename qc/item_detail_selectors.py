@@ -24,6 +24,7 @@ from annotate.models import (
 from annotate.perturbation_types import available_types
 from annotate.selectors import item_task_fields
 from config.exceptions import NotFoundError
+from qc.curation_selectors import item_curated_stale
 from qc.item_list_selectors import item_list_items, item_list_rows
 from qc.models import CuratedAnnotation, CuratedSet, CuratedSpan, FlagKind, Review
 from rationale_metrics.agreement import token_highlight_shares
@@ -265,6 +266,8 @@ def _curated_of(item: Item) -> dict | None:
         if curated.curator_id is None
         else {"id": curated.curator_id, "username": curated.curator.username},
         "curated_at": curated.curated_at,
+        "confirmed_at": curated.confirmed_at,
+        "stale": item_curated_stale(item.pk),
         "rule": curated.rule,
         "label": curated.label,
         "answer": curated.answer,

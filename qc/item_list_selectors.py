@@ -13,6 +13,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from annotate.models import Item, Project, Role
 from annotate.selectors import project_get_for_user
 from config.exceptions import NotFoundError
+from qc.curation_selectors import curated_stale
 from qc.models import CuratedAnnotation, ItemView
 from qc.services.item_summaries import text_preview
 
@@ -37,7 +38,10 @@ def item_list_items(*, project: Project) -> QuerySet[Item]:
     return (
         Item.objects.filter(project=project, deleted_at__isnull=True, summary__project=project)
         .select_related("summary")
-        .annotate(curated=Exists(CuratedAnnotation.objects.filter(item=OuterRef("pk"))))
+        .annotate(
+            curated=Exists(CuratedAnnotation.objects.filter(item=OuterRef("pk"))),
+            curated_stale=curated_stale(),
+        )
         .defer(*_IMPORT_RECORD)
     )
 
@@ -97,6 +101,7 @@ def _row(item: Item, copies: list[tuple[int, list[str]]]) -> dict:
         "excluded": item.excluded,
         "marked_gold": item.marked_gold,
         "curated": item.curated,
+        "curated_stale": item.curated_stale,
         "last_activity": summary.last_activity,
     }
 

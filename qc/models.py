@@ -761,6 +761,13 @@ class CuratedAnnotation(models.Model):
     # The annotations the curator had in view (or the rule merged).
     sources = models.ManyToManyField("annotate.Annotation", related_name="+", blank=True)
     version = models.PositiveIntegerField(default=1)
+    # When a curator last confirmed the gold as it is after annotations changed. The gold is
+    # stale while an annotation of the item was submitted after it was curated or last
+    # confirmed (qc/curation_selectors.py, curated_stale).
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         constraints = [

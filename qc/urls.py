@@ -17,6 +17,11 @@ urlpatterns = [
         "projects/<id:project_id>/agreement/", apis.AgreementReportApi.as_view(), name="agreement"
     ),
     path(
+        "projects/<id:project_id>/agreement/suggestions/",
+        apis.SuggestionPullApi.as_view(),
+        name="agreement-suggestions",
+    ),
+    path(
         "projects/<id:project_id>/agreement/refresh/",
         apis.AgreementRefreshApi.as_view(),
         name="agreement-refresh",
@@ -191,6 +196,11 @@ urlpatterns += [
         "projects/<id:project_id>/curation/items/<id:item_id>/",
         curation_apis.CurationItemApi.as_view(),
         name="curation-item",
+    ),
+    path(
+        "projects/<id:project_id>/curation/items/<id:item_id>/confirm/",
+        curation_apis.CurationItemConfirmApi.as_view(),
+        name="curation-item-confirm",
     ),
     path(
         "projects/<id:project_id>/curation/auto-merge/",

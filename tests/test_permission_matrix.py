@@ -148,6 +148,9 @@ API: dict[str, Rule] = {
     "projects_variants_create": rule(PROJECT, *ADMINS),
     "projects_variants_partial_update": rule(PROJECT, *ADMINS, note="a variant of this project"),
     "projects_variants_presets_create": rule(PROJECT, *ADMINS),
+    "projects_variants_suggestions_update": rule(
+        PROJECT, *ADMINS, note="a variant of this project; the run must be this project's"
+    ),
     # Annotating.
     "projects_assignments_next_create": rule(PROJECT, *WORKERS),
     "projects_qualification_retrieve": rule(PROJECT, *WORKERS),
@@ -182,6 +185,7 @@ API: dict[str, Rule] = {
     "projects_agreement_refresh_create": rule(PROJECT, *REPORTERS),
     "projects_agreement_csv_retrieve": rule(PROJECT, *REPORTERS),
     "projects_agreement_progress_retrieve": rule(PROJECT, *REPORTERS),
+    "projects_agreement_suggestions_retrieve": rule(PROJECT, *REPORTERS),
     # Exports, explainer runs and the datasheet.
     "projects_exports_list": rule(PROJECT, *REPORTERS),
     "projects_exports_create": rule(PROJECT, *REPORTERS),
@@ -258,6 +262,9 @@ API: dict[str, Rule] = {
     "projects_curation_queue_retrieve": rule(PROJECT, *CURATORS),
     "projects_curation_items_retrieve": rule(PROJECT, *CURATORS, note="an item of this project"),
     "projects_curation_items_update": rule(PROJECT, *CURATORS, note="an item of this project"),
+    "projects_curation_items_confirm_create": rule(
+        PROJECT, *CURATORS, note="an item of this project"
+    ),
     "projects_curation_auto_merge_create": rule(
         PROJECT, *CURATORS, note="items of this project only"
     ),
@@ -532,6 +539,7 @@ def _body(operation_id: str, world: World):
         "projects_variants_create": {"name": "matrix-variant", "text": "Highlight."},
         "projects_variants_partial_update": {"text": "Highlight, again."},
         "projects_variants_presets_create": {"task": "classification"},
+        "projects_variants_suggestions_update": {"run": None},
         "projects_quality_policy_partial_update": {"min_seconds": 1.0},
         "projects_gold_items_update": {"annotation_ids": ["i0"]},
         "projects_workers_block_create": {"reason": "matrix"},
@@ -568,6 +576,7 @@ def _body(operation_id: str, world: World):
             "version": 0,
             "sets": [[{"docid": "d0", "start_token": 0, "end_token": 1}]],
         },
+        "projects_curation_items_confirm_create": {"version": 1},
         "projects_curation_auto_merge_create": {
             "rule": {"test": "unanimous"},
             "ids": [objects["item_id"].pk],
@@ -724,6 +733,7 @@ OBJECT_IDS_CHECKED = (
     "projects_crowd_links_verify_create",
     "projects_curation_items_retrieve",
     "projects_curation_items_update",
+    "projects_curation_items_confirm_create",
     "projects_exports_cancel_create",
     "projects_exports_download_retrieve",
     "projects_exports_progress_retrieve",
@@ -738,6 +748,7 @@ OBJECT_IDS_CHECKED = (
     "projects_perturbations_originals_retrieve",
     "projects_perturbations_retrieve",
     "projects_variants_partial_update",
+    "projects_variants_suggestions_update",
     "projects_workers_block_create",
     "projects_workers_import_jobs_progress_retrieve",
     "projects_workers_import_jobs_retrieve",

@@ -10,6 +10,11 @@ has nothing of it to hand out, and a submit on it is refused.
 One deletion is one instant: every item it hides gets the same `deleted_at` (an import's
 and a project's own `deleted_at` too), so restoring that deletion brings back exactly those
 items and none deleted before or after it on their own.
+
+Delete and restore lose no annotator's work: the leases a deletion ends carry its instant
+(`Assignment.withdrawn_at`), and its restore gives them back to the annotators who held
+them, drafts included, or, when a first round's lease ran out meanwhile, expires them so
+that the item is back in the pool as after any expiry.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from django.utils import timezone
 
 from annotate.models import InstructionVariant, Item, ItemVariantFill, Project
 from annotate.services.assignments.fill_counters import fill_rows_sync
-from annotate.services.assignments.leasing import item_leases_end
+from annotate.services.assignments.leasing import item_leases_end, item_leases_give_back
 
 # Items are hidden this many at a time (each chunk's leases, fills and rows), so that a
 # big import's deletion holds no giant IN lists.
@@ -36,7 +41,7 @@ def items_hide(*, items: QuerySet, at: datetime) -> int:
     ids = list(items.filter(deleted_at__isnull=True).order_by("pk").values_list("pk", flat=True))
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
-        item_leases_end(item_ids=chunk)
+        item_leases_end(item_ids=chunk, withdrawn_at=at)
         ItemVariantFill.objects.filter(item_id__in=chunk).delete()
         Item.all_objects.filter(pk__in=chunk).update(deleted_at=at)
     return len(ids)
@@ -44,11 +49,15 @@ def items_hide(*, items: QuerySet, at: datetime) -> int:
 
 @transaction.atomic
 def items_unhide(*, project: Project, items: QuerySet) -> int:
-    """Bring back the deleted items of `items`: their rows first, then their fill rows,
-    counted from their live assignments, under each active variant. Returns how many."""
-    restored = Item.all_objects.filter(
-        pk__in=items.filter(deleted_at__isnull=False).values("pk")
-    ).update(deleted_at=None)
+    """Bring back the deleted items of `items`: the leases their deletion ended (given back
+    to their annotators, or expired), their rows, then their fill rows, counted from their
+    live assignments, under each active variant. Returns how many."""
+    ids = list(items.filter(deleted_at__isnull=False).order_by("pk").values_list("pk", flat=True))
+    restored = 0
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        item_leases_give_back(project=project, item_ids=chunk)
+        restored += Item.all_objects.filter(pk__in=chunk).update(deleted_at=None)
     if restored:
         for variant in InstructionVariant.objects.filter(project=project, active=True):
             fill_rows_sync(project=project, variant=variant)

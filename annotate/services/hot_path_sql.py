@@ -272,11 +272,12 @@ def _leased_assignment(rows, project: Project, worker_id: int) -> Assignment:
     return assignment
 
 
-# A first-round submission of a lease still open, every span in a document of the item
-# and within it, enough tokens, a label the project knows (given, where the project takes
-# labels from its annotators; one of the item's options, where it has options), by a worker
-# whose consent does not stand in the way: the assignment is marked
-# submitted and the annotation, its sets and spans are written. Otherwise nothing is.
+# A first-round submission under a variant without model suggestions, of a lease still
+# open, every span in a document of the item and within it, enough tokens, a label the
+# project knows (given, where the project takes labels from its annotators; one of the
+# item's options, where it has options), by a worker whose consent does not stand in the
+# way: the assignment is marked submitted and the annotation, its sets and spans are
+# written. Otherwise nothing is.
 _SUBMIT = f"""
 WITH target AS (
     -- The row is found by its primary key alone, then checked: with the other conditions
@@ -284,14 +285,17 @@ WITH target AS (
     -- live-slot index (round = 1) and filtered every live assignment to find this one.
     SELECT a.id, a.item_id, p.question_rationales
     FROM (
-        SELECT id, item_id, worker_id, status, round, lease_expires_at
+        SELECT id, item_id, worker_id, status, round, lease_expires_at, variant_id
         FROM {_A} WHERE id = %(assignment)s
         OFFSET 0  -- keeps the checks below out of this lookup
         FOR UPDATE
     ) a
     JOIN {_I} i ON i.id = a.item_id
     JOIN {_P} p ON p.id = i.project_id
+    JOIN {_V} v ON v.id = a.variant_id
     WHERE a.worker_id = %(worker)s
+      -- A variant that shows model suggestions records them: the general service does.
+      AND v.suggestions IS NULL
       AND a.status = '{_LEASED}' AND a.round = 1 AND a.lease_expires_at >= %(now)s
       AND p.min_highlight <= %(highlighted)s
       AND (%(label)s IS NULL OR jsonb_array_length(p.labels) = 0

@@ -64,7 +64,8 @@ def variant_update(*, variant: InstructionVariant, **changes) -> InstructionVari
     variant = InstructionVariant.objects.select_for_update(no_key=True).get(pk=variant.pk)
     if "examples" in changes:
         _check_examples(changes["examples"])
-    allowed = {"text", "granularity", "examples", "active"}
+    # `suggestions` only through exports.suggestions, which checks the run.
+    allowed = {"text", "granularity", "examples", "active", "suggestions"}
     unknown = set(changes) - allowed
     if unknown:
         raise ApplicationError(f"cannot change {', '.join(sorted(unknown))}")
@@ -87,6 +88,7 @@ def variant_update(*, variant: InstructionVariant, **changes) -> InstructionVari
         text=changes.get("text", variant.text),
         granularity=changes.get("granularity", variant.granularity),
         examples=changes.get("examples", variant.examples),
+        suggestions=changes.get("suggestions", variant.suggestions),
         active=changes.get("active", True),
     )
     InstructionVariant.objects.filter(project=variant.project, name=variant.name).exclude(

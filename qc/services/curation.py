@@ -181,6 +181,7 @@ def curated_annotation_save(
         curated.sets.all().delete()
         curated.curator, curated.curated_at, curated.rule = curator, now, HAND
         curated.label, curated.answer, curated.version = label, answer, current + 1
+        curated.confirmed_at, curated.confirmed_by = None, None
         curated.save()
     curated.sources.set(chosen)
     _gold_sets_write([(curated, rows)])
@@ -198,6 +199,43 @@ def curated_annotation_save(
             "answer": answer,
             "sources": sorted(chosen),
         },
+    )
+    return curated
+
+
+@transaction.atomic
+def curated_annotation_confirm(
+    *, project: Project, item_id: int, curator, version: int
+) -> CuratedAnnotation:
+    """Confirm the item's curated gold as it is, once its annotations changed after it was
+    curated (it is no longer stale until another annotation comes). `version` is the one
+    the curator looked at: a gold saved again since then is refused (409), as a save is."""
+    item = (
+        Item.objects.select_for_update(of=("self",))
+        .filter(project=project, pk=item_id, deleted_at__isnull=True)
+        .first()
+    )
+    if item is None:
+        raise NotFoundError("item not found in this project")
+    curated = CuratedAnnotation.objects.select_related("curator").filter(item=item).first()
+    if curated is None:
+        raise ConflictError("this item has no curated gold to confirm; curate it first")
+    if version != curated.version:
+        who = curated.curator.username if curated.curator else "a rule"
+        raise ConflictError(
+            f"version: this item was curated again (version {curated.version}, by {who}) "
+            f"since you opened it at version {version}; reload to see it before confirming",
+            extra={"version": curated.version},
+        )
+    curated.confirmed_at, curated.confirmed_by = timezone.now(), curator
+    curated.save(update_fields=["confirmed_at", "confirmed_by"])
+    AuditEvent.objects.create(
+        project=project,
+        actor=curator,
+        action=AuditAction.CURATE,
+        reason=f"confirmed the curated gold of item {item.annotation_id} after its "
+        "annotations changed",
+        details={"item": item.pk, "confirmed": True, "version": curated.version},
     )
     return curated
 

@@ -82,6 +82,13 @@ PLAIN_BODY = st.fixed_dictionaries(
         "time_spent_ms": st.integers(min_value=0, max_value=10**6),
     }
 )
+# The model suggestions accepted, sent only under a variant that shows them.
+PLAIN_ACCEPTED = st.fixed_dictionaries(
+    {"docid": st.sampled_from(["d1", "d2"]), "token": st.integers(min_value=0, max_value=60)}
+)
+ODD_ACCEPTED = _dict(
+    docid=st.one_of(TRICKY_TEXT, st.integers(), st.none()), token=NUMBERS
+) | st.sampled_from(["token", 3, None, []])
 NEAR_PLAIN_BODY = st.fixed_dictionaries(
     {
         "client_uuid": _mostly(st.uuids().map(str), UUIDS),
@@ -90,7 +97,13 @@ NEAR_PLAIN_BODY = st.fixed_dictionaries(
         ),
         "label": _mostly(st.sampled_from([None, "pos", "neg"]), TRICKY_TEXT),
         "time_spent_ms": _mostly(st.integers(min_value=0, max_value=10**6), NUMBERS),
-    }
+    },
+    optional={
+        "suggestions_accepted": _mostly(
+            st.lists(_mostly(PLAIN_ACCEPTED, ODD_ACCEPTED), max_size=3),
+            st.sampled_from([None, "all", {}, 5]),
+        )
+    },
 )
 BODIES = st.one_of(ANY_BODY, NEAR_PLAIN_BODY, NEAR_PLAIN_BODY)
 

@@ -80,6 +80,23 @@ def test_rows_in_memory_are_imported_and_items_listed_with_filters(client, tmp_p
     ]
 
 
+def test_one_import_one_item_and_one_export_are_read_by_id(client):
+    project = client.projects.create("Read by id", labels=["NEG", "POS"])
+    job = client.imports.upload(project, RAW_ROWS, wait=False)
+
+    finished = client.imports.wait(project, job)
+    first = next(client.items.iter(project, ordering="annotation_id"))
+    export = client.exports.start(project, selection="reference", aggregation="reference")
+
+    assert client.imports.get(project, job)["status"] == finished["status"] == "succeeded"
+    assert first["annotation_id"] == "r1"
+    item = client.items.get(project, first)
+    assert (item["item"]["id"], item["item"]["annotation_id"]) == (first["id"], "r1")
+    assert item["item"]["texts"] and item["annotations"] == []
+    assert client.exports.get(project, export)["id"] == export["id"]
+    assert client.exports.wait(project, export)["status"] == "succeeded"
+
+
 def test_a_datasets_dataset_is_imported(client):
     datasets = pytest.importorskip("datasets")
     project = client.projects.create("From a dataset", labels=["NEG", "POS"])

@@ -128,6 +128,52 @@ def test_a_stale_save_is_refused_and_the_saved_version_can_be_loaded(page, live_
     assert _gold(i0) == [[(15, 16)]]
 
 
+def test_stale_gold_is_marked_on_the_queue_and_confirmed_on_the_item(page, live_server, curation):
+    import uuid
+
+    from annotate.models import Annotation
+    from annotate.services import annotation_submit
+    from annotate.services.assignments import assignment_revision_create
+    from qc.services.curation import curated_annotation_save
+
+    project, people, workers = curation
+    i1 = item_of(project, "i1")
+    curated_annotation_save(
+        project=project,
+        item_id=i1.pk,
+        curator=people["admin"],
+        sets=[[{"docid": "d1", "start_token": 15, "end_token": 16}]],
+        version=0,
+    )
+    # After curation, an annotator revises their annotation of the item.
+    sent_back = Annotation.objects.get(assignment__item=i1, assignment__worker=workers[0])
+    revision = assignment_revision_create(annotation=sent_back)
+    annotation_submit(
+        assignment_id=revision.pk,
+        worker=workers[0],
+        client_uuid=uuid.uuid4(),
+        rationale_sets=[[{"docid": "d1", "start_token": 14, "end_token": 16}]],
+        time_spent_ms=4_000,
+    )
+    base = live_server.url
+    login(page, base, people["curator"].username)
+
+    page.goto(f"{base}/projects/{project.id}/curation/?state=stale")
+    page.wait_for_selector("#curation-queue[data-ready=true]")
+    rows = page.locator(".queue-table tbody tr")
+    assert rows.count() == 1
+    assert "stale: an annotation changed after curation" in rows.first.inner_text()
+    page.goto(f"{base}/projects/{project.id}/curation/{i1.pk}/")
+    page.wait_for_selector("#curation-item[data-ready=true]")
+    assert "stale: an annotation changed after curation" in page.inner_text(".curated-by")
+    page.click(".curated-by button[data-action=confirm]")
+    page.wait_for_selector(".message.ok")
+
+    assert page.locator(".curated-by .curated-stale").count() == 0
+    assert CuratedAnnotation.objects.get(item=i1).confirmed_by == people["curator"]
+    assert _gold(i1) == [[(15, 16)]]
+
+
 def test_curating_a_batch_by_rule(page, live_server, curation):
     project, people, _ = curation
     base = live_server.url

@@ -68,3 +68,50 @@ def test_a_parquet_file_is_mapped_checked_and_imported(page, live_server, tmp_pa
     assert items["r2"].documents.get().text == "It drags <b>on</b> ."
     assert page.locator(".hf-mapping").is_hidden()
     assert errors == []
+
+
+def test_a_squad_file_shows_its_questions_and_answers_and_imports_them(page, live_server, tmp_path):
+    project = ProjectFactory(labels=[], task_type="reading_comprehension")
+    admin = UserFactory(username="reader")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    path = tmp_path / "validation-00000-of-00001.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "id": ["q1", "q2"],
+                "context": ["Paris is the capital of France .", "The Nile flows <i>north</i> ."],
+                "question": ["What is the capital of France ?", "Which way does it flow ?"],
+                "answers": [
+                    {"text": ["Paris"], "answer_start": [0]},
+                    {"text": [], "answer_start": []},
+                ],
+            }
+        ),
+        path,
+    )
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    login(page, live_server.url, "reader")
+    page.goto(f"{live_server.url}/projects/{project.id}/data/")
+
+    page.set_input_files("#import-form input[name=file]", str(path))
+    sample = page.locator(".hf-mapping-sample")
+    sample.wait_for()
+    assert page.input_value("select[data-role=question]") == "question"
+    assert page.input_value("select[data-role=answers]") == "answers"
+    assert page.input_value("select[data-role=text]") == "context"
+    rows = sample.locator("tbody tr")
+    assert "What is the capital of France ?" in rows.nth(0).inner_text()
+    assert rows.nth(0).locator("td").last.inner_text() == "Paris"
+    assert page.locator(".hf-mapping-problems").count() == 0
+
+    page.click("#import-form button[type=submit]")
+    page.wait_for_function(
+        "() => document.querySelector('#import-jobs tbody tr')?.dataset.status === 'succeeded'"
+    )
+
+    items = {i.annotation_id: i for i in Item.objects.filter(project=project)}
+    assert items["q1"].answer["text"] == "Paris"
+    assert items["q2"].answer == {"none": True}
+    assert items["q1"].query == "What is the capital of France ?"
+    assert errors == []

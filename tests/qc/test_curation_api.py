@@ -256,6 +256,7 @@ def test_the_queue_puts_most_disagreement_first_and_counts_progress(curation):
         "curated_by_hand": 0,
         "curated_by_rule": 0,
         "left": 3,
+        "stale": 0,
         "queued": 0,
         "queued_left": 0,
     }

@@ -61,6 +61,7 @@ def test_the_list_shows_every_column_of_the_contract(world):
         "excluded",
         "marked_gold",
         "curated",
+        "curated_stale",
         "last_activity",
     }
     assert row["query_preview"] == "Is item 0 about a dog?"

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, Subquery
+from django.db.models import BooleanField, Exists, ExpressionWrapper, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from annotate.gates import work_refusal
@@ -310,14 +310,16 @@ def worker_leases_release(*, project: Project | None, worker) -> int:
     return _leases_end(leased, AssignmentStatus.SKIPPED)
 
 
-def item_leases_end(*, item_ids: list[int]) -> int:
+def item_leases_end(*, item_ids: list[int], withdrawn_at=None) -> int:
     """End every unsubmitted assignment on these items: open leases (first rounds and
     revisions) and expired ones, which a late submit could still take. The items' fill rows
     are locked first, so a "next" running now either leased before (and its lease is ended
     here) or finds the rows held; each assignment row is locked, so a submit in progress
     either committed before (its annotation stays, with the item) or finds it ended. For
     items taken out of work (deleted, or their project archived); the caller holds the
-    transaction. Returns how many leases were open."""
+    transaction. A deletion gives its instant as `withdrawn_at`, recorded on the ended
+    assignments so that its restore gives them back (item_leases_give_back). Returns how
+    many leases were open."""
     if not item_ids:
         return 0
     list(
@@ -338,7 +340,62 @@ def item_leases_end(*, item_ids: list[int]) -> int:
     leased = [row[:4] for row in unsubmitted if row[4] == AssignmentStatus.LEASED]
     expired = [row[0] for row in unsubmitted if row[4] == AssignmentStatus.EXPIRED]
     Assignment.objects.filter(pk__in=expired).update(status=AssignmentStatus.SKIPPED)
+    if withdrawn_at is not None:
+        Assignment.objects.filter(pk__in=[row[0] for row in unsubmitted]).update(
+            withdrawn_at=withdrawn_at
+        )
     return _leases_end(leased, AssignmentStatus.SKIPPED)
+
+
+def item_leases_give_back(*, project: Project, item_ids: list[int]) -> tuple[int, int]:
+    """Give back the assignments the deletion of these (still deleted) items ended, to the
+    annotators who held them: a revision, or a first round whose lease runs still, is
+    leased again with its draft; a first round whose lease ran out meanwhile is expired, as
+    the expiry sweep would have made it, so its slot is free for the pool (and a late
+    submit may still take it, as any expired lease). An annotator who is no longer one of
+    the project's, or whose slot another assignment took meanwhile, keeps it ended. Call it
+    before the items' fill rows are made again (they count the live assignments); the
+    caller holds the transaction. Returns (leased again, expired)."""
+    if not item_ids:
+        return 0, 0
+    withdrawn = list(
+        Assignment.objects.filter(
+            item_id__in=item_ids,
+            status=AssignmentStatus.SKIPPED,
+            withdrawn_at__isnull=False,
+            withdrawn_at=F("item__deleted_at"),
+        )
+        .select_for_update(of=("self",))
+        .order_by("pk")
+        .values_list(
+            "pk", "item_id", "worker_id", "variant_id", "round", "slot", "lease_expires_at"
+        )
+    )
+    if not withdrawn:
+        return 0, 0
+    annotators = set(
+        ProjectMembership.objects.filter(project=project, role=Role.ANNOTATOR).values_list(
+            "user_id", flat=True
+        )
+    )
+    taken = set(
+        Assignment.objects.filter(
+            LIVE_ASSIGNMENT, item_id__in={row[1] for row in withdrawn}
+        ).values_list("item_id", "variant_id", "round", "slot")
+    )
+    now = timezone.now()
+    leased, expired = [], []
+    for pk, item_id, worker_id, variant_id, round_, slot, expires in withdrawn:
+        if worker_id not in annotators:
+            continue
+        if round_ == 1 and expires < now:
+            expired.append(pk)
+        elif (item_id, variant_id, round_, slot) not in taken:
+            leased.append(pk)
+    Assignment.objects.filter(pk__in=leased).update(status=AssignmentStatus.LEASED)
+    Assignment.objects.filter(pk__in=expired).update(status=AssignmentStatus.EXPIRED)
+    Assignment.objects.filter(pk__in=[row[0] for row in withdrawn]).update(withdrawn_at=None)
+    return len(leased), len(expired)
 
 
 MAX_DRAFT_BYTES = 256 * 1024

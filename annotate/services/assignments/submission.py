@@ -25,6 +25,7 @@ from annotate.services import hot_path_sql
 from annotate.services.assignments.fill_counters import fill_change
 from annotate.services.assignments.leasing import _owned, _take_slot
 from annotate.signals import annotation_submitted
+from annotate.suggestion_selectors import item_suggestions
 from config.exceptions import (
     ApplicationError,
     ConflictError,
@@ -157,12 +158,19 @@ def annotation_submit(
     rationale_sets: list,
     label: str | None = None,
     time_spent_ms: int = 0,
+    suggestions_accepted: list[dict] | None = None,
 ) -> SubmitResult:
     """Store a submission exactly once. A retry with the same client_uuid returns the
     stored annotation (found under the assignment's row lock, or through the unique
     client_uuid when it names another assignment); a submit after the lease expired is
-    kept if the quota has room."""
-    plain = _shape_checked(rationale_sets) if hot_path_sql.available() else None
+    kept if the quota has room. Under a variant that shows model suggestions, the
+    annotation records them and which of them were accepted (`suggestions_accepted`,
+    tokens that must be suggested and highlighted); elsewhere that field is refused."""
+    plain = (
+        _shape_checked(rationale_sets)
+        if hot_path_sql.available() and suggestions_accepted is None
+        else None
+    )
     if plain is not None and isinstance(time_spent_ms, int) and time_spent_ms >= 0:
         now = timezone.now()
         annotation = hot_path_sql.submit(
@@ -180,7 +188,13 @@ def annotation_submit(
     try:
         with transaction.atomic():
             result = _submit(
-                assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms
+                assignment_id,
+                worker,
+                client_uuid,
+                rationale_sets,
+                label,
+                time_spent_ms,
+                suggestions_accepted,
             )
             if not result.replayed:
                 _announce_submission(result.annotation.pk)
@@ -229,8 +243,56 @@ def _taken_out_of_work_check(assignment: Assignment) -> None:
         )
 
 
+def _suggestions_record(
+    assignment: Assignment, cleaned: list, accepted: list[dict] | None
+) -> dict | None:
+    """What the annotation records of the model suggestions its variant showed: None when
+    it showed none (and then nothing may be claimed accepted)."""
+    settings = assignment.variant.suggestions
+    if not settings:
+        if accepted is not None:
+            raise ApplicationError(
+                "suggestions_accepted: this item was shown no model suggestions",
+                extra={"code": "no_suggestions", "field": "suggestions_accepted"},
+            )
+        return None
+    suggested = item_suggestions(variant=assignment.variant, item=assignment.item) or []
+    offered = {(docid, token) for docid, token in suggested}
+    highlighted = {
+        (document.docid, token)
+        for rows in cleaned
+        for document, start, end in rows
+        for token in range(start, end)
+    }
+    taken = sorted({(a["docid"], a["token"]) for a in accepted or []})
+    for docid, token in taken:
+        if (docid, token) not in offered:
+            raise ApplicationError(
+                f"suggestions_accepted: token {token} of {docid!r} was not suggested",
+                extra={"code": "not_suggested", "field": "suggestions_accepted"},
+            )
+        if (docid, token) not in highlighted:
+            raise ApplicationError(
+                f"suggestions_accepted: token {token} of {docid!r} is accepted but not "
+                "highlighted in any set",
+                extra={"code": "accepted_not_highlighted", "field": "suggestions_accepted"},
+            )
+    return {
+        "run": settings["run"],
+        "k": settings["k"],
+        "suggested": [list(t) for t in sorted(offered)],
+        "accepted": [list(t) for t in taken],
+    }
+
+
 def _submit(
-    assignment_id, worker, client_uuid, rationale_sets, label, time_spent_ms
+    assignment_id,
+    worker,
+    client_uuid,
+    rationale_sets,
+    label,
+    time_spent_ms,
+    suggestions_accepted=None,
 ) -> SubmitResult:
     assignment = _owned(assignment_id, worker, lock=True)
     project = assignment.item.project
@@ -258,6 +320,7 @@ def _submit(
     if not isinstance(time_spent_ms, int) or time_spent_ms < 0:
         raise ApplicationError("time_spent_ms must be a non-negative integer")
     cleaned = rationale_sets_validate(assignment.item, rationale_sets, project.min_highlight)
+    suggestions = _suggestions_record(assignment, cleaned, suggestions_accepted)
     now = timezone.now()
     late = assignment.round == 1 and (
         assignment.status == AssignmentStatus.EXPIRED or assignment.lease_expires_at < now
@@ -295,6 +358,7 @@ def _submit(
         label=label,
         time_spent_ms=time_spent_ms,
         revision_of=revision_of,
+        suggestions=suggestions,
     )
     sets = RationaleSet.objects.bulk_create(
         [RationaleSet(annotation=annotation, position=i) for i in range(len(cleaned))]

@@ -26,7 +26,6 @@ from django.conf import settings
 from django.db import transaction
 
 from annotate.hf_mapping import (
-    ROLES,
     SPLIT_NAMES,
     Column,
     MappedDocument,
@@ -35,6 +34,7 @@ from annotate.hf_mapping import (
     mapping_guess,
     mapping_problems,
     offsets_problem,
+    roles_for,
     row_mapped,
     tokens_located,
 )
@@ -339,17 +339,27 @@ def _unit_rows(tables: list[HfTable], start: int, stop: int) -> Iterator[tuple[H
 # ---------------------------------------------------------------- checking
 
 
-def hf_mapping_resolved(mapping: dict | None, columns: dict[str, Column]) -> dict:
+def _reading(project: Project) -> bool:
+    return project.task_type == TaskType.READING_COMPREHENSION
+
+
+def hf_mapping_resolved(
+    mapping: dict | None, columns: dict[str, Column], *, reading: bool = False
+) -> dict:
     """The given mapping, or the guess from the column names for the roles it leaves out
     (a role given as null stays unmapped)."""
     if not mapping:
-        return mapping_guess(columns)
+        return mapping_guess(columns, reading=reading)
     settled = set(mapping)
     if mapping.get("documents"):
         settled.add("text")
     if mapping.get("text"):
         settled.add("documents")
-    resolved = mapping_guess(columns, settled)
+    if mapping.get("query"):
+        settled.add("question")
+    if mapping.get("question"):
+        settled.add("query")
+    resolved = mapping_guess(columns, settled, reading=reading)
     resolved.update({k: v for k, v in mapping.items() if v is not None})
     return resolved
 
@@ -396,20 +406,12 @@ def hf_checked(
     """Read and check the dataset at `path` for `project` under `mapping` (None: guessed
     from the column names); DataValidationError with every problem found."""
     problems = ProblemList(stop_after=settings.IMPORT_MAX_PROBLEMS)
-    if project.task_type == TaskType.READING_COMPREHENSION:
-        problems.add(
-            label,
-            None,
-            None,
-            "a Hugging Face dataset imports into a Single text, Text pair or Multiple choice "
-            "project; reading comprehension answers are not mapped yet",
-        )
-        raise DataValidationError(problems)
+    reading = _reading(project)
     with hf_tables(path, label) as tables:
         columns = hf_columns(tables, problems)
         problems.raise_if_any()
-        resolved = hf_mapping_resolved(mapping, columns)
-        for problem in mapping_problems(resolved, columns):
+        resolved = hf_mapping_resolved(mapping, columns, reading=reading)
+        for problem in mapping_problems(resolved, columns, reading=reading):
             problems.add(label, None, problem.field, problem.message)
         problems.raise_if_any()
         total = sum(t.rows for t in tables)
@@ -419,7 +421,7 @@ def hf_checked(
         texts: dict[str, tuple[str, str, int]] = {}  # docid -> (sha, file, row)
         seen_ids: dict[str, tuple[str, int]] = {}
         for unit, (table, index, raw) in enumerate(_unit_rows(tables, 0, total)):
-            mapped, found = row_mapped(raw, index, table.split, resolved, columns)
+            mapped, found = row_mapped(raw, index, table.split, resolved, columns, reading=reading)
             for problem in found:
                 problems.add(table.name, index, problem.field, problem.message)
             if mapped is None:
@@ -565,6 +567,8 @@ def _instance(row: MappedRow, split: str, file: str, index: int) -> Instance:
 def _task_fields(project: Project, row: MappedRow) -> TaskFields:
     if project.task_type == TaskType.MULTIPLE_CHOICE:
         return TaskFields(options=options_from_query(row.query))
+    if _reading(project):
+        return TaskFields(roles=tuple(d.role for d in row.documents), answer=row.answer)
     return TaskFields()
 
 
@@ -602,7 +606,9 @@ def hf_staged_records(
         rows, units = [], []
         problems = ProblemList()
         for unit, (table, index, raw) in enumerate(_unit_rows(tables, start, stop), start=start):
-            mapped, found = row_mapped(raw, index, table.split, mapping, columns)
+            mapped, found = row_mapped(
+                raw, index, table.split, mapping, columns, reading=_reading(project)
+            )
             for problem in found:
                 problems.add(table.name, index, problem.field, problem.message)
             if mapped is not None:
@@ -689,21 +695,27 @@ def _preview_text(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def hf_mapping_preview(*, path: Path, label: str, mapping: dict | None) -> dict:
+def hf_mapping_preview(
+    *, path: Path, label: str, mapping: dict | None, task_type: str = TaskType.CLASSIFICATION
+) -> dict:
     """What an import of the dataset at `path` would read, before anything is written: its
     columns with their types, the mapping (given, else guessed), the mapping's problems and
     those of its first rows, and its first items as mapped. Reads the files' schemas and
-    first rows only; DataValidationError when the files cannot be read."""
+    first rows only; DataValidationError when the files cannot be read. The roles are those
+    of a project of `task_type`."""
+    reading = task_type == TaskType.READING_COMPREHENSION
     with hf_tables(path, label) as tables:
         problems = ProblemList()
         columns = hf_columns(tables, problems)
-        resolved = hf_mapping_resolved(mapping, columns)
-        for problem in mapping_problems(resolved, columns):
+        resolved = hf_mapping_resolved(mapping, columns, reading=reading)
+        for problem in mapping_problems(resolved, columns, reading=reading):
             problems.add(label, None, problem.field, problem.message)
         sample = []
         if not problems:
             for table, index, raw in _unit_rows(tables, 0, PREVIEW_CHECKED_ROWS):
-                mapped, found = row_mapped(raw, index, table.split, resolved, columns)
+                mapped, found = row_mapped(
+                    raw, index, table.split, resolved, columns, reading=reading
+                )
                 for problem in found:
                     problems.add(table.name, index, problem.field, problem.message)
                 if mapped is not None and len(sample) < PREVIEW_ROWS:
@@ -717,6 +729,8 @@ def hf_mapping_preview(*, path: Path, label: str, mapping: dict | None) -> dict:
                             "texts": [_preview_text(d.text) for d in mapped.documents],
                             "rationale_sets": len(mapped.rationale_sets),
                             "perturbation_of": mapped.perturbation_of,
+                            "question": mapped.query if reading else None,
+                            "answer": _answer_shown(mapped.answer) if reading else None,
                         }
                     )
         return {
@@ -726,14 +740,24 @@ def hf_mapping_preview(*, path: Path, label: str, mapping: dict | None) -> dict:
                 {"name": name, "type": kind_text(column.kind), "label_names": column.label_names}
                 for name, column in columns.items()
             ],
-            "roles": list(ROLES),
+            "roles": list(roles_for(reading)),
             "mapping": resolved,
             "problems": [p.as_dict() for p in problems],
             "sample": sample,
         }
 
 
-def hf_mapping_preview_upload(*, upload, mapping: dict | None) -> dict:
+def _answer_shown(answer: dict | None) -> str | None:
+    """An answer as the preview's sample shows it: its text, "" for no answer, None when
+    the row gives none."""
+    if answer is None:
+        return None
+    return "" if answer.get("none") else _preview_text(answer["text"])
+
+
+def hf_mapping_preview_upload(
+    *, upload, mapping: dict | None, task_type: str = TaskType.CLASSIFICATION
+) -> dict:
     """hf_mapping_preview of an uploaded file (kept in a temporary file meanwhile)."""
     name = PurePosixPath(upload.name).name
     if upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
@@ -755,7 +779,7 @@ def hf_mapping_preview_upload(*, upload, mapping: dict | None) -> dict:
             for block in upload.chunks():
                 out.write(block)
         try:
-            return hf_mapping_preview(path=path, label=name, mapping=mapping)
+            return hf_mapping_preview(path=path, label=name, mapping=mapping, task_type=task_type)
         except DataValidationError as exc:
             raise ApplicationError(
                 str(exc), extra={"problems": [str(p) for p in exc.problems]}

@@ -35,6 +35,9 @@ const COLUMNS = /** @type {Record<string, string>} */ ({
   "permutations": gettext("permutations"),
   "F1 vs curated gold": gettext("F1 vs curated gold"),
   "kappa vs curated gold": gettext("kappa vs curated gold"),
+  "shows suggestions": gettext("shows suggestions"),
+  "F1 vs suggestions": gettext("F1 vs suggestions"),
+  "F1 vs other variants": gettext("F1 vs other variants"),
 });
 
 const found = document.getElementById("agreement");
@@ -149,6 +152,37 @@ if (found) {
       ["worker", "F1 vs curated gold", "kappa vs curated gold", "annotations"], table(gold.annotators), "key");
   }
 
+  /** @param {number[]|null} ci */
+  const interval = (ci) => (ci ? `${fmt(ci[0])} – ${fmt(ci[1])}` : gettext("n/a"));
+
+  /** How much each variant that shows model suggestions pulls its annotators toward the
+   * model (computed on request); hidden where no variant shows any. */
+  async function loadSuggestionPull() {
+    const box = /** @type {HTMLElement} */ (root.querySelector("#suggestion-pull"));
+    const response = await api(`${base}suggestions/`, "GET");
+    const reports = response.ok && Array.isArray(response.data.reports) ? response.data.reports : [];
+    box.hidden = reports.length === 0;
+    const holder = /** @type {HTMLElement} */ (box.querySelector(".suggestion-reports"));
+    holder.replaceChildren();
+    for (const report of reports) {
+      holder.appendChild(el("h3", interpolate(ngettext("%(variant)s: the top %(k)s tokens of explainer run %(run)s, on %(items)s item",
+        "%(variant)s: the top %(k)s tokens of explainer run %(run)s, on %(items)s items", report.items_with_suggestions),
+      { variant: report.variant, k: report.k, run: report.run, items: formatNumber(report.items_with_suggestions) }, true)));
+      const variants = /** @type {HTMLTableElement} */ (el("table", undefined, "grid suggestion-variants"));
+      fill(variants, ["variant", "shows suggestions", "F1 vs suggestions", "95% CI", "annotations", "F1 vs other variants", "95% CI"],
+        report.variants.map((/** @type {any} */ v) => [v.variant, v.shows_suggestions ? gettext("yes") : gettext("no"),
+          fmt(v.f1_suggestions), interval(v.f1_suggestions_ci), formatNumber(v.annotations),
+          fmt(v.f1_other_variants), interval(v.f1_other_variants_ci)]), "key");
+      const tests = /** @type {HTMLTableElement} */ (el("table", undefined, "grid suggestion-tests"));
+      fill(tests, ["variant A", "variant B", "difference", "p-value", "permutations"],
+        report.permutation_tests.map((/** @type {any} */ t) => [t.a, t.b, fmt(t.difference), fmt(t.p_value, 4), formatNumber(t.permutations)]));
+      const scrolled = el("div", undefined, "scroll");
+      scrolled.appendChild(variants);
+      holder.append(scrolled, tests);
+    }
+    box.dataset.ready = "true";
+  }
+
   /** When the report was computed and what has changed since, as a sentence in the reader's
    * language ("Computed 5 minutes ago; 12 annotations were submitted since.").
    * @param {any} body */
@@ -211,4 +245,5 @@ if (found) {
     load();
   });
   load();
+  loadSuggestionPull();
 }

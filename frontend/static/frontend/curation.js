@@ -74,6 +74,7 @@ function showProgress(progress) {
     [gettext("Curated by rule"), progress.curated_by_rule],
     [gettext("Left to curate"), progress.left],
   ];
+  if (progress.stale) rows.push([gettext("Stale: an annotation changed after curation"), progress.stale]);
   if (progress.queued) rows.push([gettext("Sent from the data manager, left"), `${progress.queued_left} / ${progress.queued}`]);
   for (const [name, value] of rows) {
     list.append(el("dt", String(name)), el("dd", typeof value === "number" ? formatNumber(value, 0) : String(value)));
@@ -118,8 +119,12 @@ function showRows(results) {
     row.appendChild(el("td", figure(entry.kappa), `num ${agreementClass(entry.kappa)}`));
     row.appendChild(el("td", figure(entry.f1), "num"));
     row.appendChild(el("td", entry.flags.map((/** @type {string} */ f) => FLAG_NAMES[f] || f).join(", ")));
-    row.appendChild(el("td", entry.curated_rule === null ? "" : entry.curated_rule === "hand" ? gettext("by hand")
-      : interpolate(gettext("by rule %(rule)s"), { rule: entry.curated_rule }, true)));
+    const curatedCell = el("td", entry.curated_rule === null ? "" : entry.curated_rule === "hand" ? gettext("by hand")
+      : interpolate(gettext("by rule %(rule)s"), { rule: entry.curated_rule }, true));
+    if (entry.curated_stale) {
+      curatedCell.append(" ", el("strong", gettext("stale: an annotation changed after curation"), "curated-stale"));
+    }
+    row.appendChild(curatedCell);
     row.addEventListener("click", (event) => {
       if (/** @type {HTMLElement} */ (event.target).tagName !== "A") choose(n);
     });

@@ -404,6 +404,26 @@ function renderCuratedBy() {
   line.textContent = curated.by_hand
     ? interpolate(gettext("Version %(version)s, curated by hand by %(who)s on %(when)s."), { version: curated.version, who, when: formatDateTime(curated.curated_at) }, true)
     : interpolate(gettext("Version %(version)s, curated by rule %(rule)s (started by %(who)s) on %(when)s."), { version: curated.version, rule: curated.rule, who, when: formatDateTime(curated.curated_at) }, true);
+  if (!curated.stale) return;
+  // An annotation was submitted after the gold was made: curate again, or confirm it.
+  const note = el("strong", gettext("stale: an annotation changed after curation"), "curated-stale");
+  const confirm = el("button", gettext("Confirm the gold as it is"), "secondary");
+  confirm.type = "button";
+  confirm.dataset.action = "confirm";
+  confirm.addEventListener("click", () => confirmGold());
+  line.append(" ", note, " ", confirm);
+}
+
+async function confirmGold() {
+  root.dataset.ready = "false";
+  const response = await api(`${api_url}confirm/`, "POST", { version });
+  root.dataset.ready = "true";
+  if (!response.ok) {
+    say(errorText(response.data), "error");
+    return;
+  }
+  show(response.data);
+  say(gettext("Confirmed: the curated gold stands as it is."), "ok");
 }
 
 /** @param {any} data */

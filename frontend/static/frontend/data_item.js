@@ -202,6 +202,7 @@ class ItemPage {
       const curator = curated.curator && typeof curated.curator === "object" ? curated.curator.username : curated.curator;
       const who = [curator, curated.curated_at ? formatDateTime(curated.curated_at) : "", curated.rule || ""].filter(Boolean).join(" · ");
       fact(gettext("Curated"), who || gettext("yes"), "curated-fact");
+      if (curated.stale) fact(gettext("Curated gold"), gettext("stale: an annotation changed after curation"), "curated-stale");
       if (curated.label) fact(gettext("Curated label"), curated.label);
     }
     if (item.query && !item.texts.some((/** @type {any} */ t) => t.role === "question")) fact(gettext("Question"), item.query, "query");

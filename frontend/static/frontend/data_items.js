@@ -31,6 +31,7 @@ import { flagName, ITEM_STATUSES } from "./item_terms.js";
  * @typedef {{kind: "set", param: string, options: () => Choice[]}
  *   | {kind: "range", param: string, integer?: boolean}
  *   | {kind: "dates", param: string}
+ *   | {kind: "choice", param: string, options: () => Choice[]}
  *   | {kind: "perturbation", param: string}} FilterSpec
  * @typedef {{key: string, label: string, sort?: string, filter?: FilterSpec, hidden?: boolean,
  *   cls?: string, cell: (row: any) => Node|string}} Column
@@ -54,6 +55,12 @@ const FLAG_CHOICES = () => /** @type {Choice[]} */ ([
   { key: "any", name: gettext("any open flag") },
   { key: "none", name: gettext("no open flag") },
   ...(choices.flag_kinds || []).map((/** @type {Choice} */ k) => ({ key: k.key, name: flagName(k.key) })),
+]);
+// The curation filter (qc/filters.py, CURATION_STATES).
+const CURATION_STATES = /** @type {Choice[]} */ ([
+  { key: "none", name: gettext("not curated") },
+  { key: "curated", name: gettext("curated") },
+  { key: "stale", name: gettext("stale: an annotation changed after curation") },
 ]);
 const PERTURBATION_ROLES = /** @type {Choice[]} */ ([
   { key: "original", name: gettext("originals with perturbed copies") },
@@ -117,8 +124,13 @@ const COLUMNS = [
       const box = el("span");
       if (row.status) box.appendChild(el("span", nameOf(STATUSES, row.status), `status-chip status-${row.status}`));
       if (row.curated) box.appendChild(el("span", gettext("curated"), "status-chip status-curated"));
+      if (row.curated_stale) box.appendChild(el("span", gettext("stale"), "status-chip status-stale"));
       return box;
     },
+  },
+  {
+    key: "curation", label: gettext("Curation"), filter: { kind: "choice", param: "curation", options: () => CURATION_STATES }, hidden: true,
+    cell: (row) => (row.curated ? nameOf(CURATION_STATES, row.curated_stale ? "stale" : "curated") : ""),
   },
   {
     key: "variants", label: gettext("Done / quota per variant"), filter: { kind: "set", param: "variant", options: variantChoices },
@@ -216,6 +228,7 @@ function filterWords(column, state) {
     if (before) parts.push(interpolate(gettext("before %(when)s"), { when: formatDateTime(before) }, true));
     return parts.join(", ");
   }
+  if (spec.kind === "choice") return nameOf(spec.options(), state.choices[spec.param] || "");
   const parts = [];
   if (state.choices.perturbation) parts.push(nameOf(PERTURBATION_ROLES, state.choices.perturbation));
   if (state.sets.perturbation_type) parts.push(state.sets.perturbation_type.map((t) => nameOf(choices.perturbation_types || [], t)).join(", "));
@@ -227,6 +240,7 @@ function filterSet(spec, state) {
   if (spec.kind === "set") return Boolean(state.sets[spec.param]);
   if (spec.kind === "range") return Boolean(state.ranges[spec.param]);
   if (spec.kind === "dates") return Boolean(state.dates[spec.param]);
+  if (spec.kind === "choice") return Boolean(state.choices[spec.param]);
   return Boolean(state.choices.perturbation || state.sets.perturbation_type);
 }
 
@@ -595,6 +609,27 @@ class DataManager {
         }
         if (after.value || before.value) state.dates[spec.param] = { after: after.value, before: before.value };
         else delete state.dates[spec.param];
+        return state;
+      };
+    } else if (spec.kind === "choice") {
+      const list = el("fieldset", undefined, "choice-list");
+      list.appendChild(el("legend", gettext("Items")));
+      /** @type {HTMLInputElement[]} */ const radios = [];
+      for (const choice of [{ key: "", name: gettext("all items") }, ...spec.options()]) {
+        const label = el("label", undefined, "check");
+        const radio = /** @type {HTMLInputElement} */ (el("input"));
+        radio.type = "radio";
+        radio.name = spec.param;
+        radio.value = choice.key;
+        radio.checked = (state.choices[spec.param] || "") === choice.key;
+        radios.push(radio);
+        label.append(radio, ` ${choice.name}`);
+        list.appendChild(label);
+      }
+      form.appendChild(list);
+      read = () => {
+        const value = radios.find((r) => r.checked)?.value || "";
+        if (value) state.choices[spec.param] = value; else delete state.choices[spec.param];
         return state;
       };
     } else {

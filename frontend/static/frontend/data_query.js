@@ -16,6 +16,7 @@ export const FILTERS = /** @type {const} */ ({
   annotator: "set",
   flag: "set",
   perturbation: "choice",
+  curation: "choice",
   perturbation_type: "set",
   kappa: "range",
   f1: "range",

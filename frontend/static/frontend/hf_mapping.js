@@ -20,6 +20,8 @@ const ROLE = /** @type {Record<string, string>} */ ({
   rationale_tokens: gettext("Rationales as token indices"),
   perturbation_of: gettext("Perturbation of"),
   perturbation_types: gettext("Perturbation types"),
+  question: gettext("Question"),
+  answers: gettext("Answers (text and start character)"),
 });
 const DATASET_FILE = /\.(parquet|arrow|zip)$/i;
 
@@ -122,7 +124,12 @@ export function hfMapping(form, url, textPair) {
       box.appendChild(el("h4", gettext("First items as they would be imported")));
       const sample = el("table", undefined, "grid hf-mapping-sample");
       const top = el("tr");
-      for (const name of [gettext("Id"), gettext("Split"), gettext("Label"), gettext("Text"), gettext("Rationale sets")]) {
+      // A reading-comprehension project's roles include the answers: show each item's
+      // question and gold answer too.
+      const reading = data.roles.includes("answers");
+      const names = [gettext("Id"), gettext("Split"), gettext("Label"), gettext("Text"), gettext("Rationale sets")];
+      if (reading) names.push(gettext("Question"), gettext("Answer"));
+      for (const name of names) {
         top.appendChild(el("th", name));
       }
       sample.appendChild(el("thead")).appendChild(top);
@@ -136,6 +143,12 @@ export function hfMapping(form, url, textPair) {
           el("td", item.texts.join(" ‖ ")),
           el("td", String(item.rationale_sets)),
         );
+        if (reading) {
+          row.append(
+            el("td", item.question === null ? "—" : item.question),
+            el("td", item.answer === null ? "—" : item.answer === "" ? gettext("no answer in the passage") : item.answer),
+          );
+        }
         rows.appendChild(row);
       }
       box.appendChild(sample);

@@ -100,6 +100,45 @@ if (found) {
     };
   }
 
+  /** Which finished explainer run's top-k tokens the variant shows its annotators as
+   * suggestions (k empty: the run's hard rationale size), or none. @param {any} variant */
+  function suggestionsEditor(variant) {
+    const box = el("fieldset", undefined, "suggestions-editor");
+    box.appendChild(el("legend", gettext("Model suggestions")));
+    const current = variant.suggestions;
+    box.appendChild(el("p", current
+      ? interpolate(gettext("Shows the top %(k)s tokens of explainer run %(run)s."), current, true)
+      : gettext("Shows no suggestions."), "muted suggestions-state"));
+    const run = /** @type {HTMLInputElement} */ (el("input"));
+    run.type = "number";
+    run.min = "1";
+    run.name = "run";
+    run.value = current ? String(current.run) : "";
+    run.setAttribute("aria-label", interpolate(gettext("Explainer run of %(name)s"), { name: variant.name }, true));
+    run.placeholder = gettext("run id");
+    const k = /** @type {HTMLInputElement} */ (el("input"));
+    k.type = "number";
+    k.min = "1";
+    k.name = "k";
+    k.value = current ? String(current.k) : "";
+    k.setAttribute("aria-label", interpolate(gettext("Tokens suggested per item for %(name)s"), { name: variant.name }, true));
+    k.placeholder = gettext("k (default: the run's)");
+    /** @param {any} body */
+    const send = async (body) => {
+      const r = await api(`${base}/variants/${variant.id}/suggestions/`, "PUT", body);
+      say(r.ok ? interpolate(gettext("Saved %(name)s as version %(version)s."), { name: variant.name, version: r.data.version }, true)
+        : errorText(r.data), !r.ok);
+      if (r.ok) loadVariants();
+    };
+    const show = el("button", gettext("Show suggestions"));
+    show.addEventListener("click", () => send({ run: run.value ? Number(run.value) : null, k: k.value ? Number(k.value) : null }));
+    const none = el("button", gettext("Show none"), "secondary");
+    none.addEventListener("click", () => send({ run: null }));
+    box.append(run, k, show);
+    if (current) box.appendChild(none);
+    return box;
+  }
+
   async function loadVariants() {
     const response = await api(`${base}/variants/`, "GET");
     const tbody = panel.querySelector("#variants tbody");
@@ -123,6 +162,7 @@ if (found) {
       textCell.appendChild(area);
       const examples = examplesEditor(v);
       textCell.appendChild(examples.element);
+      if (v.active) textCell.appendChild(suggestionsEditor(v));
       row.appendChild(textCell);
       const actions = el("td");
       if (v.active) {

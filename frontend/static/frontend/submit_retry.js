@@ -7,14 +7,15 @@
 
 /** @typedef {import("./rationale_sets.js").TokenSpan} TokenSpan */
 /** @typedef {{client_uuid: string, rationale_sets: TokenSpan[][], time_spent_ms: number,
- *   label?: string|null}} SubmitBody */
+ *   label?: string|null, suggestions_accepted?: {docid: string, token: number}[]}} SubmitBody */
 /** `choice` is what the annotator chose (their sets, and their label when they give one),
  * to tell a retry from a changed answer.
  * @typedef {{choice: string, body: SubmitBody}} PendingSubmit */
 
-/** @param {TokenSpan[][]} sets @param {boolean} picking @param {string|null} label */
-function choiceOf(sets, picking, label) {
-  return JSON.stringify([sets, picking ? label : null]);
+/** @param {TokenSpan[][]} sets @param {boolean} picking @param {string|null} label
+ * @param {{docid: string, token: number}[]|undefined} accepted */
+function choiceOf(sets, picking, label, accepted) {
+  return JSON.stringify(accepted ? [sets, picking ? label : null, accepted] : [sets, picking ? label : null]);
 }
 
 /** The submit to send now: the pending one, body and all, while the choice is the one it
@@ -22,11 +23,12 @@ function choiceOf(sets, picking, label) {
  * replaces a pending one. The caller keeps the answer as the new pending submit.
  * @param {PendingSubmit|null} pending
  * @param {{sets: TokenSpan[][], picking: boolean, label: string|null, clientUuid: string,
- *   timeSpentMs: number, newUuid: () => string}} now
- *   `picking`: whether the annotator gives the label (then `label` is sent)
+ *   timeSpentMs: number, newUuid: () => string, accepted?: {docid: string, token: number}[]}} now
+ *   `picking`: whether the annotator gives the label (then `label` is sent); `accepted`:
+ *   the model suggestions accepted, under a variant that shows them (then they are sent)
  * @returns {PendingSubmit} */
 export function submitToSend(pending, now) {
-  const choice = choiceOf(now.sets, now.picking, now.label);
+  const choice = choiceOf(now.sets, now.picking, now.label, now.accepted);
   if (pending && pending.choice === choice) return pending;
   /** @type {SubmitBody} */
   const body = {
@@ -35,6 +37,7 @@ export function submitToSend(pending, now) {
     rationale_sets: structuredClone(now.sets),
     time_spent_ms: now.timeSpentMs,
     ...(now.picking ? { label: now.label } : {}),
+    ...(now.accepted ? { suggestions_accepted: structuredClone(now.accepted) } : {}),
   };
   return { choice, body };
 }

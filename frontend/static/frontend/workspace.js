@@ -9,7 +9,7 @@
 /** @typedef {{docid: string, start_char: number, end_char: number, text: string}} AnswerSpan */
 /** @typedef {AnswerSpan|{none: true}|null} Answer */
 /** @typedef {{annotation_id: string|number, query: string|null, label: string|null, documents: Doc[],
- *   answer?: Answer, options?: string[]}} Item */
+ *   answer?: Answer, options?: string[], suggestions?: [string, number][]}} Item */
 /** @typedef {{id: number, name: string, labels: string[], min_highlight: number, task_type?: string,
  *   language?: string, text_names?: string[], labels_from_annotators?: boolean,
  *   question_rationales?: boolean, no_answer_label?: string}} Project */
@@ -28,6 +28,7 @@
 import { api, el, errorText, fmt } from "./http.js";
 import { RationaleSets } from "./rationale_sets.js";
 import { pendingSubmitFromJson, submitToSend } from "./submit_retry.js";
+import { Suggestions } from "./suggestions.js";
 import { stepFrom, TokenSelection } from "./token_selection.js";
 import { UndoHistory } from "./undo_history.js";
 import { draftOf, draftRead } from "./workspace_draft.js";
@@ -75,6 +76,8 @@ class Workspace {
     /** @type {Assignment|null} */ this.assignment = null;
     /** @type {Shown[]} */ this.docs = [];
     this.rationale = new RationaleSets();
+    /** The model's suggestions, under a variant that shows them. @type {Suggestions|null} */
+    this.suggestions = null;
     /** The annotator's own label, when the project takes labels from them. @type {string|null} */
     this.label = null;
     this.selection = new TokenSelection();
@@ -298,6 +301,7 @@ class Workspace {
     // A reading-comprehension question takes rationales only where the project allows it.
     const questionsSelectable = project.task_type !== "reading_comprehension" || Boolean(project.question_rationales);
     const documents = assignment.item.documents;
+    this.suggestions = assignment.item.suggestions ? new Suggestions(assignment.item.suggestions) : null;
     this.docs = [
       ...documents.filter((doc) => doc.role === "question").map((doc) => ({ doc, selectable: questionsSelectable })),
       ...documents.filter((doc) => doc.role !== "question").map((doc) => ({ doc, selectable: true })),
@@ -402,6 +406,7 @@ class Workspace {
     this.tokenNodes = this.docs.map(() => []);
     this.renderItem(main);
     this.renderToolbar(toolbar);
+    if (this.suggestions) this.renderSuggestionBar(toolbar);
     this.renderSide(side);
     this.refreshAll();
     this.followToolbarHeight(toolbar);
@@ -571,6 +576,67 @@ class Workspace {
     this.renderChosen();
   }
 
+  /** The suggestions' legend and actions, only under a variant that shows them: a token
+   * the model suggests has a dotted frame and a ✦ mark; one accepted, a ✓ mark.
+   * @param {HTMLElement} toolbar */
+  renderSuggestionBar(toolbar) {
+    const row = el("div", undefined, "ws-toolbar-row suggestion-bar");
+    row.setAttribute("role", "group");
+    row.setAttribute("aria-label", gettext("Model suggestions"));
+    row.appendChild(el("span", gettext("Model suggestions"), "group-label"));
+    const legend = el("span", undefined, "suggestion-legend");
+    const sample = el("span", gettext("word"), "tok suggested suggestion-sample");
+    sample.setAttribute("aria-hidden", "true");
+    legend.append(sample, el("span", gettext("suggested by a model: click it or press a to accept"), "muted"));
+    row.appendChild(legend);
+    row.appendChild(el("span", undefined, "suggestion-count"));
+    row.appendChild(this.button(gettext("Accept all (A)"), "secondary accept-all", () => this.acceptAllSuggestions()));
+    const hide = this.button(gettext("Ignore suggestions"), "secondary ignore-suggestions", () => this.toggleSuggestions());
+    hide.setAttribute("aria-pressed", "false");
+    row.appendChild(hide);
+    toolbar.appendChild(row);
+  }
+
+  /** Hides or shows the suggestions; what was accepted stays in the sets. */
+  toggleSuggestions() {
+    const s = /** @type {Suggestions} */ (this.suggestions);
+    s.hidden = !s.hidden;
+    const button = /** @type {HTMLElement} */ (this.root.querySelector(".ignore-suggestions"));
+    button.textContent = s.hidden ? gettext("Show suggestions") : gettext("Ignore suggestions");
+    button.setAttribute("aria-pressed", String(s.hidden));
+    this.refreshAll();
+  }
+
+  /** Every suggestion into the current set, accepted. */
+  acceptAllSuggestions() {
+    if (!this.suggestions || this.suggestions.hidden) return;
+    this.remember();
+    for (const { docid, token } of this.suggestions.acceptAll()) {
+      if (!this.rationale.has(docid, token)) this.rationale.toggle(docid, token);
+    }
+    this.refreshAll();
+    this.changed();
+  }
+
+  /** The suggestion at the cursor into the current set, accepted. */
+  acceptAtCursor() {
+    const { doc, token } = this.selection.cursor;
+    const shown = this.docs[doc];
+    if (!this.suggestions || this.suggestions.hidden || !shown) return;
+    const docid = shown.doc.docid;
+    if (!this.suggestions.accept(docid, token)) return;
+    this.remember();
+    if (!this.rationale.has(docid, token)) this.rationale.toggle(docid, token);
+    this.paintRun({ doc, from: token, to: token });
+    this.changed();
+  }
+
+  /** The accepted suggestions still highlighted, for the submit; undefined without any shown. */
+  acceptedSuggestions() {
+    if (!this.suggestions) return undefined;
+    return this.suggestions.acceptedIn((docid, token) => this.rationale.marksOf(docid, token).count > 0);
+  }
+
   /** What the task calls the label: a pair's relation, a question's answer, else label. */
   labelWord() {
     const task = this.taskType();
@@ -701,6 +767,10 @@ class Workspace {
       [["Space"], gettext("Highlight or clear the word under the cursor")],
       [["Shift", "←/→"], gettext("Extend the highlight word by word")],
       [["n"], gettext("Start a new rationale set")],
+      ...(this.suggestions ? [
+        [["a"], gettext("Accept the model's suggestion under the cursor")],
+        [["A"], gettext("Accept every suggestion of the model")],
+      ] : []),
       [["1", "…", "9"], gettext("Choose rationale set 1 to 9")],
       [["z"], gettext("Undo the last change")],
       [["y"], gettext("Redo what was undone")],
@@ -854,9 +924,20 @@ class Workspace {
     if (!node) return;
     const { first, count, runStart } = this.rationale.marksOf(this.docs[d].doc.docid, i);
     node.className = "tok" + (first >= 0 ? ` sel set-${first % COLOURS}` : "") + (count > 1 ? " multi" : "")
-      + (runStart ? " run-start" : "") + (this.selection.isCursor(d, i) ? " cursor" : "");
+      + (runStart ? " run-start" : "") + (this.selection.isCursor(d, i) ? " cursor" : "")
+      + this.suggestionClass(this.docs[d].doc.docid, i, count > 0);
+    if (node.classList.contains("suggested")) node.title = gettext("Suggested by a model");
+    else node.removeAttribute("title");
     if (first >= 0) node.dataset.setNumber = String(first + 1);
     else delete node.dataset.setNumber;
+  }
+
+  /** A suggested token's class and its words for screen readers, where suggestions show.
+   * @param {string} docid @param {number} i @param {boolean} highlighted */
+  suggestionClass(docid, i, highlighted) {
+    const s = this.suggestions;
+    if (!s || s.hidden || !s.isSuggested(docid, i)) return "";
+    return s.isAccepted(docid, i) && highlighted ? " suggested accepted" : " suggested";
   }
 
   refreshAll() {
@@ -877,6 +958,11 @@ class Workspace {
       chip.setAttribute("aria-pressed", String(s === current));
       chip.addEventListener("click", () => { this.rationale.choose(s); this.renderLegend(); });
       legend.appendChild(chip);
+    }
+    const suggestionCount = this.root.querySelector(".suggestion-count");
+    if (suggestionCount && this.suggestions) {
+      const accepted = /** @type {any[]} */ (this.acceptedSuggestions()).length;
+      suggestionCount.textContent = interpolate(gettext("%(accepted)s of %(count)s accepted"), { accepted, count: this.suggestions.tokens.length }, true);
     }
     for (const counter of this.root.querySelectorAll(".doc-count")) {
       const marked = this.rationale.highlightedIn(/** @type {HTMLElement} */ (counter).dataset.docid || "");
@@ -980,6 +1066,8 @@ class Workspace {
     }
     const docid = this.docs[at.doc].doc.docid;
     const mode = this.rationale.has(docid, at.token) ? "remove" : "add";
+    // A click on a suggestion shown is its acceptance.
+    if (mode === "add" && this.suggestions && !this.suggestions.hidden) this.suggestions.accept(docid, at.token);
     // What the current set held in this document before the drag: tokens the drag comes
     // back over return to it.
     this.dragBase = new Set(this.rationale.tokensIn(docid));
@@ -1084,6 +1172,10 @@ class Workspace {
       this.changed();
     } else if (event.key === "n") {
       this.nextSet();
+    } else if (event.key === "a" && this.suggestions) {
+      this.acceptAtCursor();
+    } else if (event.key === "A" && this.suggestions) {
+      this.acceptAllSuggestions();
     } else if (/^[1-9]$/.test(event.key) && Number(event.key) <= this.rationale.count) {
       this.rationale.choose(Number(event.key) - 1);
       this.renderLegend();
@@ -1189,7 +1281,7 @@ class Workspace {
   submitBody(sets, picking) {
     const toSend = submitToSend(this.pendingSubmit, {
       sets, picking, label: this.label, clientUuid: this.clientUuid, timeSpentMs: this.timeSpent(),
-      newUuid: () => crypto.randomUUID(),
+      accepted: this.acceptedSuggestions(), newUuid: () => crypto.randomUUID(),
     });
     if (toSend === this.pendingSubmit) return toSend.body;
     this.pendingSubmit = toSend;

@@ -36,6 +36,14 @@ describe("the query string", () => {
     assert.deepEqual(stateFromQuery(queryFromState(state)), state);
   });
 
+  test("keeps the curation filter, stale gold among it", () => {
+    const state = stateFromQuery("curation=stale&perturbation=perturbed");
+
+    assert.deepEqual(state.choices, { perturbation: "perturbed", curation: "stale" });
+    assert.equal(queryFromState(state), "perturbation=perturbed&curation=stale");
+    assert.deepEqual(withoutFilter(state, "curation").choices, { perturbation: "perturbed" });
+  });
+
   test("leaves out defaults, and the page for a saved view", () => {
     const state = stateFromQuery("?status=gold&page=2");
     assert.equal(queryFromState(state), "status=gold&page=2");

@@ -275,12 +275,12 @@ def test_a_model_explainer_runs_end_to_end_chunked_as_whole(
 
     assert [r.status for r in done] == ["succeeded"] * 2, [r.error for r in done]
     # rationale_metrics' model explainers give the same numbers chunked and whole only to
-    # their last bits on this machine (integrated gradients about one run in three, the
+    # float32's last bit (about 6e-8 near 0.5) on this machine (integrated gradients about one run in three, the
     # gradient's erasure scores every time since its blocks of instances share forward
     # passes); reported to helper-modelcore. The platform's part, cutting the split into
     # chunks and joining their lines in order, is what is checked here.
     assert numbers(predictions_of(done[0])) == pytest.approx(
-        numbers(predictions_of(done[1])), rel=1e-9, abs=1e-12
+        numbers(predictions_of(done[1])), rel=1e-6, abs=1e-7
     )
     assert [json.loads(line)["annotation_id"] for line in predictions_of(done[1]).splitlines()] == [
         json.loads(line)["annotation_id"] for line in predictions_of(done[0]).splitlines()

@@ -48,6 +48,13 @@ run: install docs
 	$(BIN)/python manage.py demo_quality
 	$(BIN)/python manage.py demo_crowd
 	$(BIN)/python manage.py demo_fine_grained
+	@# A tiny Transformers model and its explainers' runs, only with the `models` extra (torch):
+	@# without it the board offers the bag-of-words explainers, as before.
+	@if $(BIN)/python -c "import torch, transformers" 2>/dev/null; then \
+		$(BIN)/python manage.py demo_model; \
+	else \
+		echo "torch is not installed: the model explainers are off (pip install '.[models]' adds them)"; \
+	fi
 	@echo "Serving on http://127.0.0.1:8000, background jobs in a Celery worker on an embedded broker (.run/)"
 	$(BIN)/python manage.py serve 127.0.0.1:8000
 

@@ -41,6 +41,10 @@ SMOKE_RUNS: dict[str, list[str]] = {
     "export": ["--sizes", "200", "400", "--repeat", "1"],
     "explain": ["--items", "1000"],
     "data_manager": ["--smoke"],
+    # Tiny: four instances of 30 words, few samples; ferret only where its venv is.
+    "model_explain": [
+        *("--instances", "4", "--words", "30", "--samples", "20", "--ig-steps", "4"),
+    ],
     "workspace": ["--tokens", "300", "--toggles", "5"],
     # The demo's data is its fixed size; the agreement project and the loads are small.
     "pages": [
@@ -94,7 +98,7 @@ TIMEOUT_SECONDS = 600
 # runs alone after both.
 LANES: tuple[tuple[str, ...], ...] = (
     ("load", "hotpath_cost", "import", "explain", "export", "workspace"),
-    ("pages", "scale_out", "agreement", "metrics", "fine_grained", "data_manager"),
+    ("pages", "scale_out", "agreement", "metrics", "fine_grained", "data_manager", "model_explain"),
 )
 
 # What each script exercises, as path prefixes: with --changed-since, a script runs only when
@@ -106,6 +110,7 @@ EXERCISES: dict[str, tuple[str, ...]] = {
     "agreement": ("rationale_metrics/", "qc/", *DJANGO_STACK),
     "metrics": ("rationale_metrics/",),
     "fine_grained": ("rationale_metrics/",),
+    "model_explain": ("rationale_metrics/", "bench/ferret_runner.py"),
     "import": DJANGO_STACK,
     "export": ("exports/", "qc/", "rationale_metrics/", *DJANGO_STACK),
     "explain": ("exports/", "rationale_metrics/", *DJANGO_STACK),

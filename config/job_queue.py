@@ -39,16 +39,22 @@ def _task_modules_load() -> None:
     app.autodiscover_tasks(force=True)
 
 
-def task_send_on_commit(name: str, *args, unsent: Callable[[], None]) -> None:
+def task_send_on_commit(
+    name: str, *args, unsent: Callable[[], None], queue: str | None = None
+) -> None:
     """Queue the task `name` with `args` when the current transaction commits (the worker
     then finds the row). When the broker cannot take it (Redis away), `unsent()` records on
     the job's row that it will never run, and the broker's error goes on up: the request
     answers 503 with Retry-After (config.middleware.BrokerUnavailableMiddleware), so the
-    client starts the job again instead of waiting on one that nothing will run."""
+    client starts the job again instead of waiting on one that nothing will run. `queue`
+    sends it to that queue instead of the default one."""
 
     def send() -> None:
         try:
-            task_signature(name, *args).delay()
+            signature = task_signature(name, *args)
+            if queue:
+                signature = signature.set(queue=queue)
+            signature.delay()
         except BrokerUnavailable:
             logger.warning("could not queue %s%s: the broker is unavailable", name, args)
             unsent()

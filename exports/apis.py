@@ -12,19 +12,28 @@ from annotate.models import Role
 from annotate.selectors import project_get_for_user, variant_get
 from annotate.serializers import VariantOutputSerializer
 from config.api_schema import errors
-from config.exceptions import ConflictError
+from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from exports import selectors, services
+from exports.classifier_models import (
+    classifier_model_get,
+    classifier_model_list,
+    classifier_model_register,
+)
 from exports.datasheet_info import datasheet_info_update, datasheet_preview
 from exports.file_names import portable_file_name
 from exports.models import Export
 from exports.runs import explainer_run_start, export_runs_fail_if_worker_lost
 from exports.serializers import (
+    ClassifierModelOutputSerializer,
+    ClassifierModelRegisterInputSerializer,
     DatasheetInfoSerializer,
     DatasheetPreviewInputSerializer,
     ExplainerRunCreateInputSerializer,
     ExplainerRunOutputSerializer,
     ExportCreateInputSerializer,
     ExportOutputSerializer,
+    RunCompareInputSerializer,
+    RunCompareRowSerializer,
     VariantSuggestionsInputSerializer,
 )
 from exports.suggestions import variant_suggestions_set
@@ -130,6 +139,15 @@ class ExplainerRunListCreateApi(GenericAPIView):
         export = _export(request, project_id, export_id)
         data = ExplainerRunCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        model_id = data.validated_data.get("model")
+        try:
+            model = (
+                None
+                if model_id is None
+                else classifier_model_get(project=export.project, model_id=model_id)
+            )
+        except NotFoundError as exc:  # a field of the body, not the address: 400
+            raise ApplicationError(exc.message) from exc
         run = explainer_run_start(
             export=export,
             acting_user=request.user,
@@ -137,9 +155,66 @@ class ExplainerRunListCreateApi(GenericAPIView):
             split=data.validated_data["split"],
             upload=data.validated_data.get("file"),
             explainer=data.validated_data.get("explainer"),
+            model=model,
+            options=data.validated_data.get("options"),
         )
         run.refresh_from_db()
         return Response(ExplainerRunOutputSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ClassifierModelListCreateApi(GenericAPIView):
+    """The models registered for the project: its admins register them; researchers see
+    them, to run model explainers on them."""
+
+    # A folder named in JSON, or a zip of one in a multipart body.
+    parser_classes = [MultiPartParser, JSONParser]
+    serializer_class = ClassifierModelOutputSerializer
+
+    @extend_schema(
+        operation_id="projects_models_list",
+        responses={200: ClassifierModelOutputSerializer(many=True), **errors(400, 403, 404)},
+    )
+    def get(self, request, project_id: int):
+        page = self.paginate_queryset(classifier_model_list(project=_project(request, project_id)))
+        return self.get_paginated_response(ClassifierModelOutputSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=ClassifierModelRegisterInputSerializer,
+        responses={201: ClassifierModelOutputSerializer, **errors(400, 403, 404, 409)},
+    )
+    def post(self, request, project_id: int):
+        project = project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ADMIN,)
+        )
+        data = ClassifierModelRegisterInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        model = classifier_model_register(
+            project=project,
+            acting_user=request.user,
+            name=data.validated_data["name"],
+            folder=data.validated_data.get("folder"),
+            upload=data.validated_data.get("file"),
+            label_mapping=data.validated_data.get("label_mapping"),
+        )
+        return Response(ClassifierModelOutputSerializer(model).data, status=status.HTTP_201_CREATED)
+
+
+class RunCompareApi(APIView):
+    """The project's finished runs over every export, for the board's comparisons: the
+    explainers on one model (`model`), one explainer across models (`explainer`), each run
+    with the gold its export holds (reference sets, accepted sets, curated gold, ...)."""
+
+    @extend_schema(
+        operation_id="projects_runs_compare_list",
+        parameters=[RunCompareInputSerializer],
+        responses={200: RunCompareRowSerializer(many=True), **errors(400, 403, 404)},
+    )
+    def get(self, request, project_id: int):
+        project = _project(request, project_id)
+        data = RunCompareInputSerializer(data=request.query_params)
+        data.is_valid(raise_exception=True)
+        runs = selectors.explainer_run_compare(project=project, **data.validated_data)
+        return Response(RunCompareRowSerializer(runs, many=True).data)
 
 
 class DatasheetInfoApi(APIView):

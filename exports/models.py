@@ -66,8 +66,40 @@ class ExportPart(JobPart):
 RunStatus = JobStatus
 
 
+class ClassifierModel(models.Model):
+    """A sequence-classification checkpoint registered for a project: a `save_pretrained`
+    folder under the models root of the storage (RW_MODELS_ROOT), its own labels, and which
+    of them each project label is (checked when registered, used when its explanations are
+    written: the predictions name the project's labels)."""
+
+    project = models.ForeignKey(
+        "annotate.Project", on_delete=models.CASCADE, related_name="classifier_models"
+    )
+    name = models.CharField(max_length=120)
+    # A folder of the storage, under the models root, named relative to the storage.
+    folder = models.CharField(max_length=500)
+    labels = models.JSONField(default=list)  # the checkpoint's own, in its class order
+    label_mapping = models.JSONField(default=dict)  # project label -> model label
+    registered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "name"], name="classifiermodel_name_unique_per_project"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"model {self.name} of project {self.project_id}"
+
+
 class ExplainerRun(models.Model):
-    """A predictions file scored against an export: uploaded, or made by a bundled explainer."""
+    """A predictions file scored against an export: uploaded, made by a bundled explainer
+    on the bag-of-words baseline, or made by a model explainer on a registered model."""
 
     export = models.ForeignKey(Export, on_delete=models.CASCADE, related_name="runs")
     name = models.CharField(max_length=120)
@@ -75,6 +107,12 @@ class ExplainerRun(models.Model):
     explainer = models.CharField(
         max_length=32, blank=True, help_text="Bundled explainer, or empty for an upload."
     )
+    # The registered model a model explainer explains; none for the baseline or an upload.
+    model = models.ForeignKey(
+        ClassifierModel, null=True, blank=True, on_delete=models.RESTRICT, related_name="runs"
+    )
+    # The explainer's options (integrated gradients' steps, LIME's and SHAP's samples).
+    options = models.JSONField(default=dict, blank=True)
     predictions = models.FileField(upload_to="runs/", max_length=500, blank=True)
     status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING)
     scores = models.JSONField(null=True, blank=True)

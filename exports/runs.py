@@ -41,7 +41,21 @@ from exports import storage as export_storage
 from exports import work
 from exports.aggregation import AnnotationRow, evidences_for
 from exports.benchmark import benchmark_file_name
-from exports.models import ExplainerRun, ExplainerRunPart, Export, ExportStatus, RunStatus
+from exports.classifier_models import (
+    MODELS_EXTRA_MISSING,
+    classifier_loaded,
+    model_explainer_names,
+    models_extra_missing,
+)
+from exports.model_checks import prediction_relabelled
+from exports.models import (
+    ClassifierModel,
+    ExplainerRun,
+    ExplainerRunPart,
+    Export,
+    ExportStatus,
+    RunStatus,
+)
 from exports.params import BENCHMARK_LAYOUT
 from exports.services import WORK_PREFIX, ExportCancelled, _Pulse, work_dir
 from exports.storage import open_stored_dataset
@@ -81,10 +95,30 @@ def _dataset_of(export: Export) -> EraserDataset:
         return read_eraser_dataset(source)
 
 
+# The options of the model explainers that a run may set, with their bounds (the others
+# keep rationale_metrics' defaults).
+MODEL_EXPLAINER_OPTIONS = {
+    "integrated_gradients": {"steps": (1, 1000)},
+    "lime": {"samples": (1, 20000)},
+    "shap": {"samples": (1, 20000)},
+}
+
+
 @transaction.atomic
 def explainer_run_start(
-    *, export: Export, acting_user, name: str, split: str, upload=None, explainer: str | None = None
+    *,
+    export: Export,
+    acting_user,
+    name: str,
+    split: str,
+    upload=None,
+    explainer: str | None = None,
+    model: ClassifierModel | None = None,
+    options: dict | None = None,
 ) -> ExplainerRun:
+    """Start a run: score an uploaded predictions file, or explain the split with a bundled
+    explainer on the bag-of-words baseline, or with a model explainer on a registered
+    `model` (its `options`: integrated gradients' steps, LIME's and SHAP's samples)."""
     if export.status != ExportStatus.SUCCEEDED:
         raise ApplicationError(
             f"export {export.pk} is {export.status}; runs need a finished export"
@@ -93,19 +127,112 @@ def explainer_run_start(
         raise ApplicationError(f"split: {split!r} is not one of {', '.join(SPLITS)}")
     if (upload is None) == (explainer is None):
         raise ApplicationError("give either a predictions file or a bundled explainer, not both")
-    if explainer is not None and explainer not in EXPLAINERS:
+    options = dict(options or {})
+    if model is not None:
+        _model_run_check(export, model, explainer, options)
+    elif options:
+        raise ApplicationError("options: only a model explainer's run takes options")
+    elif explainer is not None and explainer not in EXPLAINERS:
+        if explainer in _model_explainer_names():
+            raise ApplicationError(
+                f"model: the explainer {explainer!r} explains a registered model; choose one"
+            )
         raise ApplicationError(
             f"explainer: {explainer!r} is not one of {', '.join(sorted(EXPLAINERS))}"
         )
     run = ExplainerRun.objects.create(
-        export=export, name=name, split=split, explainer=explainer or "", created_by=acting_user
+        export=export,
+        name=name,
+        split=split,
+        explainer=explainer or "",
+        model=model,
+        options=options,
+        created_by=acting_user,
     )
     if upload is not None:
         run.predictions.save(f"run-{run.pk}.jsonl", upload, save=True)
     task_send_on_commit(
-        "exports.tasks.explainer_run_execute", run.pk, unsent=lambda: _run_unqueued(run.pk)
+        "exports.tasks.explainer_run_execute",
+        run.pk,
+        unsent=lambda: _run_unqueued(run.pk),
+        queue=explainer_queue_of(run),
     )
     return run
+
+
+def _model_explainer_names() -> tuple[str, ...]:
+    try:
+        return model_explainer_names()
+    except ImportError:  # rationale_metrics installed without its models package
+        return ()
+
+
+def _model_run_check(
+    export: Export, model: ClassifierModel, explainer: str | None, options: dict
+) -> None:
+    if model.project_id != export.project_id:
+        raise ApplicationError(f"model: no model {model.pk} in this project")
+    if explainer is None:
+        raise ApplicationError("explainer: a run on a model names a model explainer")
+    missing = models_extra_missing()
+    if missing:
+        raise ApplicationError(f"explainer: {MODELS_EXTRA_MISSING} (missing: {', '.join(missing)})")
+    names = _model_explainer_names()
+    if explainer not in names:
+        raise ApplicationError(f"explainer: {explainer!r} is not one of {', '.join(names)}")
+    if export.params.get("layout") == BENCHMARK_LAYOUT:
+        raise ApplicationError(
+            "model: model explainers run on exports in an ERASER layout; this export is in the "
+            "fine-grained benchmark's"
+        )
+    allowed = MODEL_EXPLAINER_OPTIONS.get(explainer, {})
+    for key, value in options.items():
+        if key not in allowed:
+            takes = ", ".join(allowed) or "none"
+            raise ApplicationError(f"options: {explainer} takes no {key!r} (it takes {takes})")
+        low, high = allowed[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ApplicationError(f"options: {key} must be a whole number from {low} to {high}")
+
+
+def explainer_queue_of(run: ExplainerRun) -> str | None:
+    """The queue a run's explaining tasks go to: RW_EXPLAINER_QUEUE for a model's run (the
+    workers that have the `models` extra, or a GPU), else the default one."""
+    if run.model_id is not None and settings.RW_EXPLAINER_QUEUE:
+        return settings.RW_EXPLAINER_QUEUE
+    return None
+
+
+def _on_queue(signature, queue: str | None):
+    return signature.set(queue=queue) if queue else signature
+
+
+def _model_of_run(run: ExplainerRun, dataset: EraserDataset) -> TextClassifier:
+    """What explains the run: its registered model, loaded once per worker process, or the
+    baseline trained on the export (seeded: every chunk trains the same one)."""
+    if run.model_id is not None:
+        return classifier_loaded(run.model)
+    return train_baseline(dataset, _train_split(dataset))
+
+
+def _explained_lines(run: ExplainerRun, model, dataset: EraserDataset, start, stop, k):
+    """The predictions lines of the instances start..stop-1; a model's in the project's labels."""
+    lines = explain_lines(
+        model,
+        dataset,
+        split=run.split,
+        start=start,
+        stop=stop,
+        explainer=run.explainer,
+        k=k,
+        options=dict(run.options) if run.options else None,
+    )
+    names = {m: p for p, m in ((run.model.label_mapping or {}) if run.model_id else {}).items()}
+    if all(m == p for m, p in names.items()):
+        yield from lines
+        return
+    for line in lines:
+        yield json.dumps(prediction_relabelled(json.loads(line), names)) + "\n"
 
 
 def _run_unqueued(run_id: int) -> None:
@@ -379,7 +506,8 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
         return _scoring_start(run, attempt, first=0, predictions_name=run.predictions.name)
     try:
         dataset = _dataset_of(run.export)
-        _train_split(dataset)
+        if run.model_id is None:
+            _train_split(dataset)
         count = len(dataset.splits[run.split])
         k = rationale_budget(dataset, run.split)
     except Exception as exc:
@@ -390,16 +518,20 @@ def explainer_run_execute(*, run_id: int) -> ExplainerRun:
     if chunks_go_to_workers(len(bounds), enabled=settings.EXPLAINER_RUN_CHUNKED, job="run"):
         from celery import chord
 
+        queue = explainer_queue_of(run)
         chord(
-            task_signature(
-                "exports.tasks.explainer_run_chunk", run.pk, attempt, index, start, stop, k
+            _on_queue(
+                task_signature(
+                    "exports.tasks.explainer_run_chunk", run.pk, attempt, index, start, stop, k
+                ),
+                queue,
             )
             for index, (start, stop) in enumerate(bounds)
         )(task_signature("exports.tasks.explainer_run_assemble", run.pk, attempt, len(bounds)))
         return ExplainerRun.objects.get(pk=run.pk)
     # Here, one after the other: the dataset read and the model trained once, not per chunk.
     try:
-        model = train_baseline(dataset, _train_split(dataset))
+        model = _model_of_run(run, dataset)
     except Exception as exc:
         return _end(run.pk, attempt, **_failure(exc, run.pk))
     for index, (start, stop) in enumerate(bounds):
@@ -439,7 +571,7 @@ def explainer_run_chunk_run(
 
     Returns "written", "stopped" (the run no longer runs under this attempt) or "failed".
     A database error is raised, for the task to retry."""
-    run = ExplainerRun.objects.select_related("export__project").filter(pk=run_id).first()
+    run = ExplainerRun.objects.select_related("export__project", "model").filter(pk=run_id).first()
     if run is None or run.status != RunStatus.RUNNING or run.attempt != attempt:
         return "stopped"
     pulse = _RunPulse(run_id, attempt)
@@ -447,22 +579,13 @@ def explainer_run_chunk_run(
         pulse.beat()
         if trained is None:
             dataset = _dataset_of(run.export)
-            model = train_baseline(dataset, _train_split(dataset))
+            model = _model_of_run(run, dataset)
         else:
             dataset, model = trained
         with work.work_folder(work_dir(), f"{WORK_PREFIX}run-{run_id}-") as folder:
             local = folder / f"chunk-{index:05d}-{uuid.uuid4().hex[:8]}.jsonl"
             with open(local, "w") as handle:
-                lines = explain_lines(
-                    model,
-                    dataset,
-                    split=run.split,
-                    start=start,
-                    stop=stop,
-                    explainer=run.explainer,
-                    k=k,
-                )
-                for line in lines:
+                for line in _explained_lines(run, model, dataset, start, stop, k):
                     handle.write(line)
                     pulse.beat()
             stored = export_storage.run_part_save(run_id, attempt, local.name, local)

@@ -21,7 +21,35 @@ def export_get(*, project: Project, export_id: int) -> Export:
 
 
 def explainer_run_list(*, export: Export) -> QuerySet[ExplainerRun]:
-    return export.runs.all()
+    return export.runs.select_related("model")
+
+
+# The comparison reads at most this many runs, the newest.
+RUN_COMPARE_MAX = 500
+
+
+def explainer_run_compare(
+    *,
+    project: Project,
+    model: str | None = None,
+    explainer: str | None = None,
+    split: str | None = None,
+) -> list[ExplainerRun]:
+    """The project's finished runs, newest first, over all its exports: those on the model
+    with this id (`model`, or "baseline": the bag-of-words runs and uploads), of
+    `explainer`, on `split`."""
+    runs = ExplainerRun.objects.filter(
+        export__project=project, status=JobStatus.SUCCEEDED
+    ).select_related("export", "model")
+    if model == "baseline":
+        runs = runs.filter(model__isnull=True)
+    elif model is not None:
+        runs = runs.filter(model_id=int(model))
+    if explainer:
+        runs = runs.filter(explainer=explainer)
+    if split:
+        runs = runs.filter(split=split)
+    return list(runs.order_by("-created_at", "-pk")[:RUN_COMPARE_MAX])
 
 
 def _same_dataset(stored: dict, wanted: ExportParams) -> bool:

@@ -1,3 +1,5 @@
+import json
+
 from rest_framework import serializers
 
 from config.api_fields import (
@@ -92,16 +94,129 @@ class ExportOutputSerializer(serializers.ModelSerializer):
         return None
 
 
+BASELINE_EXPLAINERS = ["occlusion", "lime", "linear", "random"]
+# rationale_metrics' registry of model explainers (no torch is imported to read it).
+MODEL_EXPLAINERS_OFFERED = [
+    "gradient",
+    "gradient_x_input",
+    "integrated_gradients",
+    "attention_last",
+    "attention_rollout",
+    "occlusion",
+    "lime",
+    "shap",
+]
+LABEL_MAPPING_MAX = 1000
+
+
+class _JsonObjectField(serializers.JSONField):
+    """A JSON object: as it is in a JSON body, or as JSON text in a multipart body's field."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str | bytes):
+            try:
+                data = json.loads(data)
+            except ValueError:
+                self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _mapping_checked(value):
+    if value is None:
+        return None
+    if (
+        not isinstance(value, dict)
+        or len(value) > LABEL_MAPPING_MAX
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        or any(len(k) > 200 or len(v) > 200 for k, v in value.items())
+    ):
+        raise serializers.ValidationError(
+            "a JSON object from each project label to a model label (text to text)"
+        )
+    return value
+
+
 class ExplainerRunCreateInputSerializer(serializers.Serializer):
     name = StrictCharField(max_length=120)
     split = serializers.ChoiceField(choices=["train", "val", "test"], default="test")
     file = serializers.FileField(required=False)
     explainer = serializers.ChoiceField(
-        choices=["occlusion", "lime", "linear", "random"], required=False
+        choices=list(dict.fromkeys([*BASELINE_EXPLAINERS, *MODEL_EXPLAINERS_OFFERED])),
+        required=False,
+        help_text="Without a model, a bag-of-words explainer (occlusion, lime, linear, "
+        "random); with one, a model explainer.",
     )
+    model = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="A model registered for the project: the model explainer explains it.",
+    )
+    # A JSON object in a JSON body or in a multipart body's field.
+    options = _JsonObjectField(
+        required=False,
+        help_text="A model explainer's options: integrated_gradients takes steps, lime and "
+        "shap take samples (whole numbers).",
+    )
+
+    def validate_options(self, value):
+        if not isinstance(value, dict) or len(value) > 10:
+            raise serializers.ValidationError("a JSON object of the explainer's options")
+        return value
+
+
+class ClassifierModelRegisterInputSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=120)
+    folder = StrictCharField(
+        required=False,
+        max_length=500,
+        help_text="A save_pretrained folder under the models root of the storage "
+        "(RW_MODELS_ROOT), named relative to it.",
+    )
+    file = serializers.FileField(
+        required=False, help_text="A zip of a save_pretrained folder (instead of a folder)."
+    )
+    label_mapping = _JsonObjectField(
+        required=False,
+        allow_null=True,
+        help_text="Each project label's model label; left out when they are the same labels.",
+    )
+
+    def validate_label_mapping(self, value):
+        return _mapping_checked(value)
+
+
+class ClassifierModelOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    folder = serializers.CharField()
+    labels = serializers.ListField(child=serializers.CharField())
+    label_mapping = serializers.DictField(child=serializers.CharField())
+    registered_by = serializers.CharField(
+        source="registered_by.username", default=None, allow_null=True
+    )
+    created_at = serializers.DateTimeField()
+
+
+class RunCompareInputSerializer(QueryParametersSerializer):
+    model = StrictCharField(
+        required=False,
+        max_length=20,
+        help_text="A registered model's id, or 'baseline' for the bag-of-words runs and "
+        "uploads; all when left out.",
+    )
+    explainer = StrictCharField(required=False, max_length=32)
+    split = serializers.ChoiceField(choices=["train", "val", "test"], required=False)
+
+    def validate_model(self, value):
+        if value != "baseline" and not (value.isdigit() and 0 < int(value) < 2**63):
+            raise serializers.ValidationError("a model's id, or 'baseline'")
+        return value
 
 
 class ExplainerRunOutputSerializer(serializers.ModelSerializer):
+    model_name = serializers.CharField(source="model.name", default=None, allow_null=True)
+
     class Meta:
         from exports.models import ExplainerRun
 
@@ -112,6 +227,9 @@ class ExplainerRunOutputSerializer(serializers.ModelSerializer):
             "name",
             "split",
             "explainer",
+            "model",
+            "model_name",
+            "options",
             "status",
             "scores",
             "plausibility_by_variant",
@@ -147,6 +265,25 @@ class DatasheetPreviewInputSerializer(QueryParametersSerializer, ExportCreateInp
     cohort = StrictCharField(
         required=False, allow_null=True, allow_blank=False, max_length=COHORT_MAX_LENGTH
     )
+
+
+class RunCompareRowSerializer(ExplainerRunOutputSerializer):
+    """A run with the export it was scored against: which gold its plausibility is against."""
+
+    gold = serializers.SerializerMethodField()
+
+    class Meta(ExplainerRunOutputSerializer.Meta):
+        fields = [*ExplainerRunOutputSerializer.Meta.fields, "gold"]
+
+    def get_gold(self, run) -> dict:
+        params = run.export.params or {}
+        return {
+            "export": run.export_id,
+            "selection": params.get("selection", "submitted"),
+            "aggregation": params.get("aggregation", "majority"),
+            "variant": params.get("variant"),
+            "layout": params.get("layout", "docs"),
+        }
 
 
 class VariantSuggestionsInputSerializer(serializers.Serializer):

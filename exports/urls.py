@@ -39,6 +39,16 @@ urlpatterns = [
         name="run-progress",
     ),
     path(
+        "projects/<id:project_id>/models/",
+        apis.ClassifierModelListCreateApi.as_view(),
+        name="model-list",
+    ),
+    path(
+        "projects/<id:project_id>/runs/compare/",
+        apis.RunCompareApi.as_view(),
+        name="run-compare",
+    ),
+    path(
         "projects/<id:project_id>/variants/<id:variant_id>/suggestions/",
         apis.VariantSuggestionsApi.as_view(),
         name="variant-suggestions",

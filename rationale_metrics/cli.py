@@ -27,6 +27,19 @@ from rationale_metrics.choices import (
 )
 from rationale_metrics.problems import DataValidationError, ProblemList
 
+# Names only: the explainers' modules (numpy, and torch for a model) load when they run.
+BASELINE_EXPLAINERS = ("occlusion", "lime", "linear", "random")
+MODEL_EXPLAINER_NAMES = (
+    "gradient",
+    "gradient_x_input",
+    "integrated_gradients",
+    "attention_last",
+    "attention_rollout",
+    "occlusion",
+    "lime",
+    "shap",
+)
+
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 
@@ -153,12 +166,53 @@ def _baselines_installed() -> None:
         )
 
 
+def _models_installed() -> None:
+    from rationale_metrics.models import torch_available
+
+    if not torch_available():
+        raise ValueError(
+            "explaining a Transformers model needs the models extra, which is not installed: "
+            "pip install 'rationale-metrics[models]'"
+        )
+
+
+def _model_of(args):
+    """The checkpoint of `--model`, or None for the bundled baseline."""
+    if not args.model:
+        if args.device or args.memory_budget_mb is not None:
+            raise ValueError("--device and --memory_budget_mb go with --model FOLDER")
+        _baselines_installed()
+        return None
+    _models_installed()
+    from rationale_metrics.models import DEFAULT_MEMORY_BUDGET_MB, load_classifier
+
+    return load_classifier(
+        args.model,
+        device=args.device,
+        memory_budget_mb=args.memory_budget_mb or DEFAULT_MEMORY_BUDGET_MB,
+    )
+
+
+def _explainer_options(args, model) -> dict | None:
+    given = {
+        "steps": args.ig_steps,
+        "baseline": args.ig_baseline,
+    }
+    given = {name: value for name, value in given.items() if value is not None}
+    if given and model is None:
+        raise ValueError("--ig_steps and --ig_baseline go with --model FOLDER")
+    if given and args.explainer != "integrated_gradients":
+        raise ValueError("--ig_steps and --ig_baseline go with --explainer integrated_gradients")
+    return given or None
+
+
 def command_explain(args) -> int:
     from rationale_metrics.explain import explain_split
 
-    _baselines_installed()
+    model = _model_of(args)
+    options = _explainer_options(args, model)
     if args.golden_path:
-        return _explain_benchmark(args)
+        return _explain_benchmark(args, model, options)
     if not args.data_dir:
         raise ValueError(
             "explain needs --data_dir (an ERASER dataset) or --golden_path with --task and "
@@ -171,16 +225,18 @@ def command_explain(args) -> int:
         explainer=args.explainer,
         out_path=Path(args.results),
         train_split=args.train_split,
+        model=model,
         k=args.k,
         aopc_thresholds=tuple(args.aopc_thresholds),
         seed=args.seed,
         lime_samples=args.lime_samples,
+        options=options,
     )
     print(f"wrote {count} predictions to {args.results}")
     return 0
 
 
-def _explain_benchmark(args) -> int:
+def _explain_benchmark(args, model, options) -> int:
     from rationale_metrics.benchmark_format import read_benchmark_gold
     from rationale_metrics.explain import explain_benchmark
     from rationale_metrics.fine_grained import resolve_ratios
@@ -198,10 +254,47 @@ def _explain_benchmark(args) -> int:
         explainer=args.explainer,
         out_path=Path(args.results),
         ratios=ratios,
+        model=model,
         seed=args.seed,
         lime_samples=args.lime_samples,
+        options=options,
     )
     print(f"wrote {count} fine-grained predictions to {args.results}")
+    return 0
+
+
+def command_train_tiny_model(args) -> int:
+    _models_installed()
+    from rationale_metrics.models import train_tiny_model
+
+    if args.golden_path:
+        from rationale_metrics.benchmark_format import read_benchmark_gold
+        from rationale_metrics.jsonl import collector_paused
+
+        if not args.task or not args.language:
+            raise ValueError("train-tiny-model --golden_path needs --task and --language")
+        if args.task == "reading_comprehension":
+            raise ValueError("reading comprehension with QA models is not supported yet")
+        with collector_paused():
+            gold = read_benchmark_gold(args.golden_path, args.task, args.language)
+        examples = [i for i in gold if i.is_original and i.label is not None]
+        token_lists = [[t for sentence in i.tokens for t in sentence] for i in examples]
+        queries = [None] * len(examples)
+        labels = [str(i.label) for i in examples]
+    elif args.data_dir:
+        from rationale_metrics.explain import _instance_tokens
+
+        dataset = _load_dataset(args.data_dir)
+        examples = [i for i in dataset.splits[args.split] if i.classification is not None]
+        token_lists = [_instance_tokens(dataset, i)[0] for i in examples]
+        queries = [i.query for i in examples]
+        labels = [i.classification for i in examples]
+    else:
+        raise ValueError("train-tiny-model needs --data_dir or --golden_path")
+    folder = train_tiny_model(
+        token_lists, labels, args.out, queries=queries, seed=args.seed, epochs=args.epochs
+    )
+    print(f"trained a tiny model on {len(labels)} examples; saved in {folder}")
     return 0
 
 
@@ -406,7 +499,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     benchmark_flags(explain, required=False)
     explain.add_argument(
-        "--explainer", choices=["occlusion", "lime", "linear", "random"], required=True
+        "--explainer",
+        choices=sorted(set(BASELINE_EXPLAINERS) | set(MODEL_EXPLAINER_NAMES)),
+        required=True,
+        help=f"baseline model: {', '.join(BASELINE_EXPLAINERS)}; a Transformers model "
+        f"(--model): {', '.join(MODEL_EXPLAINER_NAMES)}",
+    )
+    explain.add_argument(
+        "--model",
+        help="a local sequence-classification checkpoint folder (config, weights, tokenizer) "
+        "to explain instead of the bundled baseline; needs the models extra",
+    )
+    explain.add_argument("--device", help="cpu, cuda or cuda:N (default: cuda when present)")
+    explain.add_argument(
+        "--memory_budget_mb",
+        type=int,
+        default=None,
+        help="forward passes are batched within about this much memory (default 512)",
+    )
+    explain.add_argument("--ig_steps", type=int, help="integrated gradients' steps (default 50)")
+    explain.add_argument(
+        "--ig_baseline",
+        choices=["zero", "pad", "mask"],
+        help="integrated gradients' baseline for the words' pieces (default zero)",
     )
     explain.add_argument("--train_split", choices=SPLITS, default="train")
     explain.add_argument(
@@ -416,8 +531,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="tokens per hard rationale (default: mean human rationale length)",
     )
     explain.add_argument("--seed", type=int, default=0)
-    explain.add_argument("--lime_samples", type=int, default=300)
+    explain.add_argument(
+        "--lime_samples", type=int, default=300, help="samples of LIME (and of SHAP, for a model)"
+    )
     explain.set_defaults(run=command_explain)
+
+    tiny = sub.add_parser(
+        "train-tiny-model",
+        help="train a tiny BERT classifier on a dataset's split, from a configuration and a "
+        "tokenizer trained on that data (nothing downloaded): to try the model explainers",
+    )
+    tiny.add_argument("--data_dir", help="ERASER dataset directory or .zip")
+    tiny.add_argument("--split", choices=SPLITS, default="train")
+    tiny.add_argument(
+        "--golden_path", help="or a fine-grained benchmark gold file (its originals' labels)"
+    )
+    benchmark_flags(tiny, required=False)
+    tiny.add_argument("--out", required=True, help="the folder to save the checkpoint in")
+    tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--epochs", type=int, default=8)
+    tiny.set_defaults(run=command_train_tiny_model)
 
     fine = sub.add_parser(
         "fine-grained",

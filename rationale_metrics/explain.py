@@ -23,9 +23,14 @@ from rationale_metrics.benchmark_format import (
 )
 from rationale_metrics.eraser import EraserDataset, Instance
 from rationale_metrics.extensions import runs, top_k_indices
+from rationale_metrics.models.classifier import ModelInput, TransformersClassifier
+from rationale_metrics.models.explainers import MODEL_EXPLAINERS
 from rationale_metrics.scoring import DEFAULT_AOPC_THRESHOLDS
 
 MASK_BATCH = 512
+# Instances explained together by a Transformers model: their erased inputs share forward
+# passes (whose probabilities do not depend on the batch, so chunks still join byte for byte).
+MODEL_BLOCK = 64
 
 
 @runtime_checkable
@@ -175,6 +180,36 @@ EXPLAINERS = {
 }
 
 
+def explains_model(model) -> bool:
+    """Whether `model` is a Transformers checkpoint, explained by `MODEL_EXPLAINERS`
+    (anything else by the baselines' `EXPLAINERS`)."""
+    return isinstance(model, TransformersClassifier)
+
+
+def check_explainer(model, explainer: str) -> None:
+    if model is not None and explains_model(model):
+        if explainer not in MODEL_EXPLAINERS:
+            raise ValueError(
+                f"unknown explainer {explainer!r} for a Transformers model; choose from "
+                f"{sorted(MODEL_EXPLAINERS)}"
+            )
+    elif explainer not in EXPLAINERS:
+        hint = (
+            " (that one needs a Transformers model: --model FOLDER)"
+            if explainer in MODEL_EXPLAINERS
+            else ""
+        )
+        raise ValueError(f"unknown explainer {explainer!r}; choose from {sorted(EXPLAINERS)}{hint}")
+
+
+def model_options(explainer: str, options: dict | None, lime_samples: int) -> dict:
+    """The explainer's options: LIME and SHAP take `lime_samples` unless given `samples`."""
+    options = dict(options or {})
+    if explainer in ("lime", "shap"):
+        options.setdefault("samples", lime_samples)
+    return options
+
+
 # ---------------------------------------------------------------- predictions file
 
 
@@ -237,38 +272,35 @@ def label_and_scores(
     return full, label_index, scores
 
 
-def explain_instance(
-    model: TextClassifier,
+def erasure_masks(scores: np.ndarray, k: int, aopc_thresholds: Sequence[float]) -> np.ndarray:
+    """Rows of kept tokens: without the top k, the top k alone, then the same pair at each
+    AOPC bin (its top ceil(bin x n) tokens)."""
+    n = len(scores)
+    rows = []
+    for count in [k] + [math.ceil(b * n) for b in aopc_thresholds]:
+        kept = np.ones(n, dtype=bool)
+        kept[top_k_indices(scores, count)] = False
+        rows += [kept, ~kept]
+    return np.vstack(rows) if rows else np.zeros((0, n), dtype=bool)
+
+
+def prediction_line(
     dataset: EraserDataset,
     inst: Instance,
+    parts: list[tuple[str, int, int]],
+    labels: Sequence[str],
+    full: np.ndarray,
+    scores: np.ndarray,
+    erased: np.ndarray,
     *,
-    explainer: str,
     k: int,
     aopc_thresholds: Sequence[float],
-    rng: np.random.Generator,
-    lime_samples: int = 300,
 ) -> dict:
-    tokens, parts = _instance_tokens(dataset, inst)
-    n = len(tokens)
-    full, label_index, scores = label_and_scores(
-        model, tokens, inst.query, explainer=explainer, rng=rng, lime_samples=lime_samples
-    )
-
-    def kept_without(count: int) -> tuple[np.ndarray, np.ndarray]:
-        top = top_k_indices(scores, count)
-        removed = np.ones(n, dtype=bool)
-        removed[top] = False
-        return removed, ~removed
-
-    masks = [kept_without(k)]
-    bins = [math.ceil(b * n) for b in aopc_thresholds]
-    masks += [kept_without(count) for count in bins]
-    probabilities = proba_kept(
-        model, tokens, inst.query, np.vstack([m for pair in masks for m in pair])
-    )
+    """The predictions file's line: hard top-k, soft scores, the model's probabilities on
+    the whole input and on the rows of `erasure_masks` (`erased`)."""
 
     def as_dict(row: np.ndarray) -> dict:
-        return {label: float(p) for label, p in zip(model.labels, row, strict=True)}
+        return {label: float(p) for label, p in zip(labels, row, strict=True)}
 
     top = set(top_k_indices(scores, k).tolist())
     rationales = []
@@ -291,19 +323,112 @@ def explain_instance(
     return {
         "annotation_id": inst.annotation_id,
         "rationales": rationales,
-        "classification": model.labels[label_index],
+        "classification": labels[int(np.argmax(full))],
         "classification_scores": as_dict(full),
-        "comprehensiveness_classification_scores": as_dict(probabilities[0]),
-        "sufficiency_classification_scores": as_dict(probabilities[1]),
+        "comprehensiveness_classification_scores": as_dict(erased[0]),
+        "sufficiency_classification_scores": as_dict(erased[1]),
         "thresholded_scores": [
             {
                 "threshold": threshold,
-                "comprehensiveness_classification_scores": as_dict(probabilities[2 + 2 * i]),
-                "sufficiency_classification_scores": as_dict(probabilities[3 + 2 * i]),
+                "comprehensiveness_classification_scores": as_dict(erased[2 + 2 * i]),
+                "sufficiency_classification_scores": as_dict(erased[3 + 2 * i]),
             }
             for i, threshold in enumerate(aopc_thresholds)
         ],
     }
+
+
+def explain_instance(
+    model: TextClassifier,
+    dataset: EraserDataset,
+    inst: Instance,
+    *,
+    explainer: str,
+    k: int,
+    aopc_thresholds: Sequence[float],
+    rng: np.random.Generator,
+    lime_samples: int = 300,
+) -> dict:
+    tokens, parts = _instance_tokens(dataset, inst)
+    full, _, scores = label_and_scores(
+        model, tokens, inst.query, explainer=explainer, rng=rng, lime_samples=lime_samples
+    )
+    erased = proba_kept(model, tokens, inst.query, erasure_masks(scores, k, aopc_thresholds))
+    return prediction_line(
+        dataset,
+        inst,
+        parts,
+        model.labels,
+        full,
+        scores,
+        erased,
+        k=k,
+        aopc_thresholds=aopc_thresholds,
+    )
+
+
+def explain_model_block(
+    model: TransformersClassifier,
+    inputs: Sequence[ModelInput],
+    rngs: Sequence[np.random.Generator],
+    *,
+    explainer: str,
+    options: dict,
+) -> tuple[list, list[np.ndarray], list[int], list[np.ndarray]]:
+    """A block of inputs explained together: their encodings, probabilities on the whole
+    input, predicted labels and word scores."""
+    encoded = [model.encode(inp) for inp in inputs]
+    full = [
+        p[0] for p in model.probabilities(encoded, [np.ones((1, e.n_words), bool) for e in encoded])
+    ]
+    targets = [int(np.argmax(p)) for p in full]
+    scores = MODEL_EXPLAINERS[explainer](model, encoded, targets, list(rngs), **options)
+    return encoded, full, targets, scores
+
+
+def _model_lines(
+    model: TransformersClassifier,
+    dataset: EraserDataset,
+    positions: range,
+    *,
+    split: str,
+    explainer: str,
+    k: int,
+    aopc_thresholds: Sequence[float],
+    seed: int,
+    options: dict,
+) -> Iterator[str]:
+    instances = dataset.splits[split]
+    for first in range(positions.start, positions.stop, MODEL_BLOCK):
+        block = range(first, min(first + MODEL_BLOCK, positions.stop))
+        tokens_parts = [_instance_tokens(dataset, instances[p]) for p in block]
+        inputs = [
+            ModelInput(words=tokens, query=instances[p].query)
+            for p, (tokens, _) in zip(block, tokens_parts, strict=True)
+        ]
+        encoded, full, _, scores = explain_model_block(
+            model,
+            inputs,
+            [np.random.default_rng([seed, p]) for p in block],
+            explainer=explainer,
+            options=options,
+        )
+        erased = model.probabilities(
+            encoded, [erasure_masks(s, k, aopc_thresholds) for s in scores]
+        )
+        for i, p in enumerate(block):
+            line = prediction_line(
+                dataset,
+                instances[p],
+                tokens_parts[i][1],
+                model.labels,
+                full[i],
+                scores[i],
+                erased[i],
+                k=k,
+                aopc_thresholds=aopc_thresholds,
+            )
+            yield json.dumps(line) + "\n"
 
 
 def rationale_budget(dataset: EraserDataset, split: str) -> int:
@@ -330,14 +455,33 @@ def explain_lines(
     aopc_thresholds: Sequence[float] = DEFAULT_AOPC_THRESHOLDS,
     seed: int = 0,
     lime_samples: int = 300,
+    options: dict | None = None,
 ) -> Iterator[str]:
     """The predictions file's lines for the split's instances start..stop-1, each with its
     newline. Each instance draws from a generator seeded by (seed, its position), so any
     range gives the lines that the whole split gives there: chunks explained apart, in any
-    order, join into the one-process file byte for byte."""
-    if explainer not in EXPLAINERS:
-        raise ValueError(f"unknown explainer {explainer!r}; choose from {sorted(EXPLAINERS)}")
+    order, join into the one-process file byte for byte.
+
+    A Transformers model (`rationale_metrics.models.load_classifier`) is explained by
+    `MODEL_EXPLAINERS`, with their `options`; instances go in blocks, every erasure of a
+    block in few forward passes."""
+    check_explainer(model, explainer)
     instances = dataset.splits[split]
+    if explains_model(model):
+        yield from _model_lines(
+            model,
+            dataset,
+            range(start, min(stop, len(instances))),
+            split=split,
+            explainer=explainer,
+            k=k,
+            aopc_thresholds=aopc_thresholds,
+            seed=seed,
+            options=model_options(explainer, options, lime_samples),
+        )
+        return
+    if options:
+        raise ValueError("explainer options are for Transformers models' explainers")
     for position in range(start, min(stop, len(instances))):
         line = explain_instance(
             model,
@@ -364,10 +508,10 @@ def explain_split(
     aopc_thresholds: Sequence[float] = DEFAULT_AOPC_THRESHOLDS,
     seed: int = 0,
     lime_samples: int = 300,
+    options: dict | None = None,
 ) -> int:
     """Write a complete predictions file for `split`; returns the number of lines."""
-    if explainer not in EXPLAINERS:
-        raise ValueError(f"unknown explainer {explainer!r}; choose from {sorted(EXPLAINERS)}")
+    check_explainer(model, explainer)
     model = model or train_baseline(dataset, train_split, seed=seed)
     count = len(dataset.splits[split])
     tmp = out_path.with_suffix(out_path.suffix + ".partial")
@@ -384,6 +528,7 @@ def explain_split(
                 aopc_thresholds=aopc_thresholds,
                 seed=seed,
                 lime_samples=lime_samples,
+                options=options,
             )
         )
     tmp.replace(out_path)
@@ -430,8 +575,19 @@ def explain_benchmark_instance(
     _, label_index, scores = label_and_scores(
         model, tokens, None, explainer=explainer, rng=rng, lime_samples=lime_samples
     )
+    rationale, kept = benchmark_rationale(inst, scores, ratios)
+    on_rationale, on_rest = proba_kept(model, tokens, None, kept).argmax(axis=1)
+    labels = model.labels
+    return rationale, labels[label_index], labels[on_rationale], labels[on_rest]
+
+
+def benchmark_rationale(
+    inst: BenchmarkInstance, scores: np.ndarray, ratios: Sequence[float] | None
+) -> tuple[list[list[int]], np.ndarray]:
+    """Per sentence, the top ceil(ratio x n) token indexes, most important first (the whole
+    ranking when `ratios` is None); and the kept rows for the rationale alone and the rest."""
     rationale = []
-    kept = np.zeros((1, len(tokens)), dtype=bool)
+    kept = np.zeros((1, len(scores)), dtype=bool)
     start = 0
     for s, sentence in enumerate(inst.tokens):
         local = scores[start : start + len(sentence)]
@@ -440,9 +596,44 @@ def explain_benchmark_instance(
         rationale.append(top.tolist())
         kept[0, start + top] = True
         start += len(sentence)
-    on_rationale, on_rest = proba_kept(model, tokens, None, np.vstack([kept, ~kept])).argmax(axis=1)
-    labels = model.labels
-    return rationale, labels[label_index], labels[on_rationale], labels[on_rest]
+    return rationale, np.vstack([kept, ~kept])
+
+
+def benchmark_model_input(inst: BenchmarkInstance) -> ModelInput:
+    """One sentence as one segment; a sentence pair as the model's two segments, both
+    explained."""
+    words = [t for sentence in inst.tokens for t in sentence]
+    if len(inst.tokens) == 2:
+        return ModelInput(words=words, pair_break=len(inst.tokens[0]))
+    return ModelInput(words=words)
+
+
+def _model_benchmark_results(
+    model: TransformersClassifier,
+    instances: Sequence[BenchmarkInstance],
+    *,
+    explainer: str,
+    ratios: Sequence[float] | None,
+    seed: int,
+    options: dict,
+) -> Iterator[tuple[list[list[int]], str, str, str]]:
+    for first in range(0, len(instances), MODEL_BLOCK):
+        block = range(first, min(first + MODEL_BLOCK, len(instances)))
+        encoded, _, targets, scores = explain_model_block(
+            model,
+            [benchmark_model_input(instances[p]) for p in block],
+            [np.random.default_rng([seed, p]) for p in block],
+            explainer=explainer,
+            options=options,
+        )
+        chosen = [
+            benchmark_rationale(instances[p], s, ratios) for p, s in zip(block, scores, strict=True)
+        ]
+        erased = model.probabilities(encoded, [kept for _, kept in chosen])
+        labels = model.labels
+        for (rationale, _), target, probabilities in zip(chosen, targets, erased, strict=True):
+            on_rationale, on_rest = probabilities.argmax(axis=1)
+            yield rationale, labels[target], labels[on_rationale], labels[on_rest]
 
 
 def explain_benchmark(
@@ -455,25 +646,46 @@ def explain_benchmark(
     model: TextClassifier | None = None,
     seed: int = 0,
     lime_samples: int = 300,
+    options: dict | None = None,
 ) -> int:
     """Write the benchmark's predictions file for every gold instance, original or
-    perturbed; returns the number of lines. Labels keep the gold's JSON type."""
+    perturbed; returns the number of lines. Labels keep the gold's JSON type. A Transformers
+    model's instances draw from generators seeded by (seed, position), as explain_lines'."""
     if task == "reading_comprehension":
+        if model is not None and explains_model(model):
+            raise ValueError(
+                "reading comprehension with QA models is not supported yet: the model "
+                "explainers take sequence-classification checkpoints"
+            )
         raise ValueError(
             "the bundled baseline is a classifier and cannot answer reading-comprehension "
             "questions; plug in a model through the TextClassifier protocol instead"
         )
-    if explainer not in EXPLAINERS:
-        raise ValueError(f"unknown explainer {explainer!r}; choose from {sorted(EXPLAINERS)}")
+    check_explainer(model, explainer)
     model = model or train_benchmark_baseline(instances, seed=seed)
     as_gold = {str(i.label): i.label for i in instances}
-    rng = np.random.default_rng(seed)
-
-    def predictions():
-        for inst in instances:
-            rationale, label, on_rationale, on_rest = explain_benchmark_instance(
+    if explains_model(model):
+        results = _model_benchmark_results(
+            model,
+            instances,
+            explainer=explainer,
+            ratios=ratios,
+            seed=seed,
+            options=model_options(explainer, options, lime_samples),
+        )
+    else:
+        if options:
+            raise ValueError("explainer options are for Transformers models' explainers")
+        rng = np.random.default_rng(seed)
+        results = (
+            explain_benchmark_instance(
                 model, inst, explainer=explainer, ratios=ratios, rng=rng, lime_samples=lime_samples
             )
+            for inst in instances
+        )
+
+    def predictions():
+        for inst, (rationale, label, on_rationale, on_rest) in zip(instances, results, strict=True):
             yield BenchmarkPrediction(
                 id=inst.sent_id,
                 rationale=rationale,

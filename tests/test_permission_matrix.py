@@ -203,6 +203,9 @@ API: dict[str, Rule] = {
     ),
     "projects_exports_runs_list": rule(PROJECT, *REPORTERS, note="an export of this project"),
     "projects_exports_runs_create": rule(PROJECT, *REPORTERS, note="an export of this project"),
+    "projects_models_list": rule(PROJECT, *REPORTERS),
+    "projects_models_create": rule(PROJECT, *ADMINS),
+    "projects_runs_compare_list": rule(PROJECT, *REPORTERS),
     "projects_exports_runs_progress_retrieve": rule(
         PROJECT, *REPORTERS, note="a run of an export of this project"
     ),
@@ -561,6 +564,7 @@ def _body(operation_id: str, world: World):
         "projects_candidates_decision_create": {"accept": True},
         "projects_exports_create": {},
         "projects_exports_runs_create": {"name": "matrix run 2", "explainer": "random"},
+        "projects_models_create": {"name": "matrix model", "folder": "not-there"},
         "projects_datasheet_partial_update": {"licence": "CC-BY-4.0"},
         "projects_perturbations_create": {
             "original": objects["item_id"].pk,

@@ -359,6 +359,15 @@ EXPORT_WORK_DIR = env.path(
 # spread over the workers (a chord) unless its switch is false. Either way, the same result.
 EXPLAINER_RUN_CHUNK_INSTANCES = env.int("EXPLAINER_RUN_CHUNK_INSTANCES", default=200)
 EXPLAINER_RUN_CHUNKED = env.bool("EXPLAINER_RUN_CHUNKED", default=True)
+# Registered models (exports.ClassifierModel) are folders under this folder of the storage,
+# never elsewhere on the server. Runs of the model explainers (and their chunks) go to the
+# Celery queue RW_EXPLAINER_QUEUE, for workers on machines with the `models` extra or a
+# GPU; empty, they go to the default queue with every other task.
+RW_MODELS_ROOT = env.str("RW_MODELS_ROOT", default="models")
+RW_EXPLAINER_QUEUE = env.str("RW_EXPLAINER_QUEUE", default="")
+# The device a worker loads models on ("cpu", "cuda", "cuda:1"); empty, rationale_metrics
+# chooses (a GPU when there is one).
+RW_MODELS_DEVICE = env.str("RW_MODELS_DEVICE", default="")
 IMPORT_CHUNK_ROWS = env.int("IMPORT_CHUNK_ROWS", default=2000)
 IMPORT_CHUNKED = env.bool("IMPORT_CHUNKED", default=True)
 

@@ -10,7 +10,12 @@ import { jobProgressList } from "./progress.js";
 import { resultsChartDraw } from "./results_chart.js";
 
 /** The two fixed columns and run statuses, by their API names. */
-const HEADINGS = /** @type {Record<string, string>} */ ({ name: gettext("name"), status: gettext("status") });
+const HEADINGS = /** @type {Record<string, string>} */ ({ name: gettext("name"), model: gettext("model"), status: gettext("status") });
+/** The fixed columns, read from the run itself rather than its scores. */
+const RUN_COLUMNS = ["name", "model", "status"];
+/** The explainers a run offers: the bag-of-words baseline's, or a registered model's. */
+const BASELINE_EXPLAINERS = ["occlusion", "lime", "linear", "random"];
+const MODEL_EXPLAINERS = ["gradient", "gradient_x_input", "integrated_gradients", "attention_last", "attention_rollout", "occlusion", "lime", "shap"];
 const STATUS = /** @type {Record<string, string>} */ ({
   pending: gettext("pending"),
   running: gettext("running"),
@@ -27,6 +32,9 @@ if (board) {
   const table = /** @type {HTMLTableElement} */ (board.querySelector("#runs"));
   const variantsTable = /** @type {HTMLTableElement} */ (board.querySelector("#plausibility"));
   const problemsBox = /** @type {HTMLElement} */ (board.querySelector("#run-problems"));
+  const modelSelect = /** @type {HTMLSelectElement} */ (board.querySelector("#run-model"));
+  const explainerSelect = /** @type {HTMLSelectElement} */ (board.querySelector("#run-explainer"));
+  const optionFields = /** @type {HTMLLabelElement[]} */ ([...board.querySelectorAll(".model-option")]);
   // The board as bars, above its table.
   const chartArea = el("div", undefined, "chart-grid results-chart");
   table.closest(".scroll")?.before(chartArea);
@@ -104,6 +112,38 @@ if (board) {
     loadRuns();
   }
 
+  /** The project's registered models, as choices beside the baseline. */
+  async function loadModels() {
+    const response = await api(`/api/projects/${projectId}/models/?limit=200`, "GET");
+    if (!response.ok) return;
+    const current = modelSelect.value;
+    while (modelSelect.options.length > 1) modelSelect.remove(1);
+    for (const model of response.data.results) {
+      const option = el("option", model.name);
+      option.value = String(model.id);
+      modelSelect.appendChild(option);
+    }
+    modelSelect.value = current;
+    if (modelSelect.value !== current) explainersOffer();
+  }
+
+  /** The explainer choices of the chosen model (or of the baseline), and their options. */
+  function explainersOffer() {
+    const current = explainerSelect.value;
+    const names = modelSelect.value ? MODEL_EXPLAINERS : BASELINE_EXPLAINERS;
+    explainerSelect.replaceChildren(el("option", gettext("(upload)")));
+    explainerSelect.options[0].value = "";
+    for (const name of names) explainerSelect.appendChild(el("option", name));
+    explainerSelect.value = names.includes(current) ? current : "";
+    optionsShow();
+  }
+
+  function optionsShow() {
+    for (const field of optionFields) {
+      field.hidden = !modelSelect.value || !(field.dataset.explainers || "").split(" ").includes(explainerSelect.value);
+    }
+  }
+
   async function loadRuns() {
     if (!select.value) return;
     const response = await api(`/api/projects/${projectId}/exports/${select.value}/runs/?limit=200`, "GET");
@@ -128,10 +168,12 @@ if (board) {
       return { run, values };
     });
     resultsChartDraw(chartArea, flat);
-    const columns = ["name", "status", ...[...metrics].sort()];
+    const columns = [...RUN_COLUMNS, ...[...metrics].sort()];
+    /** @param {{run: any, values: Record<string, number>}} row */
+    const sortValue = (row) => sortKey === "model" ? (row.run.model_name ?? "") : RUN_COLUMNS.includes(sortKey) ? row.run[sortKey] : row.values[sortKey];
     flat.sort((a, b) => {
-      const x = sortKey === "name" || sortKey === "status" ? a.run[sortKey] : a.values[sortKey];
-      const y = sortKey === "name" || sortKey === "status" ? b.run[sortKey] : b.values[sortKey];
+      const x = sortValue(a);
+      const y = sortValue(b);
       if (x === undefined || y === undefined) return x === y ? 0 : x === undefined ? 1 : -1;  // missing last
       const order = x < y ? -1 : x > y ? 1 : 0;
       return sortDescending ? -order : order;
@@ -172,6 +214,7 @@ if (board) {
       row.dataset.run = run.name;
       for (const column of columns) {
         if (column === "name") row.appendChild(el("td", run.name + (run.explainer ? ` (${run.explainer})` : "")));
+        else if (column === "model") row.appendChild(el("td", run.model_name ?? (run.explainer ? gettext("bag-of-words baseline") : "")));
         else if (column === "status") row.appendChild(el("td", (STATUS[run.status] ?? run.status) + (run.error ? `: ${run.error}` : "")));
         else {
           const cell = row.appendChild(el("td", column in values ? formatNumber(values[column], 2, true) : ""));
@@ -230,6 +273,14 @@ if (board) {
     const file = /** @type {File|null} */ (data.get("file"));
     if (!file || !file.name) data.delete("file");
     if (!data.get("explainer")) data.delete("explainer");
+    /** @type {Record<string, number>} */ const options = {};
+    for (const field of optionFields) {
+      const input = /** @type {HTMLInputElement} */ (field.querySelector("input"));
+      if (!field.hidden && input.value) options[input.name] = Number(input.value);
+      data.delete(input.name);
+    }
+    if (data.get("model")) data.set("options", JSON.stringify(options));
+    else data.delete("model");
     const response = await api(`/api/projects/${projectId}/exports/${select.value}/runs/`, "POST", data);
     if (response.ok) {
       clearFormErrors(form);
@@ -240,6 +291,11 @@ if (board) {
     loadRuns();
   });
   select.addEventListener("change", loadRuns);
+  modelSelect.addEventListener("change", explainersOffer);
+  explainerSelect.addEventListener("change", optionsShow);
+  // The models panel registers one: it is offered here at once.
+  document.addEventListener("models-changed", loadModels);
+  loadModels();
   loadExports();
   window.setInterval(loadExports, 10000);
 }

@@ -1,0 +1,117 @@
+"""A tiny BERT-like classifier made from a configuration and a tokenizer trained on the
+given data: nothing is downloaded, and it trains in seconds on a CPU. For tests, demos and
+benchmarks of the explainers, never for real results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def _tokenizer(texts: list[list[str]], vocab_size: int):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.WordPiece(unk_token=SPECIAL_TOKENS[1]))
+    # Chinese characters become words of their own, as the fine-grained benchmark splits them.
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True, handle_chinese_chars=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS)
+    backend.train_from_iterator((" ".join(words) for words in texts), trainer)
+    cls, sep = backend.token_to_id("[CLS]"), backend.token_to_id("[SEP]")
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+    )
+    pad, unk, cls_name, sep_name, mask = SPECIAL_TOKENS
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        unk_token=unk,
+        pad_token=pad,
+        cls_token=cls_name,
+        sep_token=sep_name,
+        mask_token=mask,
+        model_max_length=256,
+        model_input_names=["input_ids", "token_type_ids", "attention_mask"],
+    )
+
+
+def train_tiny_model(
+    train_token_lists: Sequence[Sequence[str]],
+    labels: Sequence[str],
+    out_folder: str | Path,
+    *,
+    queries: Sequence[str | None] | None = None,
+    seed: int = 0,
+    epochs: int = 8,
+    hidden_size: int = 32,
+    layers: int = 2,
+    heads: int = 2,
+    vocab_size: int = 2000,
+    max_length: int = 256,
+) -> Path:
+    """Train a tiny BERT classifier on (tokens, query, label) and save it with
+    `save_pretrained` (config with id2label, safetensors weights, tokenizer) in `out_folder`."""
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+    from transformers.utils import logging as transformers_logging
+
+    # Progress bars of loading and saving a few kilobytes are noise in a command's output.
+    transformers_logging.disable_progress_bar()
+
+    token_lists = [[str(t) for t in tokens] for tokens in train_token_lists]
+    queries = list(queries) if queries is not None else [None] * len(token_lists)
+    if not (len(token_lists) == len(labels) == len(queries)):
+        raise ValueError("train_tiny_model needs as many token lists, labels and queries")
+    names = sorted({str(label) for label in labels})
+    if len(names) < 2:
+        raise ValueError("train_tiny_model needs labelled examples of at least two classes")
+    out = Path(out_folder)
+    out.mkdir(parents=True, exist_ok=True)
+
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    texts = token_lists + [q.split() for q in queries if q]
+    tokenizer = _tokenizer(texts, vocab_size)
+    config = BertConfig(
+        vocab_size=tokenizer.backend_tokenizer.get_vocab_size(),
+        hidden_size=hidden_size,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=hidden_size * 2,
+        max_position_embeddings=max_length,
+        num_labels=len(names),
+        id2label=dict(enumerate(names)),
+        label2id={name: i for i, name in enumerate(names)},
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    model = BertForSequenceClassification(config)
+    encodings = [
+        tokenizer(
+            tokens,
+            q.split() if q else None,
+            is_split_into_words=True,
+            truncation=True,
+            max_length=max_length,
+        )
+        for tokens, q in zip(token_lists, queries, strict=True)
+    ]
+    targets = torch.tensor([names.index(str(label)) for label in labels])
+    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(epochs):
+        for batch in np.array_split(rng.permutation(len(encodings)), max(1, len(encodings) // 16)):
+            padded = tokenizer.pad([encodings[i] for i in batch], return_tensors="pt")
+            loss = model(**padded, labels=targets[batch]).loss
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+    model.eval()
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out

@@ -34,7 +34,21 @@ def main(job_path: str, answer_path: str) -> None:
     with open(job_path) as handle:
         job = json.load(handle)
     torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(job["model"], local_files_only=True)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(job["model"], local_files_only=True)
+    except ValueError:
+        # A tokenizer saved by transformers 5 names a class that ferret's transformers 4
+        # lacks; its tokenizer.json and special tokens are all a fast tokenizer needs.
+        from transformers import PreTrainedTokenizerFast
+
+        with open(f"{job['model']}/tokenizer_config.json") as handle:
+            config = json.load(handle)
+        special = ("unk_token", "pad_token", "cls_token", "sep_token", "mask_token")
+        tokenizer = PreTrainedTokenizerFast(
+            tokenizer_file=f"{job['model']}/tokenizer.json",
+            model_max_length=config.get("model_max_length", 512),
+            **{name: config[name] for name in special if name in config},
+        )
     model = AutoModelForSequenceClassification.from_pretrained(job["model"], local_files_only=True)
     model.eval()
     evaluators = {
@@ -53,7 +67,9 @@ def main(job_path: str, answer_path: str) -> None:
         "shap": (SHAPExplainer(model, tokenizer), {"call_args": {"max_evals": job["samples"]}}),
     }
     k = job["k"]
-    at_k = {"removal_args": {"based_on": "k", "thresholds": [k]}, "only_pos": False}
+    # ferret's only_pos=False path fails on numpy arrays (0.4.2); our scores are shifted to be
+    # positive below instead, which keeps their order and so the top k and Kendall's tau.
+    at_k = {"removal_args": {"based_on": "k", "thresholds": [k]}}
 
     def evaluate(explanation, target):
         return {
@@ -79,6 +95,7 @@ def main(job_path: str, answer_path: str) -> None:
         job["texts"], job["targets"], job["our_piece_scores"], strict=True
     ):
         tokens = tokenizer.convert_ids_to_tokens(tokenizer(text, truncation=True)["input_ids"])
+        pieces = np.asarray(pieces) - min(pieces) + 1.0
         scores = np.array([0.0, *pieces, 0.0])
         if len(scores) != len(tokens):
             answer["ours_by_ferret"].append(None)

@@ -154,7 +154,7 @@ def main() -> int:
         torch_available,
         train_tiny_model,
     )
-    from rationale_metrics.models.explainers import gradient_x_input_pieces
+    from rationale_metrics.models.explainers import gradient_x_input_pieces, words_of_pieces
 
     if not torch_available():
         print("skipped: the models extra (torch, transformers, captum) is not installed")
@@ -215,7 +215,7 @@ def main() -> int:
     if ferret:
         from rationale_metrics.models.faithfulness import model_faithfulness
 
-        word_scores = [np.asarray(p[1:-1]) for p in pieces]
+        word_scores = [words_of_pieces(p, e) for p, e in zip(pieces, encoded, strict=True)]
         ours_at_k = model_faithfulness(
             model,
             [ModelInput(words=w) for w in texts],

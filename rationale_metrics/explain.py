@@ -28,8 +28,8 @@ from rationale_metrics.models.explainers import MODEL_EXPLAINERS
 from rationale_metrics.scoring import DEFAULT_AOPC_THRESHOLDS
 
 MASK_BATCH = 512
-# Instances explained together by a Transformers model: their erased inputs share forward
-# passes (whose probabilities do not depend on the batch, so chunks still join byte for byte).
+# Instances explained together by a Transformers model; each one's erased inputs share
+# forward passes with each other only, so chunks still join byte for byte.
 MODEL_BLOCK = 64
 
 

@@ -207,15 +207,14 @@ class TransformersClassifier:
         self, encoded: Sequence[Encoded], keeps: Sequence[np.ndarray]
     ) -> list[np.ndarray]:
         """For each input, the probabilities of each row of its keep matrix (m x n_words
-        booleans: which words stay); every row of every input in few forward passes."""
-        rows = []
-        counts = []
+        booleans: which words stay). An input's rows share forward passes with each other
+        only: padding and batch size change a forward pass's rounding, and an input's
+        figures must not depend on which other inputs share its chunk."""
+        out = []
         for enc, keep in zip(encoded, keeps, strict=True):
             keep = np.asarray(keep, dtype=bool).reshape(-1, enc.n_words)
-            rows.extend(enc.kept(row) for row in keep)
-            counts.append(len(keep))
-        flat = self.row_probabilities(rows)
-        return np.split(flat, np.cumsum(counts)[:-1]) if counts else []
+            out.append(self.row_probabilities([enc.kept(row) for row in keep]))
+        return out
 
     # ------------------------------------------------------------ the TextClassifier protocol
 
@@ -228,7 +227,7 @@ class TransformersClassifier:
         ]
         if not encoded:
             return np.zeros((0, len(self.labels)))
-        return self.row_probabilities([(e.ids, e.type_ids) for e in encoded])
+        return np.vstack([self.row_probabilities([(e.ids, e.type_ids)]) for e in encoded])
 
     def predict_proba_kept(
         self, tokens: Sequence[str], query: str | None, keep: np.ndarray

@@ -316,7 +316,7 @@ def test_the_benchmark_format_with_a_sentence_pair_model(model, tmp_path):
             rel_ids=[],
             label=label,
             tokens=[words[: len(words) // 2], words[len(words) // 2 :]],
-            rationales=[],
+            rationale_sets=[[], []],
             line=i + 1,
         )
         for i, (words, label) in enumerate(zip(texts, labels, strict=True))

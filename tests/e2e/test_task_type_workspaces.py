@@ -386,11 +386,20 @@ def test_screenshots(browser, live_server, tmp_path):
         ("multiple-choice", mc, "mc", [(".document .tok >> nth=5", 2)]),
         ("multiple-choice-annotator-picks", mc_pick, "mcpick", []),
     ]
+    # Each annotator signs in once: the narrow pass opens a fresh context (no draft kept in
+    # the browser from the desktop pass) with the session the desktop pass signed in to.
+    signed_in: dict[str, dict] = {}
     for width, height, suffix in ((1280, 900, "desktop"), (390, 844, "narrow")):
         for name, project, username, drags in shots:
-            context = browser.new_context(viewport={"width": width, "height": height})
+            context = browser.new_context(
+                viewport={"width": width, "height": height}, storage_state=signed_in.get(username)
+            )
             page = context.new_page()
-            open_workspace(page, live_server, project, username)
+            if username not in signed_in:
+                login(page, live_server.url, username)
+                signed_in[username] = context.storage_state()
+            page.goto(f"{live_server.url}/projects/{project.id}/annotate/")
+            page.wait_for_selector("#workspace[data-ready=true]")
             page.locator(".instructions summary").click()  # collapsed, as after a first read
             for selector, count in drags:
                 start = page.locator(selector)

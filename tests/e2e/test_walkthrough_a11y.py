@@ -109,20 +109,36 @@ TAG_CONTROLS = """() => {
   return wanted.length;
 }"""
 
-FOCUSED = """() => {
-  const el = document.activeElement;
-  if (!el || el === document.body) return null;
-  const isRadio = el.type === 'radio';
-  const radios = isRadio && el.name
-    ? [...document.querySelectorAll(`input[type=radio][name="${CSS.escape(el.name)}"]`)] : [];
-  const tagged = radios.find((r) => r.dataset.a11yControl !== undefined) || el;
-  return {
-    index: tagged.dataset.a11yControl ?? null,
-    changed: window.__a11yLook(el) !== (el.dataset.a11yUnfocused ?? ''),
-    matchesFocusVisible: el.matches(':focus-visible'),
-    name: `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''} "${(el.getAttribute('aria-label') || el.textContent || el.value || '').trim().slice(0, 40)}"`,
+# What has the focus, as the keyboard user sees it: noted in the page when each Tab key comes
+# back up (the focus has moved by then, and the page's own focus handlers have run), so that a
+# batch of Tab presses is read back in one call instead of one call per press (a typed "\t"
+# inserts text, so each press is still a call of its own).
+WATCH_FOCUS = """() => {
+  window.__a11yFocusLog = [];
+  if (window.__a11yWatching) return;
+  window.__a11yWatching = true;
+  const focused = () => {
+    const el = document.activeElement;
+    if (!el || el === document.body) return null;
+    const isRadio = el.type === 'radio';
+    const radios = isRadio && el.name
+      ? [...document.querySelectorAll(`input[type=radio][name="${CSS.escape(el.name)}"]`)] : [];
+    const tagged = radios.find((r) => r.dataset.a11yControl !== undefined) || el;
+    return {
+      index: tagged.dataset.a11yControl ?? null,
+      changed: window.__a11yLook(el) !== (el.dataset.a11yUnfocused ?? ''),
+      matchesFocusVisible: el.matches(':focus-visible'),
+      name: `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''} "${(el.getAttribute('aria-label') || el.textContent || el.value || '').trim().slice(0, 40)}"`,
+    };
   };
+  window.addEventListener('keyup', (event) => {
+    if (event.key === 'Tab') window.__a11yFocusLog.push(focused());
+  }, true);
 }"""
+
+# Tab presses sent at once before the focus log is read; the walk stops at the first batch
+# that goes round the page, so a few presses past the round cost nothing but their keys.
+TABS_PER_READ = 20
 
 DESCRIBE = """(indexes) => indexes.map((i) => {
   const el = document.querySelector(`[data-a11y-control="${i}"]`);
@@ -230,22 +246,28 @@ class Walker:
             "() => { const s = document.createElement('span'); s.tabIndex = -1; "
             "s.id = 'a11y-start'; document.body.prepend(s); s.focus(); }"
         )
+        page.evaluate(WATCH_FOCUS)
         reached: set[str] = set()
         plain: list[str] = []
         seen_names: list[str] = []
         # Room for focus stops the tagging does not count (a page with hundreds of controls).
-        for _ in range(2 * count + 40):
-            page.keyboard.press("Tab")
-            focused = page.evaluate(FOCUSED)
-            if focused is None:
-                continue
-            if focused["index"] is not None:
-                if focused["index"] in reached:
-                    break  # round the page once: back at a control already reached
-                reached.add(focused["index"])
-            if not focused["changed"]:
-                plain.append(focused["name"])
-            seen_names.append(focused["name"])
+        budget, pressed, round_done = 2 * count + 40, 0, False
+        while pressed < budget and not round_done:
+            batch = min(TABS_PER_READ, budget - pressed)
+            for _ in range(batch):
+                page.keyboard.press("Tab")
+            pressed += batch
+            for focused in page.evaluate("() => window.__a11yFocusLog.splice(0)"):
+                if focused is None:
+                    continue
+                if focused["index"] is not None:
+                    if focused["index"] in reached:
+                        round_done = True  # round the page once: back at a control reached
+                        break
+                    reached.add(focused["index"])
+                if not focused["changed"]:
+                    plain.append(focused["name"])
+                seen_names.append(focused["name"])
         missing = sorted({str(i) for i in range(count)} - reached, key=int)
         if missing:
             self.findings.unreachable[key] = page.evaluate(DESCRIBE, [int(i) for i in missing])

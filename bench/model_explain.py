@@ -49,7 +49,7 @@ def slice_of(data: Path, split: str, count: int, words: int):
     """(words, label) of `count` instances, each cut to its first `words` tokens."""
     if data.is_dir():
         from rationale_metrics.eraser import read_eraser_dataset
-        from rationale_metrics.explain import _instance_tokens
+        from rationale_metrics.explain import instance_tokens
         from rationale_metrics.sources import open_dataset_source
 
         with open_dataset_source(str(data)) as source:
@@ -59,7 +59,7 @@ def slice_of(data: Path, split: str, count: int, words: int):
             by_label.setdefault(inst.classification, []).append(inst)
         # Labels taken in turn: the tiny model trains on the slice and needs two classes.
         instances = [i for group in zip(*by_label.values(), strict=False) for i in group][:count]
-        return [(_instance_tokens(dataset, i)[0][:words], i.classification) for i in instances]
+        return [(instance_tokens(dataset, i)[0][:words], i.classification) for i in instances]
     print(f"{data} not found: the demo's film reviews instead")
     lines = [json.loads(line) for line in DEMO.read_text().splitlines()]
     return [(r["text"].split()[:words], r["label"]) for r in lines][:count]

@@ -282,11 +282,11 @@ def command_train_tiny_model(args) -> int:
         queries = [None] * len(examples)
         labels = [str(i.label) for i in examples]
     elif args.data_dir:
-        from rationale_metrics.explain import _instance_tokens
+        from rationale_metrics.explain import instance_tokens
 
         dataset = _load_dataset(args.data_dir)
         examples = [i for i in dataset.splits[args.split] if i.classification is not None]
-        token_lists = [_instance_tokens(dataset, i)[0] for i in examples]
+        token_lists = [instance_tokens(dataset, i)[0] for i in examples]
         queries = [i.query for i in examples]
         labels = [i.classification for i in examples]
     else:

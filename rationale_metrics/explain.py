@@ -213,7 +213,7 @@ def model_options(explainer: str, options: dict | None, lime_samples: int) -> di
 # ---------------------------------------------------------------- predictions file
 
 
-def _instance_tokens(
+def instance_tokens(
     dataset: EraserDataset, inst: Instance
 ) -> tuple[list[str], list[tuple[str, int, int]]]:
     tokens: list[str] = []
@@ -246,7 +246,7 @@ def train_baseline(
         raise ValueError(
             f"the {split} split needs labelled instances of at least two classes to train on"
         )
-    token_lists = [_instance_tokens(dataset, i)[0] for i in instances]
+    token_lists = [instance_tokens(dataset, i)[0] for i in instances]
     return BagOfWordsClassifier(seed=seed).fit(
         token_lists, [i.query for i in instances], [i.classification for i in instances]
     )
@@ -349,7 +349,7 @@ def explain_instance(
     rng: np.random.Generator,
     lime_samples: int = 300,
 ) -> dict:
-    tokens, parts = _instance_tokens(dataset, inst)
+    tokens, parts = instance_tokens(dataset, inst)
     full, _, scores = label_and_scores(
         model, tokens, inst.query, explainer=explainer, rng=rng, lime_samples=lime_samples
     )
@@ -401,7 +401,7 @@ def _model_lines(
     instances = dataset.splits[split]
     for first in range(positions.start, positions.stop, MODEL_BLOCK):
         block = range(first, min(first + MODEL_BLOCK, positions.stop))
-        tokens_parts = [_instance_tokens(dataset, instances[p]) for p in block]
+        tokens_parts = [instance_tokens(dataset, instances[p]) for p in block]
         inputs = [
             ModelInput(words=tokens, query=instances[p].query)
             for p, (tokens, _) in zip(block, tokens_parts, strict=True)

@@ -51,7 +51,7 @@ class Encoded:
         return self.ids[stays], None if self.type_ids is None else self.type_ids[stays]
 
 
-def _torch():
+def torch_imported():
     try:
         import torch
     except ImportError as exc:
@@ -64,7 +64,7 @@ def _torch():
 
 def resolve_device(device: str | None) -> str:
     """cuda when present and not asked otherwise, else cpu."""
-    torch = _torch()
+    torch = torch_imported()
     if device is None:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -170,7 +170,7 @@ class TransformersClassifier:
 
     def padded(self, rows: Sequence[tuple[np.ndarray, np.ndarray | None]]):
         """Tensors (ids, attention mask, segment ids or None) of rows padded on the right."""
-        torch = _torch()
+        torch = torch_imported()
         width = max(len(ids) for ids, _ in rows)
         ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
         mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -194,7 +194,7 @@ class TransformersClassifier:
 
     def row_probabilities(self, rows: Sequence[tuple[np.ndarray, np.ndarray | None]]) -> np.ndarray:
         """Class probabilities of each row (ids, segment ids), in the rows' order."""
-        torch = _torch()
+        torch = torch_imported()
         out = np.zeros((len(rows), len(self.labels)), dtype=np.float64)
         with torch.inference_mode():
             for batch in self.batches([len(ids) for ids, _ in rows]):
@@ -250,7 +250,7 @@ def load_classifier(
     labels = model_labels(folder)
     if memory_budget_mb < 1:
         raise ValueError("memory_budget_mb must be at least 1")
-    _torch()
+    torch_imported()
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as transformers_logging
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rationale_metrics.models.classifier import Encoded, TransformersClassifier, _torch
+from rationale_metrics.models.classifier import Encoded, TransformersClassifier, torch_imported
 
 IG_BASELINES = ("zero", "pad", "mask")
 
@@ -34,7 +34,7 @@ def words_of_pieces(piece_scores: np.ndarray, enc: Encoded) -> np.ndarray:
 
 
 def _probability_forward(model: TransformersClassifier):
-    torch = _torch()
+    torch = torch_imported()
 
     def forward(embeds, mask, types):
         logits = model.model(inputs_embeds=embeds, **model.forward_kwargs(mask, types)).logits
@@ -92,7 +92,7 @@ def gradient_x_input_pieces(model, encoded, targets, rngs=None) -> list[np.ndarr
 def _baseline_embeddings(model, ids, embeds, encoded, batch, baseline: str):
     """The input's embeddings with every explained word's pieces replaced by the baseline
     (zeros, or the pad or mask token's embedding); special tokens and the query stay."""
-    torch = _torch()
+    torch = torch_imported()
     if baseline not in IG_BASELINES:
         raise ValueError(f"integrated_gradients baseline {baseline!r}: choose from {IG_BASELINES}")
     explained = torch.zeros(ids.shape, dtype=torch.bool, device=ids.device)
@@ -148,7 +148,7 @@ def integrated_gradients_pieces(
 
 
 def _attentions(model, encoded):
-    torch = _torch()
+    torch = torch_imported()
     with torch.inference_mode():
         for batch in _one_by_one(encoded):
             ids, mask, types = model.padded([(encoded[i].ids, encoded[i].type_ids) for i in batch])

@@ -229,13 +229,13 @@ def test_the_seed_decides_the_sampled_explainers(model, dataset):
 
 
 def test_a_line_is_complete_and_its_erasures_are_the_model_on_the_erased_words(model, dataset):
-    from rationale_metrics.explain import _instance_tokens
+    from rationale_metrics.explain import instance_tokens
     from rationale_metrics.extensions import top_k_indices
 
     _, data = dataset
     line = json.loads(_lines(model, data, "occlusion", 0, 1)[0])
     inst = data.splits["test"][0]
-    tokens, _ = _instance_tokens(data, inst)
+    tokens, _ = instance_tokens(data, inst)
     scores = np.concatenate([r["soft_rationale_predictions"] for r in line["rationales"]])
     top = set(top_k_indices(scores, 2).tolist())
     without = [t for i, t in enumerate(tokens) if i not in top]

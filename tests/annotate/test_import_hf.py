@@ -196,6 +196,49 @@ def test_export_load_dataset_import_keeps_every_item(db, tmp_path, task_type, do
     assert target.labels == ["neg", "pos"]
 
 
+OPTION_WORDS = ["river", "bank", "money", "fish", "boat", "tree"]
+
+
+@settings(
+    max_examples=examples(12),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_a_multiple_choice_round_trip_keeps_the_question_its_options_and_the_answer(
+    db, tmp_path, data
+):
+    """Multiple choice: the options travel in the query (CoS-E's "a [sep] b" form), the
+    label names the right one; both come back, with the text and the rationale sets."""
+    drawn = data.draw(items(1))
+    source = project_with(drawn, TaskType.MULTIPLE_CHOICE)
+    for item in Item.objects.filter(project=source):
+        options = data.draw(
+            st.lists(st.sampled_from(OPTION_WORDS), min_size=2, max_size=4, unique=True)
+        )
+        item.query = " [sep] ".join(options)
+        item.options = options
+        item.label = data.draw(st.sampled_from(options))
+        item.save(update_fields=["query", "options", "label"])
+    run = tmp_path / uuid.uuid4().hex
+    export_hf(source, run / "hf")
+
+    loaded = datasets.load_dataset(str(run / "hf"), cache_dir=str(run / "cache"))
+    target = ProjectFactory(task_type=TaskType.MULTIPLE_CHOICE, labels=[])
+    dataset_import(project=target, path=run / "hf")
+
+    assert sum(len(split) for split in loaded.values()) == len(drawn)
+    assert item_contents(target) == item_contents(source)
+
+    def questions(project):
+        return {
+            i.annotation_id: (i.query, list(i.options), i.label)
+            for i in Item.objects.filter(project=project)
+        }
+
+    assert questions(target) == questions(source)
+
+
 def test_a_zipped_export_imports_as_a_hugging_face_dataset(db, tmp_path):
     source = project_with(
         [

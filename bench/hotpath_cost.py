@@ -337,14 +337,16 @@ def main() -> None:
         action="store_true",
         help=f"record this run's figures as the budget ({BUDGET_FILE.relative_to(ROOT)})",
     )
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)  # project, link, flag
+    # project,link,flag in one value given as --child=...: a study link's key may start with
+    # "-" (one in 64 do), which argparse would take for an option as a value of its own.
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.arrivals is None:
         args.arrivals = min(args.pairs, 10)
     if args.pairs < 1 or args.arrivals < 1:
         parser.error("--pairs and --arrivals must be at least 1")
     if args.child is not None:
-        project_id, link_key, flag = args.child
+        project_id, link_key, flag = args.child.split(",", 2)
         child(args.pairs, args.arrivals, int(project_id), link_key, Path(flag))
         return
     valgrind = shutil.which("valgrind")
@@ -409,10 +411,7 @@ def _count_into(valgrind, control, out, flag, args, project_id, link_key, errors
             str(args.pairs),
             "--arrivals",
             str(args.arrivals),
-            "--child",
-            str(project_id),
-            link_key,
-            str(flag),
+            f"--child={project_id},{link_key},{flag}",
         ],
         cwd=ROOT,
         env={**os.environ, "PYTHONHASHSEED": "0"},

@@ -95,10 +95,12 @@ def _dataset_of(export: Export) -> EraserDataset:
         return read_eraser_dataset(source)
 
 
-# The options of the model explainers that a run may set, with their bounds (the others
-# keep rationale_metrics' defaults).
+# The options of the model explainers that a run may set: a whole number's bounds, or the
+# words a choice takes (the others keep rationale_metrics' defaults).
 MODEL_EXPLAINER_OPTIONS = {
-    "integrated_gradients": {"steps": (1, 1000)},
+    # The baseline the path starts from: zero embeddings, or the pad or mask token's
+    # (rationale_metrics.models.explainers.IG_BASELINES).
+    "integrated_gradients": {"steps": (1, 1000), "baseline": frozenset({"zero", "pad", "mask"})},
     "lime": {"samples": (1, 20000)},
     "shap": {"samples": (1, 20000)},
 }
@@ -190,6 +192,12 @@ def _model_run_check(
         if key not in allowed:
             takes = ", ".join(allowed) or "none"
             raise ApplicationError(f"options: {explainer} takes no {key!r} (it takes {takes})")
+        if isinstance(allowed[key], frozenset):
+            if value not in allowed[key]:
+                raise ApplicationError(
+                    f"options: {key} must be one of {', '.join(sorted(allowed[key]))}"
+                )
+            continue
         low, high = allowed[key]
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ApplicationError(f"options: {key} must be a whole number from {low} to {high}")

@@ -155,8 +155,8 @@ class ExplainerRunCreateInputSerializer(serializers.Serializer):
     # A JSON object in a JSON body or in a multipart body's field.
     options = _JsonObjectField(
         required=False,
-        help_text="A model explainer's options: integrated_gradients takes steps, lime and "
-        "shap take samples (whole numbers).",
+        help_text="A model explainer's options: integrated_gradients takes steps (a whole "
+        "number) and baseline (zero, pad or mask), lime and shap take samples (whole numbers).",
     )
 
     def validate_options(self, value):

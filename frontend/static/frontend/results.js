@@ -273,10 +273,11 @@ if (board) {
     const file = /** @type {File|null} */ (data.get("file"));
     if (!file || !file.name) data.delete("file");
     if (!data.get("explainer")) data.delete("explainer");
-    /** @type {Record<string, number>} */ const options = {};
+    /** @type {Record<string, number|string>} */ const options = {};
     for (const field of optionFields) {
-      const input = /** @type {HTMLInputElement} */ (field.querySelector("input"));
-      if (!field.hidden && input.value) options[input.name] = Number(input.value);
+      const input = /** @type {HTMLInputElement|HTMLSelectElement} */ (field.querySelector("input, select"));
+      // A number field gives a whole number, a choice its word.
+      if (!field.hidden && input.value) options[input.name] = input instanceof HTMLSelectElement ? input.value : Number(input.value);
       data.delete(input.name);
     }
     if (data.get("model")) data.set("options", JSON.stringify(options));

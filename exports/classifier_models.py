@@ -123,6 +123,18 @@ def model_folder_local(name: str) -> Iterator[Path]:
         yield Path(tmp)
 
 
+def _stored_files_modified(name: str) -> tuple[tuple[str, float], ...]:
+    """(file, modification time) of the stored folder's own files: config, weights and
+    tokenizer sit at its top, where `save_pretrained` writes them."""
+    _, files = default_storage.listdir(name)
+    return tuple(
+        sorted(
+            (file, default_storage.get_modified_time(f"{name}/{file}").timestamp())
+            for file in files
+        )
+    )
+
+
 def _copy_stored_folder(name: str, out: Path) -> None:
     folders, files = default_storage.listdir(name)
     for file in files:
@@ -252,11 +264,12 @@ _loading = threading.Lock()
 def classifier_loaded(model: ClassifierModel):
     """The registered model loaded by `rationale_metrics.models.load_classifier`, kept for
     the worker process's next chunks (one model at a time: a worker that moves on to
-    another model frees the first)."""
+    another model frees the first). A model retrained into the same folder is loaded
+    again: the key holds its files' modification times."""
     missing = models_extra_missing()
     if missing:
         raise ApplicationError(f"{MODELS_EXTRA_MISSING} (missing: {', '.join(missing)})")
-    key = (model.pk, model.folder)
+    key = (model.pk, model.folder, _stored_files_modified(model.folder))
     with _loading:
         if key not in _loaded:
             from rationale_metrics.models import load_classifier

@@ -304,3 +304,34 @@ def test_a_worker_process_loads_a_model_once_for_its_runs(
 
     assert (first.status, second.status) == ("succeeded", "succeeded"), (first.error, second.error)
     assert len(loads) == 1
+
+
+def test_a_model_retrained_into_its_folder_is_loaded_again(tiny_model, monkeypatch):
+    """A worker keeps the model it loaded, until its files change (a retraining saved
+    into the same folder): then it loads them again."""
+    import os
+
+    from django.core.files.storage import default_storage
+
+    import rationale_metrics.models as models_package
+    from exports.classifier_models import classifier_cache_clear, classifier_loaded
+
+    loads = []
+    real = models_package.load_classifier
+
+    def counted(*args, **kwargs):
+        loads.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(models_package, "load_classifier", counted)
+    classifier_cache_clear()
+
+    first = classifier_loaded(tiny_model)
+    assert classifier_loaded(tiny_model) is first
+    config = default_storage.path(f"{tiny_model.folder}/config.json")
+    later = os.stat(config).st_mtime + 60
+    os.utime(config, (later, later))
+    again = classifier_loaded(tiny_model)
+
+    assert len(loads) == 2
+    assert again is not first

@@ -48,15 +48,17 @@ def items_hide(*, items: QuerySet, at: datetime) -> int:
 
 
 @transaction.atomic
-def items_unhide(*, project: Project, items: QuerySet) -> int:
+def items_unhide(
+    *, project: Project, items: QuerySet, kept_ended: frozenset[int] = frozenset()
+) -> int:
     """Bring back the deleted items of `items`: the leases their deletion ended (given back
-    to their annotators, or expired), their rows, then their fill rows, counted from their
-    live assignments, under each active variant. Returns how many."""
+    to their annotators but those of `kept_ended`, or expired), their rows, then their fill
+    rows, counted from their live assignments, under each active variant. Returns how many."""
     ids = list(items.filter(deleted_at__isnull=False).order_by("pk").values_list("pk", flat=True))
     restored = 0
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start : start + CHUNK]
-        item_leases_give_back(project=project, item_ids=chunk)
+        item_leases_give_back(project=project, item_ids=chunk, kept_ended=kept_ended)
         restored += Item.all_objects.filter(pk__in=chunk).update(deleted_at=None)
     if restored:
         for variant in InstructionVariant.objects.filter(project=project, active=True):

@@ -38,7 +38,16 @@ from config.exceptions import (
     PermissionDeniedError,
 )
 from qc.agreement import agreement_report_request
-from qc.models import AgreementReport, AuditAction, AuditEvent, ReportStatus
+from qc.models import (
+    AgreementReport,
+    AuditAction,
+    AuditEvent,
+    ProjectWorker,
+    QualificationStatus,
+    ReportStatus,
+    WorkerProfile,
+    WorkerStatus,
+)
 
 
 def restore_period() -> timedelta:
@@ -60,6 +69,18 @@ def _figures_refresh(project: Project) -> None:
     recomputed in the background (the page says "stale" until then)."""
     if AgreementReport.objects.filter(project=project, status=ReportStatus.READY).exists():
         agreement_report_request(project=project)
+
+
+def _blocked_workers(project: Project) -> frozenset[int]:
+    """The workers blocked in this project or on every project: a restore gives them back
+    no lease (their block ended theirs, or would have, had the items not been deleted)."""
+    in_project = ProjectWorker.objects.filter(
+        project=project, status=QualificationStatus.BLOCKED
+    ).values_list("worker_id", flat=True)
+    everywhere = WorkerProfile.objects.filter(
+        status=WorkerStatus.BLOCKED, user__isnull=False
+    ).values_list("user_id", flat=True)
+    return frozenset(in_project) | frozenset(everywhere)
 
 
 def _restorable_check(deleted_at: datetime) -> None:
@@ -116,6 +137,7 @@ def import_restore(*, project: Project, job_id: int, acting_user) -> int:
     restored = items_unhide(
         project=project,
         items=Item.all_objects.filter(import_job=job, deleted_at=job.deleted_at),
+        kept_ended=_blocked_workers(project),
     )
     job.deleted_at, job.deleted_by = None, None
     job.save(update_fields=["deleted_at", "deleted_by"])
@@ -177,7 +199,7 @@ def items_restore(*, project: Project, item_ids: list[int], acting_user) -> int:
     chosen = Item.all_objects.filter(project=project, pk__in=ids, deleted_at__gt=cutoff).exclude(
         import_job__deleted_at__isnull=False
     )
-    restored = items_unhide(project=project, items=chosen)
+    restored = items_unhide(project=project, items=chosen, kept_ended=_blocked_workers(project))
     if restored:
         _figures_refresh(project)
     _audit(
@@ -261,7 +283,9 @@ def project_restore(*, project_id: int, acting_user) -> Project:
     project.deleted_at, project.deleted_by = None, None
     project.save(update_fields=["deleted_at", "deleted_by"])
     restored = items_unhide(
-        project=project, items=Item.all_objects.filter(project=project, deleted_at=deleted_at)
+        project=project,
+        items=Item.all_objects.filter(project=project, deleted_at=deleted_at),
+        kept_ended=_blocked_workers(project),
     )
     _figures_refresh(project)
     _audit(

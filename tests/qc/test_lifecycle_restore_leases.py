@@ -117,6 +117,31 @@ def test_an_annotator_removed_meanwhile_does_not_get_it_back(db, admin):
     assert assignment_next(project=project, worker=other).item_id == lease.item_id
 
 
+@pytest.mark.parametrize("where", ["project", "everywhere"])
+def test_an_annotator_blocked_meanwhile_does_not_get_it_back(db, admin, where):
+    from qc.models import ProjectWorker, QualificationStatus, WorkerProfile, WorkerStatus
+
+    project = make_project(items=1, quota=1)
+    blocked, other = _annotators(project, 2)
+    lease = assignment_next(project=project, worker=blocked)
+    items_delete(project=project, item_ids=[lease.item_id], acting_user=admin)
+    if where == "project":
+        ProjectWorker.objects.update_or_create(
+            project=project, worker=blocked, defaults={"status": QualificationStatus.BLOCKED}
+        )
+    else:
+        WorkerProfile.objects.update_or_create(
+            user=blocked,
+            defaults={"external_id": blocked.username, "status": WorkerStatus.BLOCKED},
+        )
+
+    items_restore(project=project, item_ids=[lease.item_id], acting_user=admin)
+
+    assert Assignment.objects.get(pk=lease.pk).status == AssignmentStatus.SKIPPED
+    assert _live_fill(lease.item_id) == 0
+    assert assignment_next(project=project, worker=other).item_id == lease.item_id
+
+
 def test_only_the_deletion_restored_gives_back_its_leases(db, admin):
     """A lease ended by archiving, or skipped by its annotator, stays ended; an import's
     restore gives back what its own deletion ended."""

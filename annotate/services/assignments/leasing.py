@@ -347,13 +347,16 @@ def item_leases_end(*, item_ids: list[int], withdrawn_at=None) -> int:
     return _leases_end(leased, AssignmentStatus.SKIPPED)
 
 
-def item_leases_give_back(*, project: Project, item_ids: list[int]) -> tuple[int, int]:
+def item_leases_give_back(
+    *, project: Project, item_ids: list[int], kept_ended: frozenset[int] = frozenset()
+) -> tuple[int, int]:
     """Give back the assignments the deletion of these (still deleted) items ended, to the
     annotators who held them: a revision, or a first round whose lease runs still, is
     leased again with its draft; a first round whose lease ran out meanwhile is expired, as
     the expiry sweep would have made it, so its slot is free for the pool (and a late
     submit may still take it, as any expired lease). An annotator who is no longer one of
-    the project's, or whose slot another assignment took meanwhile, keeps it ended. Call it
+    the project's, one of `kept_ended` (blocked meanwhile: the caller, in qc, knows who),
+    or whose slot another assignment took meanwhile, keeps it ended. Call it
     before the items' fill rows are made again (they count the live assignments); the
     caller holds the transaction. Returns (leased again, expired)."""
     if not item_ids:
@@ -386,7 +389,7 @@ def item_leases_give_back(*, project: Project, item_ids: list[int]) -> tuple[int
     now = timezone.now()
     leased, expired = [], []
     for pk, item_id, worker_id, variant_id, round_, slot, expires in withdrawn:
-        if worker_id not in annotators:
+        if worker_id not in annotators or worker_id in kept_ended:
             continue
         if round_ == 1 and expires < now:
             expired.append(pk)

@@ -108,6 +108,33 @@ def test_ignored_suggestions_are_recorded_as_shown_and_none_accepted():
     assert recorded["suggested"] == [[docid, 5], [docid, 6]]
 
 
+def test_a_retry_must_claim_the_same_accepted_suggestions():
+    """A retry resends the stored submission; one that claims other accepted suggestions
+    under the same id is another submission, refused rather than answered as stored."""
+    project, _, _, _, worker, _ = suggestion_project()
+    assignment = _next(worker, project)
+    docid = assignment["item"]["documents"][0]["docid"]
+    spans = [{"docid": docid, "start_token": 5, "end_token": 7}]
+    sent = uuid.uuid4()
+    first = _submit(worker, assignment, spans, [{"docid": docid, "token": 5}], client_uuid=sent)
+    assert first.status_code == 201, first.data
+
+    same = _submit(worker, assignment, spans, [{"docid": docid, "token": 5}], client_uuid=sent)
+    other = _submit(
+        worker,
+        assignment,
+        spans,
+        [{"docid": docid, "token": 5}, {"docid": docid, "token": 6}],
+        client_uuid=sent,
+    )
+
+    assert same.status_code == 200, same.data  # answered as the stored submission
+    assert same.data["annotation_id"] == first.data["annotation_id"]
+    assert other.status_code == 409, other.data
+    assert other.data["code"] == "client_uuid_reused"
+    assert other.data["fields"] == ["suggestions_accepted"]
+
+
 def test_an_annotation_under_a_plain_variant_records_none():
     project, _, _, _, _, plain_worker = suggestion_project()
     assignment = _next(plain_worker, project)

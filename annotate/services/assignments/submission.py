@@ -115,6 +115,19 @@ class _SubmitBody:
     rationale_sets: object
     label: str | None
     time_spent_ms: object
+    suggestions_accepted: list[dict] | None = None
+
+
+def _same_suggestions_accepted(stored: Annotation, sent: list[dict] | None) -> bool:
+    """The model suggestions a retry says were accepted are those stored: none claimed
+    where none were shown, and the same tokens where some were."""
+    if stored.suggestions is None:
+        return sent is None
+    try:
+        claimed = sorted({(a["docid"], a["token"]) for a in sent or []})
+    except (KeyError, TypeError):
+        return False
+    return claimed == sorted((docid, token) for docid, token in stored.suggestions["accepted"])
 
 
 def _same_body_or_conflict(stored: Annotation, body: _SubmitBody) -> None:
@@ -138,6 +151,10 @@ def _same_body_or_conflict(stored: Annotation, body: _SubmitBody) -> None:
             ("rationale_sets", sent == [sorted(rows) for _, rows in sorted(stored_sets.items())]),
             ("label", body.label == stored.label),
             ("time_spent_ms", body.time_spent_ms == stored.time_spent_ms),
+            (
+                "suggestions_accepted",
+                _same_suggestions_accepted(stored, body.suggestions_accepted),
+            ),
         )
         if not same
     ]
@@ -201,7 +218,7 @@ def annotation_submit(
             return result
     except IntegrityError:
         # A concurrent retry of the same submission won the race: answer as a replay.
-        body = _SubmitBody(rationale_sets, label, time_spent_ms)
+        body = _SubmitBody(rationale_sets, label, time_spent_ms, suggestions_accepted)
         replay = _replay(client_uuid, worker, assignment_id, body)
         if replay is not None:
             return replay
@@ -299,7 +316,10 @@ def _submit(
     if assignment.status == AssignmentStatus.SUBMITTED:
         stored = Annotation.objects.filter(assignment=assignment).first()
         if stored is not None and stored.client_uuid == client_uuid:
-            _same_body_or_conflict(stored, _SubmitBody(rationale_sets, label, time_spent_ms))
+            _same_body_or_conflict(
+                stored,
+                _SubmitBody(rationale_sets, label, time_spent_ms, suggestions_accepted),
+            )
             return SubmitResult(annotation=stored, replayed=True)
         raise ConflictError("this assignment was already submitted with another submission id")
     if assignment.status == AssignmentStatus.SKIPPED:

@@ -55,6 +55,27 @@ def test_accepting_one_suggestion_and_submitting(page, live_server, suggested):
     assert list(spans) == [(5, 6)]  # the other suggestion, not accepted, is not stored
 
 
+def test_an_accepted_suggestion_stays_accepted_after_a_reload(page, live_server, suggested):
+    """The draft keeps which suggestions were accepted: back on the item, the count and the
+    marks say so, and the submit claims them."""
+    project, _, _, _, worker, _ = suggested
+    open_workspace(page, live_server, project, username=worker.username)
+
+    page.locator(".document .tok.suggested").first.click()
+    expect(page.locator(".suggestion-count")).to_have_text("1 of 2 accepted")
+    page.wait_for_selector("#workspace[data-draft-saved=true]")
+    page.reload()
+    page.wait_for_selector("#workspace[data-ready=true]")
+
+    expect(page.locator(".suggestion-count")).to_have_text("1 of 2 accepted")
+    expect(page.locator(".document .tok.suggested.accepted")).to_have_count(1)
+    page.click(".ws-toolbar .submit")
+    page.wait_for_selector("#workspace[data-last-submitted]")
+    annotation = Annotation.objects.get()
+    docid = annotation.assignment.item.documents.get().docid
+    assert annotation.suggestions["accepted"] == [[docid, 5]]
+
+
 def test_ignored_suggestions_are_hidden_and_never_submitted(page, live_server, suggested):
     project, _, _, _, worker, _ = suggested
     open_workspace(page, live_server, project, username=worker.username)

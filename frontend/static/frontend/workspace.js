@@ -344,10 +344,15 @@ class Workspace {
     this.label = draft.label ?? this.label;
     this.clientUuid = draft.clientUuid ?? this.clientUuid;
     this.elapsedMs = draft.elapsedMs ?? this.elapsedMs;
+    // Suggestions accepted before leaving stay accepted (the submit claims them).
+    for (const [docid, token] of draft.accepted ?? []) this.suggestions?.accept(docid, token);
   }
 
   serialize() {
-    return draftOf({ rationale: this.rationale, label: this.label, clientUuid: this.clientUuid, elapsedMs: this.timeSpent() });
+    const accepted = this.suggestions
+      ? /** @type {[string, number][]} */ ([...this.suggestions.tokens].filter((t) => this.suggestions?.isAccepted(t.docid, t.token)).map((t) => [t.docid, t.token]))
+      : undefined;
+    return draftOf({ rationale: this.rationale, label: this.label, clientUuid: this.clientUuid, elapsedMs: this.timeSpent(), accepted });
   }
 
   /** Whether the annotator gives the label (or answer) here instead of seeing the gold. */

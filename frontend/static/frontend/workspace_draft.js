@@ -5,24 +5,35 @@
 /** @typedef {import("./rationale_sets.js").SetEntries} SetEntries */
 /** @typedef {import("./rationale_sets.js").RationaleSets} RationaleSets */
 /** As stored: what the annotator did, the UUID their submit will carry (kept across a
- * reload, so that a retried submit is the same submit) and the time spent so far.
+ * reload, so that a retried submit is the same submit), the time spent so far and, where
+ * the item came with model suggestions, the ones accepted ([docid, token] pairs).
  * @typedef {{sets: SetEntries[], current: number, label: string|null, client_uuid: string,
- *   elapsed_ms: number}} Draft */
+ *   elapsed_ms: number, accepted?: [string, number][]}} Draft */
 /** A draft as read back: a field the draft lacks (or holds wrongly) is null and the
  * workspace keeps its own value.
  * @typedef {{sets: SetEntries[], current: number, label: string|null, clientUuid: string|null,
- *   elapsedMs: number|null}} DraftRead */
+ *   elapsedMs: number|null, accepted: [string, number][]|null}} DraftRead */
 
-/** @param {{rationale: RationaleSets, label: string|null, clientUuid: string, elapsedMs: number}} work
+/** @param {{rationale: RationaleSets, label: string|null, clientUuid: string, elapsedMs: number,
+ *   accepted?: [string, number][]}} work
  * @returns {Draft} */
 export function draftOf(work) {
-  return {
+  /** @type {Draft} */
+  const draft = {
     sets: work.rationale.toEntries(),
     current: work.rationale.current,
     label: work.label,
     client_uuid: work.clientUuid,
     elapsed_ms: work.elapsedMs,
   };
+  if (work.accepted) draft.accepted = work.accepted;
+  return draft;
+}
+
+/** @param {any} pairs @returns {pairs is [string, number][]} */
+function isTokenPairs(pairs) {
+  return Array.isArray(pairs) && pairs.every((pair) => Array.isArray(pair) && pair.length === 2
+    && typeof pair[0] === "string" && Number.isInteger(pair[1]) && pair[1] >= 0);
 }
 
 /** @param {any} set @returns {set is SetEntries} */
@@ -46,5 +57,6 @@ export function draftRead(value) {
     label: typeof value.label === "string" ? value.label : null,
     clientUuid: typeof value.client_uuid === "string" ? value.client_uuid : null,
     elapsedMs: typeof value.elapsed_ms === "number" ? value.elapsed_ms : null,
+    accepted: isTokenPairs(value.accepted) ? value.accepted : null,
   };
 }

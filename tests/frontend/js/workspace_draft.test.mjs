@@ -30,14 +30,27 @@ describe("draftRead", () => {
     rationale.applyRun("d2", 0, 1, "add");
     const stored = JSON.parse(JSON.stringify(draftOf({ rationale, label: "neg", clientUuid: "u-2", elapsedMs: 50 })));
     assert.deepEqual(draftRead(stored), {
-      sets: [[["d2", [0, 1]]]], current: 0, label: "neg", clientUuid: "u-2", elapsedMs: 50,
+      sets: [[["d2", [0, 1]]]], current: 0, label: "neg", clientUuid: "u-2", elapsedMs: 50, accepted: null,
     });
   });
 
+  test("keeps the model suggestions accepted, where the item came with some", () => {
+    const rationale = new RationaleSets();
+    rationale.applyRun("d2", 5, 5, "add");
+    const written = draftOf({ rationale, label: null, clientUuid: "u", elapsedMs: 0, accepted: [["d2", 5]] });
+    assert.deepEqual(written.accepted, [["d2", 5]]);
+    assert.deepEqual(draftRead(JSON.parse(JSON.stringify(written)))?.accepted, [["d2", 5]]);
+    assert.equal("accepted" in draftOf({ rationale, label: null, clientUuid: "u", elapsedMs: 0 }), false);
+    for (const accepted of ["d2", [["d2"]], [[5, "d2"]], [["d2", -1]], [["d2", 1.5]]]) {
+      assert.equal(draftRead({ sets: [], accepted })?.accepted, null, JSON.stringify(accepted));
+    }
+  });
+
   test("a missing or wrongly typed field is null, for the workspace to keep its own", () => {
-    assert.deepEqual(draftRead({ sets: [] }), { sets: [], current: 0, label: null, clientUuid: null, elapsedMs: null });
+    assert.deepEqual(draftRead({ sets: [] }),
+      { sets: [], current: 0, label: null, clientUuid: null, elapsedMs: null, accepted: null });
     assert.deepEqual(draftRead({ sets: [], current: "1", label: 3, client_uuid: 4, elapsed_ms: "9" }),
-      { sets: [], current: 0, label: null, clientUuid: null, elapsedMs: null });
+      { sets: [], current: 0, label: null, clientUuid: null, elapsedMs: null, accepted: null });
   });
 
   test("no draft, or one without a list of sets, is none", () => {

@@ -118,3 +118,19 @@ def test_below_1200_px_the_queue_is_a_panel_above_the_item(page, two_annotations
     panel.locator("summary").focus()
     page.keyboard.press("Enter")
     expect(panel.locator(".review-queue")).to_be_visible()
+
+
+def test_a_text_with_emoji_shows_each_token_where_it_is(live_server, page):
+    """The server counts characters in code points, the page's strings in UTF-16 units: an
+    emoji before a word must not shift the words after it on the review page."""
+    project = make_project(items=1, quota=1, text="Great 😀 film , truly 👍🏽 moving .")
+    _submitted(project, _member(project, "ann", Role.ANNOTATOR), end=3)
+    _member(project, "rev", Role.REVIEWER)
+    login(page, live_server.url, "rev")
+    page.goto(f"{live_server.url}/projects/{project.id}/review/")
+    page.wait_for_selector("#review[data-ready=true]")
+
+    text = page.locator("[data-docid]").first
+    words = text.locator(".tok.readonly").all_inner_texts()
+    assert words == ["Great", "😀", "film", ",", "truly", "👍🏽", "moving", "."]
+    assert text.locator(".tok.readonly.sel").all_inner_texts() == ["Great", "😀", "film"]

@@ -7,6 +7,7 @@
 import { api, el, errorText } from "./http.js";
 import { formatDateTime, formatNumber } from "./format.js";
 import { RationaleSets } from "./rationale_sets.js";
+import { codeUnitsOf } from "./text_offsets.js";
 
 const PAGE = 20;
 
@@ -160,8 +161,11 @@ class AnswersPage {
       block.lang = "";
       const tokens = /** @type {number[][]} */ (doc.tokens);
       /** @type {HTMLElement[]} */ const nodes = [];
-      tokens.forEach(([start, end], i) => {
-        if (i > 0) block.appendChild(document.createTextNode(doc.text.slice(tokens[i - 1][1], start)));
+      // The server's offsets count code points; the text is sliced in UTF-16 units.
+      const at = codeUnitsOf(doc.text);
+      tokens.forEach(([from, to], i) => {
+        const start = at(from), end = at(to);
+        if (i > 0) block.appendChild(document.createTextNode(doc.text.slice(at(tokens[i - 1][1]), start)));
         const span = el("span", doc.text.slice(start, end), "tok");
         if (open) {
           span.addEventListener("click", () => this.toggle(docIndex, i));

@@ -13,6 +13,7 @@ import { RationaleSets } from "./rationale_sets.js";
 import { TokenSelection, stepFrom } from "./token_selection.js";
 import { UndoHistory } from "./undo_history.js";
 import { FLAG_NAMES } from "./flag_names.js";
+import { codeUnitsOf } from "./text_offsets.js";
 
 /** @typedef {import("./curation_sets.js").TokenSet} TokenSet */
 /** @typedef {{entries: Array<Array<[string, number[]]>>, current: number}} GoldSnapshot */
@@ -203,7 +204,10 @@ function renderMatrix() {
       return found;
     });
     let previous = 0;
-    doc.tokens.forEach((/** @type {number[]} */ [start, end], /** @type {number} */ i) => {
+    // The server's offsets count code points; the text is sliced in UTF-16 units.
+    const at = codeUnitsOf(doc.text);
+    doc.tokens.forEach((/** @type {number[]} */ [from, to], /** @type {number} */ i) => {
+      const start = at(from), end = at(to);
       if (/\n\s*\n/.test(doc.text.slice(previous, start))) line.appendChild(el("div", undefined, "cm-break"));
       previous = end;
       const column = el("div", undefined, "cm-col");

@@ -14,6 +14,7 @@ import { api, el, errorText, fmt } from "./http.js";
 import { flagName, statusName } from "./item_terms.js";
 import { themeColour } from "./theme.js";
 import { agreementCounts, latestRounds, revisionDiff, ROW_TOKENS, setsByToken, shareStep, tokenRows } from "./item_rows.js";
+import { codeUnitsOf } from "./text_offsets.js";
 
 const COLOURS = 6;
 const SHARE_STEPS = 5;
@@ -404,11 +405,13 @@ class ItemPage {
     const rows = el("div", undefined, "aligned-rows");
     if (language) rows.lang = language;
     const tokens = /** @type {number[][]} */ (text.tokens);
+    // The server's offsets count code points; the text is sliced in UTF-16 units.
+    const at = codeUnitsOf(text.text);
     /** @param {number} i */
-    const tokenText = (i) => text.text.slice(tokens[i][0], tokens[i][1]);
+    const tokenText = (i) => text.text.slice(at(tokens[i][0]), at(tokens[i][1]));
     /** What stands between token i and the next: the text's own spacing (none between
      * Chinese characters), a line break read as a space. @param {number} i */
-    const gapAfter = (i) => text.text.slice(tokens[i][1], tokens[i + 1][0]).replace(/\s+/g, " ");
+    const gapAfter = (i) => text.text.slice(at(tokens[i][1]), at(tokens[i + 1][0])).replace(/\s+/g, " ");
     for (const [start, end] of tokenRows(tokens.length, text.sentences || [])) {
       const block = el("div", undefined, "aligned-block");
       block.dataset.start = String(start);

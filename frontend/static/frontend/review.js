@@ -7,6 +7,7 @@ import { formatDateTime } from "./format.js";
 import { api, el, errorText, fmt } from "./http.js";
 import { FLAG_NAMES, flagName } from "./flag_names.js";
 import { shortcutsOpen } from "./shortcuts_dialog.js";
+import { codeUnitsOf } from "./text_offsets.js";
 
 const SCALES = {
   sufficiency: [[1, gettext("cannot support")], [2, gettext("not sure")], [3, gettext("can support")]],
@@ -113,7 +114,10 @@ function renderDocuments(project, documents, sets, options = {}) {
     /** @param {number} n @param {number} i */
     const inSet = (n, i) => n >= 0 && n < sets.length && (sets[n].tokens[doc.docid] || []).includes(i);
     let previous = 0;
-    doc.tokens.forEach((/** @type {number[]} */ [start, end], /** @type {number} */ i) => {
+    // The server's offsets count code points; the text is sliced in UTF-16 units.
+    const at = codeUnitsOf(doc.text);
+    doc.tokens.forEach((/** @type {number[]} */ [from, to], /** @type {number} */ i) => {
+      const start = at(from), end = at(to);
       if (start > previous) view.appendChild(document.createTextNode(doc.text.slice(previous, start)));
       const token = el("span", doc.text.slice(start, end), "tok readonly");
       token.dataset.i = String(i);

@@ -6,6 +6,7 @@
 // difference never rests on colour alone. Imported text goes in as text.
 
 import { el } from "./http.js";
+import { codeUnitsOf } from "./text_offsets.js";
 
 /** @typedef {{docid: string, role?: string, text: string, tokens: number[][]}} AnswerDocument */
 /** @typedef {"agreed"|"extra"|"missed"} Agreement */
@@ -50,7 +51,10 @@ function side(documents, byDoc, show, title, lang) {
     if (lang) view.lang = lang;
     const marks = byDoc[doc.docid] || new Map();
     let previous = 0;
-    doc.tokens.forEach(([start, end], i) => {
+    // The server's offsets count code points; the text is sliced in UTF-16 units.
+    const at = codeUnitsOf(doc.text);
+    doc.tokens.forEach(([from, to], i) => {
+      const start = at(from), end = at(to);
       if (start > previous) view.appendChild(document.createTextNode(doc.text.slice(previous, start)));
       const kind = marks.get(i);
       if (kind && show.includes(kind)) {

@@ -302,7 +302,8 @@ def test_only_admins_set_suggestions(role):
     assert plain.suggestions is None
 
 
-def test_a_plain_variants_submit_stays_on_the_one_statement_path(monkeypatch):
+def test_a_plain_variants_submit_stays_on_the_one_statement_path(monkeypatch, postgres_only):
+    # The one-statement path is PostgreSQL's (hot_path_sql); SQLite has only the service.
     from annotate.services.assignments import submission
 
     project, _, _, _, worker, plain_worker = suggestion_project()

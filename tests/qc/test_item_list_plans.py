@@ -40,6 +40,7 @@ from qc.curation_selectors import queue_filter_from, queue_items, queue_ordered
 from qc.filters import ORDERING_FIELDS, ItemListFilter
 from qc.item_list_selectors import count_estimate, item_list_count, item_list_items
 from qc.models import ItemSummary, QualityFlag
+from tests.conftest import skip_or_fail
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.usefixtures("postgres_only")
@@ -137,6 +138,10 @@ def _work(project, item_ids, variants, workers, rng) -> None:
 
 @pytest.fixture(scope="module")
 def project(django_db_setup, django_db_blocker):
+    # Module-scoped, so built before the function-scoped postgres_only could skip: the
+    # same check first, or SQLite fails on PostgreSQL's full-text functions.
+    if connection.vendor != "postgresql":
+        skip_or_fail("needs PostgreSQL: set DATABASE_URL=postgres://...")
     rng = random.Random(7)
     with django_db_blocker.unblock():
         from django.db import transaction

@@ -96,7 +96,7 @@ def test_chunks_on_two_workers_store_the_report_of_one(workers):  # noqa: F811
 @pytest.fixture
 def sweeper(celery_worker_process, tmp_path):
     """Celery beat and a worker on a queue of their own (they take none of the run's
-    chunks), sweeping every half second for agreement runs silent for 2 s."""
+    chunks), sweeping every half second for agreement runs silent for 6 s."""
     queue = f"rw-sweep-{uuid.uuid4().hex[:8]}"
     started = []
 
@@ -107,7 +107,9 @@ def sweeper(celery_worker_process, tmp_path):
             log=tmp_path / "sweeper.log",
             extra_env={
                 "AGREEMENT_SWEEP_INTERVAL_SECONDS": "0.5",
-                "JOB_HEARTBEAT_TIMEOUT_SECONDS": "2",
+                # A fresh worker's first chunk imports spaCy, and spaCy's thinc imports
+                # torch where the models extra is installed: seconds before its first report.
+                "JOB_HEARTBEAT_TIMEOUT_SECONDS": "6",
                 # Not the quality checks' sweep: its flags would join the report's figures.
                 "QC_CHECK_INTERVAL_SECONDS": "86400",
                 # Nor the data manager's summaries: their work would compete for the CPU.
@@ -166,7 +168,7 @@ def test_a_worker_killed_mid_chunk_is_failed_by_the_sweep_keeping_the_last_repor
     assert "qc.tasks.agreement_report_sweep[" in sweep_log.read_text()
     assert failed.status == "failed"
     assert failed.error == (
-        "the worker computing this report stopped (no report for 2 s); "
+        "the worker computing this report stopped (no report for 6 s); "
         "the previous report is kept; refresh it again"
     )
     assert stored_text(project) == earlier_text

@@ -54,6 +54,15 @@ def _submitted_peers() -> Subquery:
     )
 
 
+def _per_annotation(rows, key: str, aggregate, *, default: int = 0):
+    """One figure per annotation from `rows` (already filtered to the outer annotation):
+    `aggregate` over them, grouped by `key`, or `default` where there are none."""
+    return Coalesce(
+        Subquery(rows.order_by().values(key).annotate(figure=aggregate).values("figure")),
+        Value(default),
+    )
+
+
 def _answer_rows(worker) -> QuerySet[Assignment]:
     annotation = OuterRef("annotation")
     return (
@@ -67,35 +76,19 @@ def _answer_rows(worker) -> QuerySet[Assignment]:
         .annotate(
             reviewed=Exists(Review.objects.filter(annotation=annotation)),
             peers=Coalesce(_submitted_peers(), Value(0)),
-            version=Coalesce(
-                Subquery(
-                    AnnotationVersion.objects.filter(annotation=annotation)
-                    .order_by()
-                    .values("annotation")
-                    .annotate(v=Max("number"))
-                    .values("v")
-                ),
-                Value(1),
+            version=_per_annotation(
+                AnnotationVersion.objects.filter(annotation=annotation),
+                "annotation",
+                Max("number"),
+                default=1,
             ),
-            set_count=Coalesce(
-                Subquery(
-                    RationaleSet.objects.filter(annotation=annotation)
-                    .order_by()
-                    .values("annotation")
-                    .annotate(n=Count("pk"))
-                    .values("n")
-                ),
-                Value(0),
+            set_count=_per_annotation(
+                RationaleSet.objects.filter(annotation=annotation), "annotation", Count("pk")
             ),
-            tokens=Coalesce(
-                Subquery(
-                    RationaleSpan.objects.filter(rationale_set__annotation=annotation)
-                    .order_by()
-                    .values("rationale_set__annotation")
-                    .annotate(n=Sum(F("end_token") - F("start_token")))
-                    .values("n")
-                ),
-                Value(0),
+            tokens=_per_annotation(
+                RationaleSpan.objects.filter(rationale_set__annotation=annotation),
+                "rationale_set__annotation",
+                Sum(F("end_token") - F("start_token")),
             ),
             snippet=Subquery(
                 ItemDocument.objects.filter(item_id=OuterRef("item_id"))

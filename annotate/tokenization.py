@@ -17,6 +17,7 @@ which made it four times slower than the tokenizer.
 from __future__ import annotations
 
 import logging
+import sys
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -46,6 +47,29 @@ class _Pipeline:
     sentence_final: np.ndarray  # ORTH hashes of the sentencizer's punctuation characters
 
 
+def _import_spacy():
+    """spaCy, imported without loading torch.
+
+    thinc, spaCy's machine-learning layer, imports torch whenever it is installed (the
+    `models` extra installs it) to offer torch-backed layers, which a blank pipeline's
+    tokenizer never uses. That import costs about four seconds of CPU in every process that
+    tokenizes: web workers, Celery workers, commands and each test process. While spaCy is
+    first imported, torch is marked unavailable, so thinc records that it has none; the
+    marker is removed at once, and the model explainers import torch as usual afterwards.
+    A process that has already loaded torch imports spaCy plainly: it has paid already.
+    """
+    if "spacy" not in sys.modules and "torch" not in sys.modules:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # import torch -> ImportError
+        try:
+            import spacy
+        finally:
+            if sys.modules.get("torch", ...) is None:
+                del sys.modules["torch"]
+    import spacy
+
+    return spacy
+
+
 @lru_cache(maxsize=8)
 def pipeline_for(language: str) -> _Pipeline:
     if language not in SUPPORTED_LANGUAGES:
@@ -53,7 +77,7 @@ def pipeline_for(language: str) -> _Pipeline:
             f"unsupported language {language!r}; expected one of {SUPPORTED_LANGUAGES}"
         )
     # spaCy costs seconds to import; only processes that tokenize (imports, authoring) pay.
-    import spacy
+    spacy = _import_spacy()
     from spacy.pipeline import Sentencizer
 
     nlp = spacy.blank(language)
@@ -178,7 +202,7 @@ CHARACTER_LANGUAGES = frozenset({"zh"})
 @lru_cache(maxsize=8)
 def stop_word_rule(language: str) -> StopWordRule:
     """spaCy's stop words for a project language, matched per word."""
-    import spacy.util
+    spacy = _import_spacy()
 
     words = frozenset(spacy.util.get_lang_class(language).Defaults.stop_words)
     return StopWordRule(words, segment=_chinese_words if language in CHARACTER_LANGUAGES else None)

@@ -1,6 +1,8 @@
 """JSONL/CSV raw-text import: spaCy tokenization, sentences, validation, idempotence."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -173,3 +175,24 @@ def test_sentences_match_spacys_sentencizer(spacy_sentencizer, text):
     tokens = [text[s:e] for s, e in tokenized.token_offsets.tolist()]
 
     assert [tokens[s:e] for s, e in tokenized.sentence_ranges.tolist()] == expected
+
+
+def test_tokenizing_does_not_load_torch_and_leaves_it_importable():
+    # spaCy's thinc imports torch when it is installed (the models extra): seconds of CPU in
+    # every process that tokenizes. Tokenizing must not pay it, and the model explainers,
+    # which import torch afterwards in the same worker, must still get it.
+    pytest.importorskip("torch", reason="the models extra (torch) is not installed")
+    code = (
+        "import sys\n"
+        "from annotate.tokenization import stop_word_rule, tokenize_text\n"
+        "assert tokenize_text('One two. Three!', language='en').token_offsets.tolist()"
+        " == [[0, 3], [4, 7], [7, 8], [9, 14], [14, 15]]\n"
+        "assert 'the' in stop_word_rule('en').words\n"
+        "assert 'torch' not in sys.modules, 'tokenizing imported torch'\n"
+        "import torch\n"
+        "assert torch.tensor([1.0]).sum().item() == 1.0\n"
+    )
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+
+    assert done.returncode == 0, done.stderr

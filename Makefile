@@ -142,7 +142,7 @@ test: install $(NODE_STAMP)
 		export COVERAGE_CORE=sysmon; fi; \
 		export DATABASE_URL=$(CI_DATABASE_URL) CELERY_BROKER_URL=$(CI_BROKER_URL) \
 		CACHE_URL=$(CI_CACHE_URL) CACHE_URL_PER_TEST_WORKER="$(CI_CACHE_URL_PER_TEST_WORKER)" \
-		RW_REQUIRE_SERVICES=1 && $(BIN)/python -m pytest -p no:cacheprovider --durations=15 \
+		RW_REQUIRE_SERVICES=1 && $(BIN)/python -m pytest -p no:cacheprovider --durations=50 \
 		-n $(TEST_PROCESSES) --dist loadgroup --cov --cov-report=term:skip-covered --cov-fail-under=$(COVERAGE_FLOOR) \
 		| tee "$(SUITE_LOG)")
 else

@@ -39,6 +39,11 @@ timed = @started=$$(date +%s); $(2); status=$$?; \
 
 .PHONY: install node-install run test lint check-migrations typecheck test-js bench-smoke messages vendor docs docs-screenshots dist
 
+# Python caches the bytecode it compiles (the modules installed below are compiled when first
+# imported), even where the environment says not to: every process of the suite and of
+# `make run` would otherwise compile its imports again.
+unexport PYTHONDONTWRITEBYTECODE
+
 # --no-compile: pip would compile every module of every package to bytecode, thousands of
 # files of torch and transformers that no process here imports; each module is compiled when
 # first imported instead. Installing the models extra took 70 s of CPU with compiling and 16 s

@@ -15,6 +15,7 @@ from config.api_schema import errors
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from exports import selectors, services
 from exports.classifier_models import (
+    classifier_model_delete,
     classifier_model_get,
     classifier_model_list,
     classifier_model_register,
@@ -24,6 +25,8 @@ from exports.file_names import portable_file_name
 from exports.models import Export
 from exports.runs import explainer_run_start, export_runs_fail_if_worker_lost
 from exports.serializers import (
+    ClassifierModelDeletedOutputSerializer,
+    ClassifierModelDeleteInputSerializer,
     ClassifierModelOutputSerializer,
     ClassifierModelRegisterInputSerializer,
     DatasheetInfoSerializer,
@@ -197,6 +200,30 @@ class ClassifierModelListCreateApi(GenericAPIView):
             label_mapping=data.validated_data.get("label_mapping"),
         )
         return Response(ClassifierModelOutputSerializer(model).data, status=status.HTTP_201_CREATED)
+
+
+class ClassifierModelDetailApi(APIView):
+    """One registered model: its admins delete it (with its runs, when asked)."""
+
+    @extend_schema(
+        operation_id="projects_models_destroy",
+        parameters=[ClassifierModelDeleteInputSerializer],
+        request=None,
+        responses={200: ClassifierModelDeletedOutputSerializer, **errors(400, 401, 403, 404, 409)},
+    )
+    def delete(self, request, project_id: int, model_id: int):
+        project = project_get_for_user(
+            project_id=project_id, user=request.user, roles=(Role.ADMIN,)
+        )
+        query = ClassifierModelDeleteInputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        runs_deleted = classifier_model_delete(
+            project=project,
+            model_id=model_id,
+            acting_user=request.user,
+            with_runs=query.validated_data["runs"] == "delete",
+        )
+        return Response({"model_id": model_id, "runs_deleted": runs_deleted})
 
 
 class RunCompareApi(APIView):

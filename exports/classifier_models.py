@@ -29,7 +29,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils.text import slugify
 
-from annotate.models import Project
+from annotate.models import InstructionVariant, Project
 from config.exceptions import ApplicationError, ConflictError, NotFoundError
 from exports.model_checks import (
     ModelCheckError,
@@ -37,7 +37,8 @@ from exports.model_checks import (
     label_mapping_checked,
     zip_members_checked,
 )
-from exports.models import ClassifierModel
+from exports.models import ClassifierModel, ExplainerRun, RunStatus
+from qc.models import AuditAction, AuditEvent
 
 MODELS_EXTRA_MODULES = ("torch", "transformers", "captum")
 MODELS_EXTRA_MISSING = (
@@ -253,6 +254,71 @@ def _model_create(project, acting_user, name, folder, labels, mapping) -> Classi
             )
     except IntegrityError as exc:  # registered at the same moment by another request
         raise ConflictError(f"name: the project already has a model named {name!r}") from exc
+
+
+@transaction.atomic
+def classifier_model_delete(
+    *, project: Project, model_id: int, acting_user, with_runs: bool = False
+) -> int:
+    """Delete a registered model, and its finished runs when `with_runs`; returns how many
+    runs went with it. Refused while one of its runs is going, while a variant shows one of
+    its runs' tokens as suggestions, and, unless `with_runs`, while it has runs at all (their
+    scores would lose the model they measured). A zip uploaded for it is removed from the
+    storage; a folder an admin named stays, as it is theirs. Written to the audit."""
+    model = ClassifierModel.objects.select_for_update().filter(project=project, pk=model_id).first()
+    if model is None:
+        raise NotFoundError(f"model: no model {model_id} in this project")
+    runs = ExplainerRun.objects.select_for_update().filter(model=model).order_by("pk")
+    going = [run.name for run in runs if run.status in (RunStatus.PENDING, RunStatus.RUNNING)]
+    if going:
+        raise ConflictError(
+            f"runs of this model are still going ({', '.join(going)}); wait for them to end",
+            extra={"code": "model_runs_going"},
+        )
+    run_ids = [run.pk for run in runs]
+    showing = sorted(
+        InstructionVariant.objects.filter(
+            project=project, suggestions__run__in=run_ids
+        ).values_list("name", flat=True)
+    )
+    if showing:
+        raise ConflictError(
+            f"variant(s) {', '.join(showing)} show a run of this model as suggestions; "
+            "choose another source for them first",
+            extra={"code": "model_runs_suggested"},
+        )
+    if run_ids and not with_runs:
+        raise ConflictError(
+            f"the model has {len(run_ids)} run(s), whose scores would lose the model they "
+            "measured; delete them with it (runs=delete) or keep the model",
+            extra={"code": "model_has_runs", "runs": len(run_ids)},
+        )
+    files = [run.predictions.name for run in runs if run.predictions]
+    if model.folder.startswith(f"{_root()}/uploads/"):
+        files += _stored_files(model.folder)
+    details = {"model": model.pk, "name": model.name, "folder": model.folder, "runs": run_ids}
+    runs.delete()
+    model.delete()
+    AuditEvent.objects.create(
+        project=project,
+        actor=acting_user,
+        action=AuditAction.DELETE,
+        reason=f"model {details['name']} deleted"
+        + (f" with {len(run_ids)} run(s)" if run_ids else ""),
+        details=details,
+    )
+    # The files go once the rows are gone for good: a rolled-back delete keeps them.
+    transaction.on_commit(lambda: [default_storage.delete(name) for name in files])
+    return len(run_ids)
+
+
+def _stored_files(folder: str) -> list[str]:
+    """Every file of the storage under `folder`, as storage names."""
+    directories, files = default_storage.listdir(folder)
+    names = [f"{folder}/{name}" for name in files]
+    for directory in directories:
+        names += _stored_files(f"{folder}/{directory}")
+    return names
 
 
 # ---------------------------------------------------------------- loading, once per process

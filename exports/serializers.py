@@ -198,6 +198,20 @@ class ClassifierModelOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class ClassifierModelDeleteInputSerializer(QueryParametersSerializer):
+    runs = serializers.ChoiceField(
+        choices=["keep", "delete"],
+        default="keep",
+        help_text="'delete' deletes the model's finished runs with it; with 'keep' a model "
+        "that has runs is refused (409 model_has_runs).",
+    )
+
+
+class ClassifierModelDeletedOutputSerializer(serializers.Serializer):
+    model_id = serializers.IntegerField()
+    runs_deleted = serializers.IntegerField()
+
+
 class RunCompareInputSerializer(QueryParametersSerializer):
     model = StrictCharField(
         required=False,

@@ -44,6 +44,11 @@ urlpatterns = [
         name="model-list",
     ),
     path(
+        "projects/<id:project_id>/models/<id:model_id>/",
+        apis.ClassifierModelDetailApi.as_view(),
+        name="model-detail",
+    ),
+    path(
         "projects/<id:project_id>/runs/compare/",
         apis.RunCompareApi.as_view(),
         name="run-compare",

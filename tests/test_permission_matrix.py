@@ -49,7 +49,7 @@ from annotate.services.api_tokens import api_token_create
 from crowd.models import StudyLink
 from crowd.platforms import Arrival
 from crowd.services import crowd_consent_record, crowd_entry, study_link_create
-from exports.models import ExplainerRun, Export
+from exports.models import ClassifierModel, ExplainerRun, Export
 from qc.models import ItemView, ProjectWorker, QualificationStatus, WorkerImportJob
 from tests.annotate.perturbation_helpers import original_item
 from tests.annotate.workflow_helpers import make_project, submit_first_tokens
@@ -205,6 +205,7 @@ API: dict[str, Rule] = {
     "projects_exports_runs_create": rule(PROJECT, *REPORTERS, note="an export of this project"),
     "projects_models_list": rule(PROJECT, *REPORTERS),
     "projects_models_create": rule(PROJECT, *ADMINS),
+    "projects_models_destroy": rule(PROJECT, *ADMINS),
     "projects_runs_compare_list": rule(PROJECT, *REPORTERS),
     "projects_exports_runs_progress_retrieve": rule(
         PROJECT, *REPORTERS, note="a run of an export of this project"
@@ -363,6 +364,9 @@ def _build_world() -> World:
         project=project, params={}, status="succeeded", created_by=users[RESEARCHER]
     )
     run = ExplainerRun.objects.create(export=export, name="matrix run", status="succeeded")
+    classifier_model = ClassifierModel.objects.create(
+        project=project, name="matrix model", folder="models/matrix", labels=["a", "b"]
+    )
     import_job = ImportJob.objects.create(
         project=project,
         source_format="jsonl",
@@ -413,6 +417,7 @@ def _build_world() -> World:
         "link_id": link,
         "export_id": export,
         "run_id": run,
+        "model_id": classifier_model,
         "imports/job_id": import_job,
         "import-jobs/job_id": worker_import_job,
         "item_id": original,
@@ -760,6 +765,7 @@ OBJECT_IDS_CHECKED = (
     "projects_exports_runs_create",
     "projects_exports_runs_list",
     "projects_exports_runs_progress_retrieve",
+    "projects_models_destroy",
     "projects_imports_progress_retrieve",
     "projects_imports_retrieve",
     "projects_items_retrieve",

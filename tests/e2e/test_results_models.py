@@ -68,3 +68,61 @@ def test_admin_registers_a_model_and_compares_its_explainers(page, live_server, 
     ]
     page.select_option("#compare-form select[name=model]", value="baseline")
     page.wait_for_selector("#compare-table tbody tr", state="detached")
+
+
+def test_admin_deletes_a_model_and_is_asked_again_before_its_runs_go(
+    page, live_server, settings, tmp_path
+):
+    settings.MEDIA_ROOT = str(tmp_path / "media")
+    project = ProjectFactory(labels=["neg", "pos"])
+    admin = UserFactory(username="adm")
+    ProjectMembership.objects.create(project=project, user=admin, role=Role.ADMIN)
+    bare = ClassifierModel.objects.create(project=project, name="bare", folder="models/bare")
+    used = ClassifierModel.objects.create(project=project, name="used", folder="models/used")
+    export = Export.objects.create(project=project, status="succeeded", params={})
+    run = ExplainerRun.objects.create(
+        export=export, name="gradient run", explainer="gradient", model=used, status="succeeded"
+    )
+    login(page, live_server.url, "adm")
+    page.goto(f"{live_server.url}/projects/{project.id}/results/")
+
+    page.get_by_role("button", name="Delete model bare").click()
+    page.locator("dialog.confirm-dialog button[value=confirm]").click()
+    page.locator("#models tr[data-model='bare']").wait_for(state="detached")
+    assert (
+        page.locator("#models-panel .model-status").inner_text()
+        == "Model bare deleted, with 0 runs."
+    )
+    assert not ClassifierModel.objects.filter(pk=bare.pk).exists()
+
+    page.get_by_role("button", name="Delete model used").click()
+    page.locator("dialog.confirm-dialog button[value=confirm]").click()
+    second = page.locator("dialog.confirm-dialog[open]", has_text="and its runs")
+    second.wait_for()
+    assert "The model has 1 run." in second.inner_text()
+    second.locator("button[value=cancel]").click()
+    assert ExplainerRun.objects.filter(pk=run.pk).exists()
+
+    page.get_by_role("button", name="Delete model used").click()
+    page.locator("dialog.confirm-dialog[open] button[value=confirm]").click()
+    page.locator("dialog.confirm-dialog[open]", has_text="and its runs").locator(
+        "button[value=confirm]"
+    ).click()
+    page.locator("#models tr[data-model='used']").wait_for(state="detached")
+    assert not ExplainerRun.objects.filter(pk=run.pk).exists()
+    assert (
+        page.locator("#models-panel .model-status").inner_text()
+        == "Model used deleted, with 1 run."
+    )
+
+
+def test_a_researcher_sees_the_models_without_delete_buttons(page, live_server):
+    project = ProjectFactory(labels=["neg", "pos"])
+    researcher = UserFactory(username="res")
+    ProjectMembership.objects.create(project=project, user=researcher, role=Role.RESEARCHER)
+    ClassifierModel.objects.create(project=project, name="kept", folder="models/kept")
+    login(page, live_server.url, "res")
+    page.goto(f"{live_server.url}/projects/{project.id}/results/")
+
+    page.locator("#models tr[data-model='kept']").wait_for()
+    assert page.get_by_role("button", name="Delete model kept").count() == 0

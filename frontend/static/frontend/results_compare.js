@@ -4,6 +4,7 @@
 // explainer, one column per export (the gold it holds), one chosen metric in the cells.
 // Server strings are inserted as text only.
 
+import { confirmAction } from "./confirm_dialog.js";
 import { formatNumber } from "./format.js";
 import { clearFormErrors, showFormErrors } from "./form_errors.js";
 import { api, el, errorText } from "./http.js";
@@ -46,6 +47,7 @@ if (panel) {
   const body = /** @type {HTMLTableSectionElement} */ (panel.querySelector("#models tbody"));
   const form = /** @type {HTMLFormElement | null} */ (panel.querySelector("#model-form"));
   const status = /** @type {HTMLElement | null} */ (panel.querySelector(".model-status"));
+  const isAdmin = panel.hasAttribute("data-admin");
 
   async function loadModels() {
     const response = await api(`/api/projects/${projectId}/models/?limit=200`, "GET");
@@ -59,8 +61,50 @@ if (panel) {
       row.appendChild(el("td", Object.entries(model.label_mapping).map(([p, m]) => `${p} → ${m}`).join(", ")));
       row.appendChild(el("td", model.folder));
       row.appendChild(el("td", model.registered_by ?? ""));
+      if (isAdmin) {
+        const remove = /** @type {HTMLButtonElement} */ (el("button", gettext("Delete"), "secondary"));
+        remove.type = "button";
+        remove.setAttribute("aria-label", interpolate(gettext("Delete model %(name)s"), model, true));
+        remove.addEventListener("click", () => deleteModel(model));
+        row.appendChild(el("td")).appendChild(remove);
+      }
       body.appendChild(row);
     }
+  }
+
+  /** Asks, then deletes; a model with runs is deleted with them only after a second,
+   * explicit question naming how many. @param {{id: number, name: string}} model */
+  async function deleteModel(model) {
+    const first = await confirmAction({
+      title: interpolate(gettext("Delete model %(name)s?"), model, true),
+      message: gettext("It is no longer offered for new runs. A folder you named stays in the storage; an uploaded zip's files are removed."),
+      confirmLabel: gettext("Delete"),
+      danger: true,
+    });
+    if (!first.confirmed) return;
+    const url = `/api/projects/${projectId}/models/${model.id}/`;
+    let response = await api(url, "DELETE");
+    if (!response.ok && response.data?.code === "model_has_runs") {
+      const second = await confirmAction({
+        title: interpolate(gettext("Delete model %(name)s and its runs?"), model, true),
+        message: interpolate(
+          ngettext("The model has %(runs)s run. Its scores and predictions are deleted with it.", "The model has %(runs)s runs. Their scores and predictions are deleted with it.", response.data.runs),
+          { runs: response.data.runs },
+          true,
+        ),
+        confirmLabel: gettext("Delete the model and its runs"),
+        danger: true,
+      });
+      if (!second.confirmed) return;
+      response = await api(`${url}?runs=delete`, "DELETE");
+    }
+    if (status) {
+      status.textContent = response.ok
+        ? interpolate(ngettext("Model %(name)s deleted, with %(runs)s run.", "Model %(name)s deleted, with %(runs)s runs.", response.data.runs_deleted), { name: model.name, runs: response.data.runs_deleted }, true)
+        : errorText(response.data);
+      status.className = `model-status ${response.ok ? "muted" : "error"}`;
+    }
+    if (response.ok) document.dispatchEvent(new Event("models-changed"));
   }
 
   form?.addEventListener("submit", async (event) => {

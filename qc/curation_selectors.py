@@ -378,7 +378,7 @@ def queue_ordered(items: QuerySet[Item], order: str) -> QuerySet[Item]:
 def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_size: int) -> dict:
     """One page of the items to curate with their agreement, and the progress counts. The
     database sorts and pages (the summaries must be fresh: item_summaries_refresh first);
-    a large count is the planner's estimate and says so, as the data manager's does."""
+    a large count is estimated and says so, as the data manager's is (item_list_count)."""
     items = queue_ordered(queue_items(project=project, chosen=chosen), chosen.order)
     start = (page - 1) * page_size
     shown = list(items.values_list("pk", flat=True)[start : start + page_size + 1])

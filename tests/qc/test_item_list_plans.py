@@ -304,7 +304,7 @@ def test_a_count_the_planner_underestimated_says_it_is_above_the_limit(project, 
 
 def _queue_plan(project: Project, query: str) -> str:
     chosen = queue_filter_from(QueryDict(query))
-    items = queue_ordered(queue_items(project=project, chosen=chosen), chosen.order)
+    items = queue_ordered(queue_items(project=project, chosen=chosen), chosen)
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("SET LOCAL enable_sort = off")

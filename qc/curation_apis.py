@@ -47,7 +47,12 @@ class CurationQueueApi(APIView):
         parameters=[
             OpenApiParameter("order", str, enum=["disagreement", "id"]),
             OpenApiParameter("state", str, enum=["uncurated", "curated", "stale", "all"]),
-            OpenApiParameter("variant", str, description="variant ids, comma-separated"),
+            OpenApiParameter(
+                "variant",
+                str,
+                description="variant ids, comma-separated (at most 20): items with annotations "
+                "under any of them, their agreement (and its order) among those alone",
+            ),
             OpenApiParameter("flag", str, description="flag kinds, comma-separated, or 'any'"),
             OpenApiParameter("queued", bool, description="only items put into a curation pass"),
             OpenApiParameter("page", int),

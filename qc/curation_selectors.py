@@ -7,10 +7,15 @@ An item's tokens are numbered across its documents in order (curation_rules expl
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import reduce
+from itertools import combinations_with_replacement
 
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, FloatField, OuterRef, Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Cast, Coalesce, NullIf
 
 from annotate.models import (
     Annotation,
@@ -32,11 +37,14 @@ from qc.curation_rules import (
 from qc.curation_staleness import curated_stale, item_curated_stale
 from qc.item_list_selectors import item_list_count
 from qc.models import CuratedAnnotation, CuratedSpan, CurationRequest, FlagKind, QualityFlag
+from qc.services.item_summaries import variant_pair_key
 
 QUEUE_ORDERS = ("disagreement", "id")
 QUEUE_STATES = ("uncurated", "curated", "stale", "all")
 QUEUE_PAGE_SIZE = 50
 QUEUE_PAGE_SIZE_MAX = 200
+# The variant filter's ids at most: the order under it adds up every pair of them.
+QUEUE_VARIANTS_MAX = 20
 
 
 @dataclass(frozen=True)
@@ -305,13 +313,16 @@ def queue_filter_from(params) -> QueueFilter:
     bad = [f for f in flags if f not in {*FlagKind.values, "any"}]
     if bad:
         raise ApplicationError(f"flag: {bad[0]!r} is not a kind of quality flag")
+    variants = _numbers(params.get("variant", ""), "variant")
+    if len(set(variants)) > QUEUE_VARIANTS_MAX:
+        raise ApplicationError(f"variant: at most {QUEUE_VARIANTS_MAX} ids")
     queued_given = params.get("queued", "false")
     if queued_given not in ("true", "false"):
         raise ApplicationError("queued: true or false")
     return QueueFilter(
         order=order,
         state=state,
-        variants=_numbers(params.get("variant", ""), "variant"),
+        variants=variants,
         flags=flags,
         queued=queued_given == "true",
     )
@@ -364,22 +375,58 @@ def queue_items(*, project: Project, chosen: QueueFilter) -> QuerySet[Item]:
     return items
 
 
-def queue_ordered(items: QuerySet[Item], order: str) -> QuerySet[Item]:
-    """Most disagreement first: the lowest kappa of the item's summary (undefined kappa
-    after every defined one), then the lowest F1 (undefined last), ties by id; one index
-    (qc_summary_disagreement) holds this order. Or by id."""
-    if order != "disagreement":
+def queue_ordered(items: QuerySet[Item], chosen: QueueFilter) -> QuerySet[Item]:
+    """Most disagreement first: the lowest kappa (undefined kappa after every defined
+    one), then the lowest F1 (undefined last), ties by id. Or by id.
+
+    The agreement is the one the rows show: among the item's annotations, or, under a
+    variant filter, among the annotations of the chosen variants alone (an item whose
+    variants disagree with each other is no reason to curate one variant's annotations).
+    The first is the summary's, in one index (qc_summary_disagreement); the second adds up
+    the summary's sums by pair of variants, and the filtered items are sorted by it."""
+    if chosen.order != "disagreement":
         return items.order_by("pk")
-    return items.order_by(
-        F("summary__kappa").asc(nulls_last=True), F("summary__f1").asc(nulls_last=True), "pk"
+    if not chosen.variants:
+        return items.order_by(
+            F("summary__kappa").asc(nulls_last=True), F("summary__f1").asc(nulls_last=True), "pk"
+        )
+    return items.annotate(
+        variants_kappa=_among_variants(chosen.variants, "kappa_sum", "kappa_pairs"),
+        variants_f1=_among_variants(chosen.variants, "f1_sum", "pairs"),
+    ).order_by(
+        F("variants_kappa").asc(nulls_last=True), F("variants_f1").asc(nulls_last=True), "pk"
     )
+
+
+def _among_variants(variants, total: str, count: str):
+    """The mean (`total` over `count`, of ItemSummary.variant_pairs) over every pair of
+    annotations whose variants are both among `variants`; null without such a pair."""
+    keys = [
+        variant_pair_key(first, second)
+        for first, second in combinations_with_replacement(sorted(set(variants)), 2)
+    ]
+
+    def summed(name: str):
+        parts = [
+            Coalesce(
+                Cast(
+                    KeyTextTransform(name, KeyTransform(key, F("summary__variant_pairs"))),
+                    FloatField(),
+                ),
+                0.0,
+            )
+            for key in keys
+        ]
+        return reduce(operator.add, parts)
+
+    return summed(total) / NullIf(summed(count), 0.0)
 
 
 def curation_queue(*, project: Project, chosen: QueueFilter, page: int, page_size: int) -> dict:
     """One page of the items to curate with their agreement, and the progress counts. The
     database sorts and pages (the summaries must be fresh: item_summaries_refresh first);
-    a large count is the planner's estimate and says so, as the data manager's does."""
-    items = queue_ordered(queue_items(project=project, chosen=chosen), chosen.order)
+    a large count is estimated and says so, as the data manager's is (item_list_count)."""
+    items = queue_ordered(queue_items(project=project, chosen=chosen), chosen)
     start = (page - 1) * page_size
     shown = list(items.values_list("pk", flat=True)[start : start + page_size + 1])
     has_next = len(shown) > page_size

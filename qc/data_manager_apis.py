@@ -90,7 +90,7 @@ class ItemListPagination(pagination.BasePagination):
                 "count": {"type": "integer"},
                 "count_is_estimate": {
                     "type": "boolean",
-                    "description": "The count is the planner's estimate (a large result).",
+                    "description": "The count is estimated from a sample of the project's items (a large result).",
                 },
                 "next": {"type": "string", "format": "uri", "nullable": True},
                 "previous": {"type": "string", "format": "uri", "nullable": True},

@@ -645,6 +645,12 @@ class ItemSummary(models.Model):
     annotators = models.JSONField(default=list, blank=True)
     kappa = models.FloatField(null=True, blank=True)
     f1 = models.FloatField(null=True, blank=True)
+    # The same agreement by pair of variants, as sums: {"<a>-<b>": {"pairs", "kappa_pairs",
+    # "kappa_sum", "f1_sum"}} over the pairs of newest annotations of variants a <= b (a == b
+    # within one), from which the curation queue orders by the agreement among the variants
+    # it shows (qc/curation_selectors.py). Null until written: a summary older than the
+    # field, which beat's sweep writes again (item_summaries_complete).
+    variant_pairs = models.JSONField(null=True, blank=True)
     open_flags = models.PositiveIntegerField(default=0)
     # The kinds, sorted, once each: filtered by containment through its GIN index, whose
     # few distinct values the planner knows (its estimates are what large counts show).
@@ -678,6 +684,12 @@ class ItemSummary(models.Model):
             models.Index(fields=["project", "kappa", "f1", "item"], name="qc_summary_disagreement"),
             GinIndex(fields=["search_vector"], name="qc_summary_search"),
             GinIndex(fields=["flag_kinds"], name="qc_summary_flag_kinds"),
+            # What beat's sweep still has to write: empty once it has.
+            models.Index(
+                fields=["project"],
+                condition=Q(variant_pairs__isnull=True),
+                name="qc_summary_pairs_unwritten",
+            ),
         ]
 
     def __str__(self) -> str:

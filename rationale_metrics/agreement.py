@@ -252,6 +252,51 @@ def mean_pairwise_f1(token_sets: list[set]) -> float | None:
     return sum(scores) / len(scores) if scores else None
 
 
+@dataclass(frozen=True)
+class PairSums:
+    """Pairs of annotations between two groups (or within one): how many, how many of
+    them with a defined kappa, and the sums of their kappas and F1s."""
+
+    pairs: int
+    kappa_pairs: int
+    kappa_sum: float
+    f1_sum: float
+
+
+def pairwise_sums_by_group(
+    token_sets: list[set], groups: list, n_tokens: int
+) -> dict[tuple, PairSums]:
+    """For each pair of groups (each annotation's group, as its instruction variant; the
+    key (a, b) with a <= b, (a, a) for pairs within one group), the sums over the pairs of
+    annotations between them. The mean pairwise kappa and F1 among the annotations of any
+    set of groups is then the sums over the pairs of groups within it, over their counts
+    (`means_of_groups`): what mean_pairwise_kappa and mean_pairwise_f1 give on those
+    annotations alone, without their token sets."""
+    found: dict[tuple, list] = {}
+    for i, j in combinations(range(len(token_sets)), 2):
+        a, b = token_sets[i], token_sets[j]
+        key = tuple(sorted((groups[i], groups[j])))
+        sums = found.setdefault(key, [0, 0, 0.0, 0.0])
+        kappa = cohen_kappa_counts(len(a & b), len(a), len(b), n_tokens)
+        sums[0] += 1
+        if kappa is not None:
+            sums[1] += 1
+            sums[2] += kappa
+        sums[3] += set_f1(a, b)
+    return {key: PairSums(*sums) for key, sums in found.items()}
+
+
+def means_of_groups(sums: dict[tuple, PairSums], chosen) -> tuple[float | None, float | None]:
+    """The mean pairwise kappa (undefined pairs left out) and F1 among the annotations of
+    the `chosen` groups, from pairwise_sums_by_group's sums; None where no pair counts."""
+    chosen = set(chosen)
+    within = [s for (a, b), s in sums.items() if a in chosen and b in chosen]
+    kappa_pairs = sum(s.kappa_pairs for s in within)
+    pairs = sum(s.pairs for s in within)
+    kappa = sum(s.kappa_sum for s in within) / kappa_pairs if kappa_pairs else None
+    return kappa, (sum(s.f1_sum for s in within) / pairs if pairs else None)
+
+
 def against_majority(row: np.ndarray, majority: np.ndarray) -> dict:
     """One annotation (boolean tokens) against the majority: kappa (None when undefined),
     precision, recall and F1."""

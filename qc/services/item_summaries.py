@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
+from dataclasses import asdict
 from datetime import timedelta
 
 from django.contrib.postgres.aggregates import StringAgg
@@ -52,7 +53,11 @@ from qc.models import (
     SetScore,
 )
 from qc.review_rules import COMPACTNESS, COMPREHENSIVENESS, SCALES, SUFFICIENCY
-from rationale_metrics.agreement import mean_pairwise_f1, mean_pairwise_kappa
+from rationale_metrics.agreement import (
+    mean_pairwise_f1,
+    mean_pairwise_kappa,
+    pairwise_sums_by_group,
+)
 
 COMMIT_GRACE = timedelta(seconds=15)
 BATCH_SIZE = 500
@@ -70,6 +75,7 @@ SUMMARY_FIELDS = [
     "annotators",
     "kappa",
     "f1",
+    "variant_pairs",
     "open_flags",
     "flag_kinds",
     "review_score",
@@ -103,12 +109,17 @@ def item_summaries_refresh(*, project: Project, item_ids: Iterable[int] | None =
 
 def item_summaries_complete(*, project: Project) -> int:
     """Write the summaries of the project's items that have none (beat's sweep: an item
-    committed after a later one was seen escapes the watermark)."""
+    committed after a later one was seen escapes the watermark), and again those written
+    before they held the agreement by pair of variants."""
     missing = list(
         Item.objects.filter(project=project, summary__isnull=True)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
+    missing += ItemSummary.objects.filter(
+        project=project, variant_pairs__isnull=True, item__deleted_at__isnull=True
+    ).values_list("item_id", flat=True)
+    missing.sort()
     for batch in _batches(missing):
         with transaction.atomic():
             _summaries_write(project, batch)
@@ -306,6 +317,9 @@ def _summaries_write(project: Project, item_ids: list[int]) -> None:
         if len(token_sets) >= 2:
             kappa, _ = mean_pairwise_kappa(token_sets, sizes.get(item_id, 0))
             f1 = mean_pairwise_f1(token_sets)
+        pair_sums = pairwise_sums_by_group(
+            token_sets, [a["variant_id"] for a in item_newest], sizes.get(item_id, 0)
+        )
         times = activity[item_id] + [a["created_at"] for a in work]
         times += [a["submitted_at"] for a in work if a["submitted_at"]]
         scores = review_scores[item_id]
@@ -319,6 +333,9 @@ def _summaries_write(project: Project, item_ids: list[int]) -> None:
                 annotators=_annotators(item_newest),
                 kappa=kappa,
                 f1=f1,
+                variant_pairs={
+                    variant_pair_key(*pair): asdict(sums) for pair, sums in pair_sums.items()
+                },
                 open_flags=len(flag_kinds[item_id]),
                 flag_kinds=sorted(set(flag_kinds[item_id])),
                 review_score=sum(scores) / len(scores) if scores else None,
@@ -336,6 +353,11 @@ def _summaries_write(project: Project, item_ids: list[int]) -> None:
     new_ids = [item_id for item_id in items if item_id not in existing]
     if new_ids:
         _texts_write(project, new_ids)
+
+
+def variant_pair_key(first: int, second: int) -> str:
+    """A pair of variants as ItemSummary.variant_pairs names it, the smaller id first."""
+    return f"{min(first, second)}-{max(first, second)}"
 
 
 def review_score(comprehensiveness: int, sets: list[tuple[int, int]]) -> float:

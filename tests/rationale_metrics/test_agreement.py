@@ -237,3 +237,30 @@ def test_one_highlight_in_100k_tokens_has_a_kappa(ones_a, ones_b, expected):
     [kappa] = cohen_kappa_pairs(a[None], b[None])
 
     assert kappa == pytest.approx(expected, rel=1e-9, abs=1e-15)
+
+
+def test_sums_by_group_give_each_set_of_groups_its_own_mean_pairwise_agreement():
+    from itertools import combinations
+
+    from rationale_metrics.agreement import (
+        mean_pairwise_f1,
+        mean_pairwise_kappa,
+        means_of_groups,
+        pairwise_sums_by_group,
+    )
+
+    # Two annotations under a, two under b, one under c (alone, no pair); two empty sets
+    # (b's second and c's) make a pair whose kappa is undefined.
+    token_sets = [{0, 1, 2}, {1, 2, 3}, {5, 6}, set(), set()]
+    groups = ["a", "a", "b", "b", "c"]
+    sums = pairwise_sums_by_group(token_sets, groups, 10)
+
+    for size in (1, 2, 3):
+        for chosen in combinations("abc", size):
+            alone = [t for t, g in zip(token_sets, groups, strict=True) if g in chosen]
+            expected_kappa, _ = mean_pairwise_kappa(alone, 10)
+            kappa, f1 = means_of_groups(sums, chosen)
+            assert kappa == pytest.approx(expected_kappa), chosen
+            assert f1 == pytest.approx(mean_pairwise_f1(alone)), chosen
+    assert means_of_groups(sums, ["c"]) == (None, None)
+    assert sums[("b", "c")].pairs == 2 and sums[("b", "c")].kappa_pairs == 1

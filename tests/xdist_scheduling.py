@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from xdist.scheduler import LoadScopeScheduling
 
-# Tests that must never run beside another of the same group, by the file they are in.
+# Tests that must never run beside another of the same group, or that share what their
+# module builds, by the file they are in.
 SERIAL_GROUPS: dict[str, tuple[str, ...]] = {
     # Fifty clients at once against PostgreSQL (tests/concurrency.py): two such tests side by
     # side pass its max_connections (100).
@@ -25,6 +26,9 @@ SERIAL_GROUPS: dict[str, tuple[str, ...]] = {
         "tests/annotate/test_perturbations_concurrency.py",
         "tests/annotate/test_allocation.py",
     ),
+    # One test per role on the demo's data, which the module builds once (a minute or two of
+    # the process's time): spread over both processes, each would build it.
+    "demo-walk": ("tests/e2e/test_walkthrough_a11y.py",),
 }
 
 # Folders and files whose tests take tens of seconds each (a browser, a real Celery worker):

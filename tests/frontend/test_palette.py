@@ -3,6 +3,9 @@ contrast ratios of the light theme, the style sheets colour only through the pal
 palette.css is what the generator writes."""
 
 import itertools
+import os
+import re
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +64,42 @@ def test_palette_css_is_what_the_generator_writes():
 def test_an_id_selector_that_looks_like_a_colour_is_left_alone():
     sheet = "#add { color: #fff; }\n#bad .x { border-color: #b42318 }"
     assert palette.sheet_colours(sheet) == {"#fff", "#b42318"}
+
+
+# Folders of other projects' files, and of what builds and runs leave behind.
+NOT_OURS = {
+    "node_modules",
+    "vendor",
+    ".venv",
+    ".git",
+    "test-artifacts",
+    "staticfiles",
+    "dist",
+    "build",
+}
+
+
+def test_the_dark_theme_changes_colours_only():
+    """The browser walk (tests/e2e/test_walkthrough_a11y.py) runs only axe's colour rules in
+    the dark theme, which holds while a dark system preference changes colours and nothing
+    else: palette.css's colour properties, and the charts, which are painted again."""
+    root = palette.PALETTE_CSS.parents[3]
+    following = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [name for name in subfolders if name not in NOT_OURS]
+        for name in files:
+            path = Path(folder) / name
+            if path.suffix in {".css", ".html", ".js", ".ts"} and "prefers-color-scheme" in (
+                path.read_text(encoding="utf-8", errors="replace")
+            ):
+                following.append(str(path.relative_to(root)))
+    following.sort()
+    assert following == [
+        "frontend/static/frontend/charts.js",
+        "frontend/static/frontend/palette.css",
+    ]
+    dark = palette.PALETTE_CSS.read_text().split("@media (prefers-color-scheme: dark)", 1)[1]
+    declarations = [d.strip() for d in dark.strip(" \n{}").split("{", 1)[1].split(";")]
+    assert len(declarations) > 50
+    for declaration in filter(None, declarations):
+        assert re.fullmatch(r"--[\w-]+:\s*#[0-9a-fA-F]{6}", declaration), declaration

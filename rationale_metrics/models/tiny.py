@@ -70,6 +70,27 @@ def _tokenizer(texts: list[list[str]], vocab_size: int):
     )
 
 
+def embeddings_at_unit_scale(model) -> None:
+    """Draw the word, position and segment embeddings from N(0, 1), torch's own default
+    for an embedding, instead of BERT's N(0, 0.02). The LayerNorm after them divides by
+    their spread: at 0.02 it amplified every change of an input's embeddings some 50-fold,
+    and the tiny model trained into a two-state switch (the same probability to seven
+    digits for every input of a class, leave-one-word-out changes at float32 rounding,
+    and cliffs along integrated gradients' paths narrower than 512 steps resolve). At
+    the LayerNorm's own scale the model's probabilities move with the words."""
+    import torch
+
+    embeddings = model.bert.embeddings
+    with torch.no_grad():
+        for table in (
+            embeddings.word_embeddings,
+            embeddings.position_embeddings,
+            embeddings.token_type_embeddings,
+        ):
+            table.weight.normal_(0.0, 1.0)
+        embeddings.word_embeddings.weight[model.config.pad_token_id] = 0.0
+
+
 def train_tiny_model(
     train_token_lists: Sequence[Sequence[str]],
     labels: Sequence[str],
@@ -133,6 +154,7 @@ def train_tiny_model(
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = BertForSequenceClassification(config)
+        embeddings_at_unit_scale(model)
         targets = torch.tensor([names.index(str(label)) for label in labels])
         optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)
         model.train()

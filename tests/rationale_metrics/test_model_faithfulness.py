@@ -30,3 +30,18 @@ def test_drops_closer_than_rounding_are_ties_wherever_their_last_bits_fall():
     assert tau == pytest.approx(7 / np.sqrt(70))
     assert kendall_tau_b(drops, scores) == 1.0
     assert np.isnan(kendall_tau_b(np.full(5, 1e-7), scores, x_tie=LOO_TIE))
+
+
+def test_a_document_longer_than_one_block_of_pairs_gives_the_same_tau(monkeypatch):
+    # Pairs are compared a block of rows at a time (memory O(n x block), not n x n).
+    from rationale_metrics.models import faithfulness
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 6, 40).astype(float)
+    y = rng.normal(size=40)
+    whole = kendall_tau_b(x, y)
+
+    monkeypatch.setattr(faithfulness, "_TAU_BLOCK", 7)
+
+    assert kendall_tau_b(x, y) == pytest.approx(whole, abs=1e-12)
+    assert whole == pytest.approx(kendalltau(x, y)[0], abs=1e-12)

@@ -181,7 +181,7 @@ def test_integrated_gradients_is_complete(model_of_each_seed):
     encoded = [model.encode(inp) for inp in _inputs(3)]
     for baseline in ("zero", "mask"):
         scores = integrated_gradients_pieces(
-            model, encoded, [1, 1, 1], steps=512, baseline=baseline
+            model, encoded, [1, 1, 1], steps=256, baseline=baseline
         )
         for i, enc in enumerate(encoded):
             ids, mask, types = model.padded([(enc.ids, enc.type_ids)])

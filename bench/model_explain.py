@@ -13,7 +13,8 @@ define the same way (comprehensiveness and sufficiency at k, tau leave-one-out).
     python bench/model_explain.py --instances 5 --explainers gradient occlusion
     python bench/model_explain.py --ferret-python /work/ferret-venv/bin/python
 
-ferret's environment: python3 -m venv V; V/bin/pip install torch==2.13.0 ferret-xai==0.4.2.
+ferret's environment: python3 -m venv V; V/bin/pip install torch==2.13.0; V/bin/pip install
+ferret-xai==0.4.2 'pyarrow<17' (ferret keeps numpy 1, which newer pyarrow refuses at import).
 """
 
 from __future__ import annotations

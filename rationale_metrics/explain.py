@@ -23,13 +23,14 @@ from rationale_metrics.benchmark_format import (
 )
 from rationale_metrics.eraser import EraserDataset, Instance
 from rationale_metrics.extensions import runs, top_k_indices
-from rationale_metrics.models.classifier import ModelInput, TransformersClassifier
+from rationale_metrics.models.classifier import INSTANCE_BATCH, ModelInput, TransformersClassifier
 from rationale_metrics.models.explainers import MODEL_EXPLAINERS
 from rationale_metrics.scoring import DEFAULT_AOPC_THRESHOLDS
 
 MASK_BATCH = 512
-# Instances explained together by a Transformers model; each one's erased inputs share
-# forward passes with each other only, so chunks still join byte for byte.
+# Instances explained together by a Transformers model, in blocks that start at multiples
+# of INSTANCE_BATCH counted from the split's first instance: the groups that share forward
+# passes are then the same whatever the chunk, and chunks join byte for byte.
 MODEL_BLOCK = 64
 
 
@@ -376,7 +377,8 @@ def explain_model_block(
     options: dict,
 ) -> tuple[list, list[np.ndarray], list[int], list[np.ndarray]]:
     """A block of inputs explained together: their encodings, probabilities on the whole
-    input, predicted labels and word scores."""
+    input, predicted labels and word scores. Consecutive groups of INSTANCE_BATCH inputs,
+    counted from the first, share forward passes (`model_blocks` says where blocks start)."""
     encoded = [model.encode(inp) for inp in inputs]
     full = [
         p[0] for p in model.probabilities(encoded, [np.ones((1, e.n_words), bool) for e in encoded])
@@ -384,6 +386,19 @@ def explain_model_block(
     targets = [int(np.argmax(p)) for p in full]
     scores = MODEL_EXPLAINERS[explainer](model, encoded, targets, list(rngs), **options)
     return encoded, full, targets, scores
+
+
+def model_blocks(positions: range, count: int) -> Iterator[range]:
+    """The blocks of positions that a Transformers model explains together, covering
+    `positions` of a split of `count` instances. Each starts at a multiple of INSTANCE_BATCH
+    and holds whole groups of it, so a range that starts or stops inside a group also
+    explains the group's other instances (and leaves their lines out): the forward passes
+    are the whole split's."""
+    step = INSTANCE_BATCH * max(1, MODEL_BLOCK // INSTANCE_BATCH)
+    first = positions.start - positions.start % INSTANCE_BATCH
+    last = min(count, -(-positions.stop // INSTANCE_BATCH) * INSTANCE_BATCH)
+    for start in range(first, last, step):
+        yield range(start, min(start + step, last))
 
 
 def _model_lines(
@@ -399,8 +414,9 @@ def _model_lines(
     options: dict,
 ) -> Iterator[str]:
     instances = dataset.splits[split]
-    for first in range(positions.start, positions.stop, MODEL_BLOCK):
-        block = range(first, min(first + MODEL_BLOCK, positions.stop))
+    if not positions:
+        return
+    for block in model_blocks(positions, len(instances)):
         tokens_parts = [instance_tokens(dataset, instances[p]) for p in block]
         inputs = [
             ModelInput(words=tokens, query=instances[p].query)
@@ -417,6 +433,8 @@ def _model_lines(
             encoded, [erasure_masks(s, k, aopc_thresholds) for s in scores]
         )
         for i, p in enumerate(block):
+            if p not in positions:
+                continue
             line = prediction_line(
                 dataset,
                 instances[p],
@@ -617,8 +635,7 @@ def _model_benchmark_results(
     seed: int,
     options: dict,
 ) -> Iterator[tuple[list[list[int]], str, str, str]]:
-    for first in range(0, len(instances), MODEL_BLOCK):
-        block = range(first, min(first + MODEL_BLOCK, len(instances)))
+    for block in model_blocks(range(len(instances)), len(instances)):
         encoded, _, targets, scores = explain_model_block(
             model,
             [benchmark_model_input(instances[p]) for p in block],

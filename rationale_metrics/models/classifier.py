@@ -11,8 +11,9 @@ the full input without those words, and attributions of pieces add up to words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,17 @@ from rationale_metrics.models.checkpoint import model_labels, read_config, refus
 
 DEFAULT_MEMORY_BUDGET_MB = 512
 FLOAT_BYTES = 4
+# Inputs share forward passes in consecutive groups of this many, counted from the first
+# input of a call. Padding and batch size change a pass's rounding (by 1e-7), so an input's
+# figures depend on its group: a caller that explains a dataset in parts starts every part
+# at a multiple of it (explain.py does), and the parts then do the very passes of the whole.
+INSTANCE_BATCH = 8
+
+
+def instance_batches(count: int) -> Iterator[list[int]]:
+    """Indexes 0..count-1 in the groups that share forward passes."""
+    for start in range(0, count, INSTANCE_BATCH):
+        yield list(range(start, min(start + INSTANCE_BATCH, count)))
 
 
 @dataclass(frozen=True)
@@ -44,11 +56,16 @@ class Encoded:
     word: np.ndarray
     n_words: int
 
-    def kept(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """The ids (and segment ids) with the pieces of words where `keep` is False deleted."""
-        stays = self.word < 0
-        stays[~stays] = keep[self.word[~stays]]
-        return self.ids[stays], None if self.type_ids is None else self.type_ids[stays]
+    def kept_rows(self, keeps: np.ndarray) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """For each row of `keeps` (m x n_words booleans), the ids (and segment ids) with
+        the pieces of the words it does not keep deleted."""
+        keeps = np.asarray(keeps, dtype=bool).reshape(-1, self.n_words)
+        explained = self.word >= 0
+        stays = np.broadcast_to(~explained, (len(keeps), len(self.word))).copy()
+        stays[:, explained] = keeps[:, self.word[explained]]
+        if self.type_ids is None:
+            return [(self.ids[row], None) for row in stays]
+        return [(self.ids[row], self.type_ids[row]) for row in stays]
 
 
 def torch_imported():
@@ -207,13 +224,16 @@ class TransformersClassifier:
         self, encoded: Sequence[Encoded], keeps: Sequence[np.ndarray]
     ) -> list[np.ndarray]:
         """For each input, the probabilities of each row of its keep matrix (m x n_words
-        booleans: which words stay). An input's rows share forward passes with each other
-        only: padding and batch size change a forward pass's rounding, and an input's
-        figures must not depend on which other inputs share its chunk."""
+        booleans: which words stay). The rows of a group of `instance_batches` share forward
+        passes; no row shares one with another group's."""
+        if len(encoded) != len(keeps):
+            raise ValueError(f"{len(keeps)} keep matrices for {len(encoded)} inputs")
         out = []
-        for enc, keep in zip(encoded, keeps, strict=True):
-            keep = np.asarray(keep, dtype=bool).reshape(-1, enc.n_words)
-            out.append(self.row_probabilities([enc.kept(row) for row in keep]))
+        for group in instance_batches(len(encoded)):
+            rows_of = [encoded[i].kept_rows(keeps[i]) for i in group]
+            probabilities = self.row_probabilities([row for rows in rows_of for row in rows])
+            ends = np.cumsum([0] + [len(rows) for rows in rows_of])
+            out.extend(probabilities[a:b] for a, b in pairwise(ends))
         return out
 
     # ------------------------------------------------------------ the TextClassifier protocol

@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rationale_metrics.models.classifier import Encoded, TransformersClassifier, torch_imported
+from rationale_metrics.models.classifier import (
+    Encoded,
+    TransformersClassifier,
+    instance_batches,
+    torch_imported,
+)
 
 IG_BASELINES = ("zero", "pad", "mask")
 
@@ -44,18 +49,23 @@ def _probability_forward(model: TransformersClassifier):
 
 
 def _one_by_one(encoded: Sequence[Encoded]):
-    """Gradients and attention weights are computed one input at a time: their rounding
-    changes with the padding and the size of a batch (by 1e-10), and an input's scores must
-    not depend on which others share its chunk. Forward passes of erased inputs are batched:
-    their probabilities do not change with the batch."""
+    """Attention weights are taken one input at a time: the rollout's products would round
+    differently with a batch's padding."""
     return ([i] for i in range(len(encoded)))
 
 
-def _embedded_batches(model: TransformersClassifier, encoded: Sequence[Encoded]):
-    for batch in _one_by_one(encoded):
-        ids, mask, types = model.padded([(encoded[i].ids, encoded[i].type_ids) for i in batch])
-        embeds = model.model.get_input_embeddings()(ids).detach()
-        yield batch, ids, embeds, mask, types
+def _embedded_batches(model: TransformersClassifier, encoded: Sequence[Encoded], *, rows: int = 1):
+    """The inputs of each group of `instance_batches` in as few passes as the memory budget
+    allows (`rows` rows of work per input, as integrated gradients' steps): the gradients of
+    a batch's inputs are independent, and one backward gives them all. The passes depend on
+    the group alone, so an input's scores do not change with the chunk it is explained in."""
+    for group in instance_batches(len(encoded)):
+        lengths = [len(encoded[i].ids) for i in group]
+        for part in model.batches(lengths, gradients=True, factor=rows):
+            batch = [group[j] for j in part]
+            ids, mask, types = model.padded([(encoded[i].ids, encoded[i].type_ids) for i in batch])
+            embeds = model.model.get_input_embeddings()(ids).detach()
+            yield batch, ids, embeds, mask, types
 
 
 def _gradient_pieces(model, encoded, targets, *, times_input: bool) -> list[np.ndarray]:
@@ -123,7 +133,7 @@ def integrated_gradients_pieces(
     forward = _probability_forward(model)
     out: list[np.ndarray] = [np.zeros(0)] * len(encoded)
     gaps = {}
-    for batch, ids, embeds, mask, types in _embedded_batches(model, encoded):
+    for batch, ids, embeds, mask, types in _embedded_batches(model, encoded, rows=steps):
         base = _baseline_embeddings(model, ids, embeds, encoded, batch, baseline)
         longest = max(len(encoded[i].ids) for i in batch)
         attributions, delta = IntegratedGradients(forward).attribute(

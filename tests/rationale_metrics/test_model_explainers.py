@@ -221,12 +221,16 @@ def _lines(model, dataset, explainer, start, stop, seed=0, **options):
 @pytest.mark.parametrize("name", ALL)
 def test_chunks_join_into_the_whole_and_runs_repeat(model, dataset, name, monkeypatch):
     import rationale_metrics.explain as explain
+    import rationale_metrics.models.classifier as classifier
 
     _, data = dataset
     options = {"steps": 8} if name == "integrated_gradients" else {}
+    # Instances share forward passes in threes (0-2, 3-5, 6-7), blocks of two such groups
+    # in the chunks: chunk edges fall inside the groups and the whole run's blocks.
+    monkeypatch.setattr(classifier, "INSTANCE_BATCH", 3)
+    monkeypatch.setattr(explain, "INSTANCE_BATCH", 3)
     whole = _lines(model, data, name, 0, 8, **options)
-    # Blocks of three instances: chunk edges fall inside the whole run's blocks.
-    monkeypatch.setattr(explain, "MODEL_BLOCK", 3)
+    monkeypatch.setattr(explain, "MODEL_BLOCK", 6)
     chunks = [
         line
         for a, b in ((0, 2), (2, 7), (7, 8))
@@ -468,3 +472,31 @@ def test_the_command_trains_a_tiny_model_and_explains_with_it(dataset, tmp_path,
     )
     assert refused == 2
     assert "unknown explainer 'linear'" in capsys.readouterr().err
+
+
+def test_blocks_start_on_the_groups_that_share_forward_passes(monkeypatch):
+    import rationale_metrics.explain as explain
+
+    monkeypatch.setattr(explain, "INSTANCE_BATCH", 3)
+    monkeypatch.setattr(explain, "MODEL_BLOCK", 6)
+
+    assert list(explain.model_blocks(range(2, 7), 8)) == [range(0, 6), range(6, 8)]
+    assert list(explain.model_blocks(range(7, 8), 8)) == [range(6, 8)]
+    assert list(explain.model_blocks(range(0, 12), 20)) == [range(0, 6), range(6, 12)]
+
+
+@pytest.mark.parametrize("name", ["gradient", "gradient_x_input", "integrated_gradients"])
+def test_inputs_batched_together_get_their_own_scores(model, name, monkeypatch):
+    """Batching changes rounding only: the gradients of a batch's inputs do not mix."""
+    import rationale_metrics.models.classifier as classifier
+    from rationale_metrics.models import MODEL_EXPLAINERS
+
+    encoded = [model.encode(inp) for inp in _inputs(5)]
+    targets = [0, 1, 1, 0, 1]
+    options = {"steps": 8} if name == "integrated_gradients" else {}
+    batched = MODEL_EXPLAINERS[name](model, encoded, targets, [None] * 5, **options)
+    monkeypatch.setattr(classifier, "INSTANCE_BATCH", 1)
+    alone = MODEL_EXPLAINERS[name](model, encoded, targets, [None] * 5, **options)
+
+    for together, apart in zip(batched, alone, strict=True):
+        np.testing.assert_allclose(together, apart, rtol=0, atol=1e-6)

@@ -76,10 +76,12 @@ def model_faithfulness(
     *,
     k: int,
     aopc_thresholds: Sequence[float],
+    loo_tie: float = LOO_TIE,
 ) -> list[InstanceFaithfulness]:
     """Each instance's faithfulness towards the model's label on the whole input, from one
     pooled set of forward passes: the whole input, the top-k and AOPC erasures, and every
-    leave-one-word-out input."""
+    leave-one-word-out input. Leave-one-out drops within `loo_tie` are ties in Kendall's
+    tau (0: every drop ranked as it comes out, as ferret and scipy rank them)."""
     from rationale_metrics.explain import erasure_masks
 
     encoded = [model.encode(inp) for inp in inputs]
@@ -111,7 +113,7 @@ def model_faithfulness(
                 sufficiency=float(erased[1]),
                 comprehensiveness_bins=tuple(float(v) for v in erased[2::2]),
                 sufficiency_bins=tuple(float(v) for v in erased[3::2]),
-                tau_loo=kendall_tau_b(loo, s, x_tie=LOO_TIE),
+                tau_loo=kendall_tau_b(loo, s, x_tie=loo_tie),
             )
         )
     return out

@@ -89,3 +89,42 @@ def test_a_reviewed_answer_is_shown_closed_without_a_save(page, live_server):
 
     expect(page.locator(".answer-state")).to_contain_text("reviewer has scored it")
     expect(page.locator(".answer-view button.primary")).to_have_count(0)
+
+
+def test_changes_to_a_previous_answer_are_undone_and_redone_by_key_and_button(page, live_server):
+    project = make_project(
+        items=2, quota=1, text="The pacing drags , but the final act is superb ."
+    )
+    worker = annotator(project, "ann")
+    _submitted(project, worker, 4)
+    login(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/projects/{project.pk}/answers/?open=latest")
+    highlighted = page.locator(".answer-doc .tok.sel")
+    expect(highlighted).to_have_text(["but"])
+    undo = page.locator(".answer-edits .undo")
+    redo = page.locator(".answer-edits .redo")
+    expect(undo).to_be_disabled()
+
+    page.locator(".answer-doc .tok").nth(5).click()
+    page.locator(".answer-doc .tok").nth(6).click()
+    expect(highlighted).to_have_text(["but", "the", "final"])
+    page.keyboard.press("Control+z")
+    expect(highlighted).to_have_text(["but", "the"])
+    page.keyboard.press("z")
+    expect(highlighted).to_have_text(["but"])
+    expect(undo).to_be_disabled()
+    page.keyboard.press("Control+Shift+Z")
+    expect(highlighted).to_have_text(["but", "the"])
+    page.keyboard.press("Control+y")
+    expect(highlighted).to_have_text(["but", "the", "final"])
+    expect(redo).to_be_disabled()
+    undo.click()
+    expect(highlighted).to_have_text(["but", "the"])
+    redo.click()
+    undo.click()
+
+    page.locator(".answer-view button.primary").click()
+    expect(page.locator(".answer-view h2")).to_contain_text("version 2")
+    annotation = Annotation.objects.get()
+    spans = [(s.start_token, s.end_token) for s in annotation.rationale_sets.get().spans.all()]
+    assert spans == [(4, 6)]

@@ -2,12 +2,14 @@
 // The annotator's previous items: their submitted answers in the project, newest first, a
 // page at a time; one opened beside the list, its sets shown on the text, and changed while
 // it is still open to them (saved as a new version). Keys: p and n move to the previous
-// (older) and next (newer) answer, 1-9 choose a set, Enter saves a change.
+// (older) and next (newer) answer, 1-9 choose a set, z (or Ctrl+Z) undoes a change of the
+// highlights and y (Ctrl+Y, Ctrl+Shift+Z) redoes it, as in the workspace, Enter saves.
 
 import { api, el, errorText } from "./http.js";
 import { formatDateTime, formatNumber } from "./format.js";
 import { RationaleSets } from "./rationale_sets.js";
 import { codeUnitsOf } from "./text_offsets.js";
+import { UndoHistory } from "./undo_history.js";
 
 const PAGE = 20;
 
@@ -39,8 +41,15 @@ class AnswersPage {
     /** @type {HTMLElement|null} */ this.legend = null;
     /** @type {HTMLSelectElement|null} */ this.labelSelect = null;
     this.rationale = new RationaleSets();
+    /** The opened answer's earlier highlights since it was opened, as their entries.
+     * @type {UndoHistory<import("./rationale_sets.js").SetEntries[]>} */
+    this.history = new UndoHistory();
+    /** @type {HTMLButtonElement|null} */ this.undoButton = null;
+    /** @type {HTMLButtonElement|null} */ this.redoButton = null;
     /** @type {HTMLElement[][]} */ this.tokenNodes = [];
     this.changed = false;
+    /** The label was changed (undo steps through the highlights only). */
+    this.labelChanged = false;
     document.addEventListener("keydown", (event) => this.onKey(event));
   }
 
@@ -129,6 +138,8 @@ class AnswersPage {
   show(answer) {
     this.answer = answer;
     this.changed = false;
+    this.labelChanged = false;
+    this.history = new UndoHistory();
     /** @type {Array<Array<[string, number[]]>>} */
     const entries = answer.rationale_sets.map((/** @type {any[]} */ spans) => {
       /** @type {Map<string, number[]>} */ const byDoc = new Map();
@@ -151,6 +162,16 @@ class AnswersPage {
       this.navButton(gettext("Next (n)"), answer.newer),
     );
     this.view.replaceChildren(title, state, nav);
+    this.undoButton = null;
+    this.redoButton = null;
+    if (open) {
+      const edits = el("div", undefined, "answer-edits");
+      this.undoButton = this.editButton(gettext("Undo (z)"), "undo", () => this.undo());
+      this.redoButton = this.editButton(gettext("Redo (y)"), "redo", () => this.redo());
+      edits.append(this.undoButton, this.redoButton);
+      this.view.appendChild(edits);
+      this.renderEdits();
+    }
     if (answer.item.query) this.view.appendChild(el("p", answer.item.query, "query"));
     this.legend = el("div", undefined, "answer-sets");
     this.view.appendChild(this.legend);
@@ -189,7 +210,7 @@ class AnswersPage {
         select.appendChild(option);
       }
       select.disabled = !open;
-      select.addEventListener("change", () => { this.changed = true; });
+      select.addEventListener("change", () => { this.changed = true; this.labelChanged = true; });
       this.labelSelect = select;
       label.appendChild(select);
       this.view.appendChild(label);
@@ -233,11 +254,49 @@ class AnswersPage {
     this.legend.replaceChildren(...chips);
   }
 
+  /** @param {string} text @param {string} cls @param {() => void} action */
+  editButton(text, cls, action) {
+    const button = /** @type {HTMLButtonElement} */ (el("button", text, `secondary ${cls}`));
+    button.type = "button";
+    button.addEventListener("click", action);
+    return button;
+  }
+
+  /** Undo and Redo can be pressed when there is a step to take. */
+  renderEdits() {
+    if (this.undoButton) this.undoButton.disabled = this.history.past.length === 0;
+    if (this.redoButton) this.redoButton.disabled = this.history.future.length === 0;
+  }
+
   /** @param {number} doc @param {number} token */
   toggle(doc, token) {
+    this.history.record(this.rationale.toEntries());
     this.rationale.toggle(this.answer.item.documents[doc].docid, token);
-    this.changed = true;
+    this.afterEdit();
+  }
+
+  undo() {
+    if (!this.answer || this.answer.closed !== null) return;
+    const previous = this.history.undo(this.rationale.toEntries());
+    if (!previous) return;
+    this.rationale = RationaleSets.fromEntries(previous, this.rationale.current);
+    this.afterEdit();
+  }
+
+  redo() {
+    if (!this.answer || this.answer.closed !== null) return;
+    const next = this.history.redo(this.rationale.toEntries());
+    if (!next) return;
+    this.rationale = RationaleSets.fromEntries(next, this.rationale.current);
+    this.afterEdit();
+  }
+
+  /** Undone back to the answer as it was opened (and the label unchanged), there is nothing
+   * to save nor to lose on leaving. */
+  afterEdit() {
+    this.changed = this.history.past.length > 0 || this.labelChanged;
     this.paint();
+    this.renderEdits();
   }
 
   paint() {
@@ -296,8 +355,16 @@ class AnswersPage {
   /** @param {KeyboardEvent} event */
   onKey(event) {
     const target = /** @type {HTMLElement} */ (event.target);
-    if (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) || event.ctrlKey || event.metaKey || event.altKey) return;
-    if (!this.answer) return;
+    if (["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) || event.altKey || !this.answer) return;
+    // z and y, with or without Ctrl (or Cmd), and Ctrl+Shift+Z, as in the workspace.
+    const key = event.key.toLowerCase();
+    if (key === "z" || key === "y") {
+      if (event.shiftKey && !(event.ctrlKey || event.metaKey)) return;
+      event.preventDefault();
+      if (key === "y" || event.shiftKey) this.redo(); else this.undo();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey) return;
     if (event.key === "p" && this.answer.older !== null) this.open(this.answer.older);
     else if (event.key === "n" && this.answer.newer !== null) this.open(this.answer.newer);
     else if (/^[1-9]$/.test(event.key) && Number(event.key) <= this.rationale.count) {

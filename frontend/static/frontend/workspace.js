@@ -426,6 +426,7 @@ class Workspace {
     this.renderSide(side);
     this.refreshAll();
     this.followToolbarHeight(toolbar);
+    this.holdBlockSizes(main);
     this.root.dataset.ready = "true";
     performance.mark("workspace-ready");
   }
@@ -719,6 +720,35 @@ class Workspace {
     keys.appendChild(el("kbd", "?"));
     keys.appendChild(document.createTextNode(gettext(" for every keyboard shortcut.")));
     side.appendChild(keys);
+  }
+
+  /** Lets the browser skip the texts' blocks that are off screen (content-visibility: auto,
+   * workspace.css): a change then styles, lays out, paints and hit-tests the blocks near the
+   * screen, not the whole text. Each block is held at the height it has when laid out, read
+   * here for all blocks at once after the first layout, so a block coming into view (by
+   * scrolling, a jump, a search) takes exactly the room it held and nothing moves. A new
+   * width of the column wraps the lines otherwise: the heights are read again.
+   * @param {HTMLElement} main */
+  holdBlockSizes(main) {
+    const texts = [...main.querySelectorAll(".document.marks-layered")];
+    const measure = () => {
+      for (const text of texts) text.classList.remove("blocks-skippable");
+      const blocks = /** @type {HTMLElement[]} */ ([...main.querySelectorAll(".marks-layered .doc-block")]);
+      // Every read before any write: the text is laid out once, not once per block.
+      const heights = blocks.map((block) => block.getBoundingClientRect().height);
+      blocks.forEach((block, n) => block.style.setProperty("contain-intrinsic-block-size", `auto ${heights[n]}px`));
+      for (const text of texts) text.classList.add("blocks-skippable");
+      return main.clientWidth;
+    };
+    let width = measure();
+    if (typeof ResizeObserver === "undefined") return;
+    let timer = 0;
+    new ResizeObserver(() => {
+      if (main.clientWidth === width) return;
+      // Once the window has stopped changing, not at every step of a drag of its edge.
+      window.clearTimeout(timer);
+      timer = window.setTimeout(() => { width = measure(); this.runMarks?.placeAll(); }, 150);
+    }).observe(main);
   }
 
   /** Keeps the side column's sticky offset below the toolbar, whatever its height.

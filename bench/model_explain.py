@@ -220,20 +220,14 @@ def main() -> int:
         # ferret ranks every leave-one-out drop as it comes; ours counts drops within
         # LOO_TIE as ties (rationale_metrics/README.md). Compared on ferret's definition,
         # and the difference our tie rule makes is printed beside it.
-        ours_at_k = model_faithfulness(
-            model,
-            [ModelInput(words=w) for w in texts],
-            word_scores,
-            k=args.k,
-            aopc_thresholds=AOPC_BINS,
-            loo_tie=0.0,
-        )
-        ours_with_ties = model_faithfulness(
-            model,
-            [ModelInput(words=w) for w in texts],
-            word_scores,
-            k=args.k,
-            aopc_thresholds=AOPC_BINS,
+        from rationale_metrics.models.faithfulness import LOO_TIE
+
+        inputs = [ModelInput(words=w) for w in texts]
+        ours_at_k, ours_with_ties = (
+            model_faithfulness(
+                model, inputs, word_scores, k=args.k, aopc_thresholds=AOPC_BINS, loo_tie=tie
+            )
+            for tie in (0.0, LOO_TIE)
         )
         largest = {"comprehensiveness": 0.0, "sufficiency": 0.0, "tau_loo": 0.0}
         compared = 0
